@@ -1,0 +1,174 @@
+"""The field table (fields.toml) as typed data: canonical field names, aliases and per-field rules.
+
+One alias table serves ingestion, feature extraction, checkers and answer sets, so `OS` and
+`Operating System` are the same field everywhere (fixes reference §4.1 / §15.8, where aliases
+were one-way, case-sensitive and missed `Wireless communication technologies`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+FIELD_TABLE = Path(__file__).with_name("fields.toml")
+
+DETAIL_PREFIX = "details."
+
+
+def _key_form(raw: str) -> str:
+    """Case-, space- and punctuation-insensitive form of a detail key, for alias lookup."""
+    return " ".join(re.findall(r"[a-z0-9]+", raw.lower()))
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One row of the field table.
+
+    Attributes:
+        name: canonical name, e.g. "Operating System" (detail fields) or "price" (top-level).
+        kind: "detail", "numeric" or "entity".
+        label: how a shopper names the field.
+        sources: info sources a requirement on this field may be assigned to.
+        aliases: raw Amazon keys that mean this field.
+        multi_option: raw values list several options to split.
+        query_phrase: template stating the requirement in a query ("{value}").
+        persona_key: key under `product_requirements` in a persona.
+        keywords: clarification trigger keywords, label first.
+        reply: clarification reply template.
+        placeholders: lower-cased values that mean "unknown" for this field.
+    """
+
+    name: str
+    kind: str
+    label: str
+    sources: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    multi_option: bool = False
+    query_phrase: str = "with {value}"
+    persona_key: str = ""
+    keywords: tuple[str, ...] = ()
+    reply: str = "{value}"
+    placeholders: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def rubric_field(self) -> str:
+        """The `field` string used in rubrics: `details.<name>` for detail fields."""
+        return DETAIL_PREFIX + self.name if self.kind == "detail" else self.name
+
+
+@dataclass(frozen=True)
+class FieldTable:
+    """All field specs plus the alias index. Build with `load_field_table`."""
+
+    fields: dict[str, FieldSpec]
+    alias_index: dict[str, str]
+    max_value_chars: int
+    max_value_words: int
+    source_path: str
+
+    def canonical_key(self, raw_key: str) -> str:
+        """Canonical detail key for a raw Amazon key.
+
+        Known keys and aliases map to their canonical name whatever their case or spacing
+        ("OS", "operating  system" -> "Operating System"); unknown keys are kept with their
+        whitespace collapsed, so nothing is lost.
+        """
+        return self.alias_index.get(_key_form(raw_key), " ".join(raw_key.split()))
+
+    def by_rubric_field(self, rubric_field: str) -> FieldSpec:
+        """Spec for a rubric `field` ("details.Color", "price", "title").
+
+        Raises:
+            KeyError: the field is not in the table.
+        """
+        name = rubric_field[len(DETAIL_PREFIX):] if rubric_field.startswith(DETAIL_PREFIX) else rubric_field
+        return self.fields[name]
+
+    def detail_fields(self) -> list[FieldSpec]:
+        """Detail-kind specs in table order."""
+        return [f for f in self.fields.values() if f.kind == "detail"]
+
+    def split_fused(self, raw_key: str, raw_value: str) -> tuple[str, str]:
+        """Repair a detail whose value was fused into its key, or whose key is empty.
+
+        Real records hold `"Battery Cell Composition Sealed Lead Acid": ""` and
+        `"": "Shape Irregular"`. When the joined text starts with a known field name or alias,
+        it is split there; otherwise the pair is returned unchanged.
+
+        Returns:
+            (key, value) with the key still in raw form (call `canonical_key` on it).
+        """
+        key, value = raw_key.strip(), raw_value.strip()
+        if key and value:
+            return raw_key, raw_value
+        text = key or value
+        words = text.split()
+        for n in range(min(len(words) - 1, 6), 0, -1):
+            head = " ".join(words[:n])
+            if _key_form(head) in self.alias_index:
+                return head, " ".join(words[n:])
+        return raw_key, raw_value
+
+
+@lru_cache(maxsize=8)
+def load_field_table(path: str | None = None) -> FieldTable:
+    """Read and check the field table.
+
+    Args:
+        path: a TOML file in the fields.toml format; None reads the bundled table.
+
+    Raises:
+        ValueError: a row is malformed (names the file and field), or two fields share an
+            alias or a clarification keyword.
+    """
+    src = Path(path) if path else FIELD_TABLE
+    data = tomllib.loads(src.read_text(encoding="utf-8"))
+    defaults = data.get("defaults", {})
+    global_placeholders = {p.lower() for p in defaults.get("placeholders", [])}
+    fields: dict[str, FieldSpec] = {}
+    alias_index: dict[str, str] = {}
+    keyword_owner: dict[str, str] = {}
+    for name, row in data.get("fields", {}).items():
+        try:
+            spec = FieldSpec(
+                name=name,
+                kind=row.get("kind", "detail"),
+                label=row["label"],
+                sources=tuple(row["sources"]),
+                aliases=tuple(row.get("aliases", ())),
+                multi_option=bool(row.get("multi_option", False)),
+                query_phrase=row.get("query_phrase", "with {value}"),
+                persona_key=row.get("persona_key", _key_form(name).replace(" ", "_")),
+                keywords=tuple(row.get("keywords", ())),
+                reply=row.get("reply", "{value}"),
+                placeholders=frozenset(global_placeholders | {p.lower() for p in row.get("placeholders", [])}),
+            )
+        except KeyError as exc:
+            raise ValueError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None
+        bad = set(spec.sources) - {"query", "persona", "clarification"}
+        if bad or spec.kind not in {"detail", "numeric", "entity"}:
+            raise ValueError(f"{src}: field {name!r} has unknown sources {sorted(bad)} or kind {spec.kind!r}")
+        if "clarification" in spec.sources and not 7 <= len(spec.keywords) <= 10:
+            raise ValueError(f"{src}: field {name!r} needs 7-10 keywords, has {len(spec.keywords)}")
+        for kw in spec.keywords:
+            owner = keyword_owner.setdefault(_key_form(kw), name)
+            if owner != name:
+                raise ValueError(f"{src}: keyword {kw!r} of field {name!r} is already a keyword of {owner!r}")
+        if spec.kind == "detail":
+            for alias in (name, *spec.aliases):
+                owner = alias_index.setdefault(_key_form(alias), name)
+                if owner != name:
+                    raise ValueError(f"{src}: alias {alias!r} of field {name!r} already names {owner!r}")
+        fields[name] = spec
+    for other in defaults.get("other_keys", []):
+        alias_index.setdefault(_key_form(other), other)
+    return FieldTable(
+        fields=fields,
+        alias_index=alias_index,
+        max_value_chars=int(defaults.get("max_value_chars", 40)),
+        max_value_words=int(defaults.get("max_value_words", 6)),
+        source_path=str(src),
+    )

@@ -1,0 +1,119 @@
+"""Text normalisation: the one place that decides when two strings say the same value.
+
+Every checker, leakage test and answer-set filter compares values through `normalize`, so
+"1.69 Inches", "1.69-inch" and '1.69"' are one value, "Black" matches inside "Matte Black" but
+"red" never matches inside "bored" (comparison is on whole tokens, reference §15.15).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import lru_cache
+
+_TAG = re.compile(r"<[^>]+>")
+_INCH_MARK = re.compile(r"(\d)\s*(?:\"|''|”|″)")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
+
+# Unit spellings folded to one token, applied only right after a number ("in" stays a word).
+UNIT_ALIASES: dict[str, str] = {
+    "in": "inch", "inch": "inch", "inche": "inch", "inches": "inch",
+    "ft": "foot", "feet": "foot", "foot": "foot",
+    "oz": "ounce", "ounce": "ounce", "ounces": "ounce",
+    "lb": "pound", "lbs": "pound", "pound": "pound", "pounds": "pound",
+    "mm": "millimeter", "millimeter": "millimeter", "millimeters": "millimeter", "millimetre": "millimeter",
+    "cm": "centimeter", "centimeter": "centimeter", "centimeters": "centimeter", "centimetre": "centimeter",
+    "ml": "milliliter", "milliliter": "milliliter", "milliliters": "milliliter", "millilitre": "milliliter",
+    "l": "liter", "liter": "liter", "liters": "liter", "litre": "liter",
+    "gram": "gram", "grams": "gram", "kg": "kilogram", "kilogram": "kilogram", "kilograms": "kilogram",
+    "w": "watt", "watt": "watt", "watts": "watt", "v": "volt", "volt": "volt", "volts": "volt",
+    "gb": "gb", "tb": "tb", "mb": "mb", "mah": "mah", "hz": "hz", "ghz": "ghz",
+}
+
+STOPWORDS = frozenset({"the", "a", "an", "for", "with", "and", "or", "of", "to", "in", "on", "is", "it", "my", "i"})
+
+
+def _number(token: str) -> str:
+    whole, _, frac = token.partition(".")
+    frac = frac.rstrip("0")
+    whole = whole.lstrip("0") or "0"
+    return f"{whole}.{frac}" if frac else whole
+
+
+def _singular(token: str) -> str:
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+@lru_cache(maxsize=200_000)
+def tokens(text: str) -> tuple[str, ...]:
+    """Split text into normalised tokens.
+
+    Lower-cases, folds accents and HTML entities, drops tags, splits digits from letters
+    ("5G" -> "5", "g"), drops thousands separators, trims trailing decimal zeros, folds unit
+    spellings that follow a number ("in", "inches", '"' -> "inch") and singularises naively.
+
+    Args:
+        text: any string (None is not accepted).
+
+    Returns:
+        A tuple of tokens; empty for text with no letters or digits.
+    """
+    text = html.unescape(_TAG.sub(" ", text))
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
+    text = _INCH_MARK.sub(r"\1 inch ", text)
+    text = _THOUSANDS.sub("", text)
+    out: list[str] = []
+    for raw in _TOKEN.findall(text):
+        if raw[0].isdigit():
+            out.append(_number(raw))
+        elif out and out[-1][0].isdigit() and raw in UNIT_ALIASES:
+            out.append(UNIT_ALIASES[raw])
+        else:
+            out.append(_singular(raw))
+    return tuple(out)
+
+
+def normalize(text: str) -> str:
+    """Normalised form of `text`: its `tokens` joined by single spaces."""
+    return " ".join(tokens(text))
+
+
+def contains_phrase(haystack: str, needle: str) -> bool:
+    """True when the tokens of `needle` occur contiguously, as whole tokens, in `haystack`.
+
+    An empty needle is never contained (it cannot be stated, so it cannot leak either).
+    """
+    n = normalize(needle)
+    return bool(n) and f" {n} " in f" {normalize(haystack)} "
+
+
+def find_phrase(haystack: str, needle: str) -> tuple[int, int] | None:
+    """Character span in `haystack` where `needle` occurs (token-aware), or None.
+
+    Used for evidence in rejection reports: the span points into the original text.
+    """
+    n = tokens(needle)
+    if not n:
+        return None
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[^\W_]+(?:[.,]\d+)?|\"", haystack)]
+    hay = [tokens(haystack[s:e]) for s, e in spans]
+    flat: list[tuple[str, int]] = []
+    for idx, toks in enumerate(hay):
+        flat.extend((t, idx) for t in toks)
+    words = [t for t, _ in flat]
+    for i in range(len(words) - len(n) + 1):
+        if tuple(words[i : i + len(n)]) == n:
+            return spans[flat[i][1]][0], spans[flat[i + len(n) - 1][1]][1]
+    return None
+
+
+def keywords(text: str) -> frozenset[str]:
+    """Content tokens of `text` (normalised tokens minus stopwords), for set comparisons."""
+    return frozenset(t for t in tokens(text) if t not in STOPWORDS)
