@@ -1,0 +1,688 @@
+"""Catalog ingestion: Amazon Reviews 2023 metadata and review files into one normalised snapshot.
+
+Reads the official raw JSONL form and the Hugging Face form (price strings, `details` as a
+JSON-encoded string, column-dict images), plain or gzip, line by line in bounded batches. Every
+record that cannot be used becomes a bad record with a stable reason code; nothing stops a run.
+The pure part (`parse_price`, `normalize_product`, `normalize_review`, `CatalogReader`) takes
+bytes and dicts; `write_catalog_snapshot` at the bottom is the thin file-writing edge.
+
+Memory is bounded by the batch size plus one dict entry per ingested product id (which doubles
+as the review counter) and one integer per distinct review content (the occurrence counter of
+`review_id`); for the full release (48M products, 571M reviews) budget roughly 100 bytes per
+product and 70 bytes per review for those two tables.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import uuid
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from stages.fields import FieldTable, load_field_table
+
+SCHEMA_VERSION = 1
+
+# Stable reason codes of bad records (manifest `bad_by_reason`, bad_records.jsonl `reason`).
+INVALID_JSON = "invalid_json"
+INVALID_UTF8 = "invalid_utf8"
+NOT_AN_OBJECT = "not_an_object"
+MISSING_PARENT_ASIN = "missing_parent_asin"
+DUPLICATE_PARENT_ASIN = "duplicate_parent_asin"
+WRONG_TYPE = "wrong_type"
+TRUNCATED_GZIP = "truncated_gzip"
+REASONS = (INVALID_JSON, INVALID_UTF8, NOT_AN_OBJECT, MISSING_PARENT_ASIN, DUPLICATE_PARENT_ASIN,
+           WRONG_TYPE, TRUNCATED_GZIP)
+
+EXCERPT_CHARS = 200
+
+# Price strings in the Hugging Face form that mean "no price" (SOURCES.md; "—" is an em dash).
+_NO_PRICE = frozenset({"", "none", "null", "nan", "—", "-", "–", "n/a"})
+_PRICE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+
+
+class RecordError(ValueError):
+    """A record that cannot be ingested; `reason` is one of `REASONS`."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+# --------------------------------------------------------------------------------------------
+# Values
+
+
+def parse_price(value: Any) -> tuple[float | None, str | None]:
+    """Price as a number plus the raw text it came from.
+
+    The raw form stores a float or null, the Hugging Face form a string ("9.99", "None", "—",
+    "from 4.95", "$10.99 - $24.99"). The raw text of a float is its Python `repr` ("59.0"),
+    which is exactly the string the Hugging Face export holds for the same price, so both forms
+    normalise to the same pair.
+
+    Rules: the first number in the text is the price, so "from 4.95" -> 4.95 and a range
+    "$10.99 - $24.99" -> its low end 10.99 (the cheapest variant is what a budget can buy);
+    thousands separators are dropped. Empty, "None", "null" and dash-only strings mean no price
+    and give (None, None), like null. Text with no number ("Currently unavailable") keeps its
+    raw text with price None.
+
+    Args:
+        value: float, int, str or None, as found in a metadata record.
+
+    Returns:
+        (price, price_raw).
+
+    Raises:
+        RecordError: `wrong_type` for a bool, list or dict.
+
+    Examples:
+        >>> parse_price(9.99), parse_price("from 4.95"), parse_price("$10.99 - $24.99")
+        ((9.99, '9.99'), (4.95, 'from 4.95'), (10.99, '$10.99 - $24.99'))
+        >>> parse_price("None"), parse_price(None)
+        ((None, None), (None, None))
+    """
+    if value is None:
+        return None, None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise RecordError(WRONG_TYPE, f"price is a {type(value).__name__}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number, repr(number)
+    raw = value.strip()
+    if raw.lower() in _NO_PRICE:
+        return None, None
+    match = _PRICE_NUMBER.search(raw)
+    if match is None:
+        return None, raw
+    return float(match.group().replace(",", "")), raw
+
+
+def detail_value_text(value: Any) -> str:
+    """A detail value as stripped text: lists joined with ", ", dicts and bools as compact JSON.
+
+    Real records hold dict values (`Best Sellers Rank`), and other dumps hold lists or numbers;
+    the snapshot stores every detail value as a string so one column type serves all.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return ", ".join(t for t in (detail_value_text(v) for v in value) if t)
+    if isinstance(value, (dict, bool)):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def _text(obj: dict, name: str) -> str | None:
+    value = obj.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a string")
+
+
+def _optional_label(obj: dict, name: str) -> str | None:
+    # Empty labels mean "not given"; stratification by main_category must not see "" as a class.
+    value = _text(obj, name)
+    value = value.strip() if value is not None else None
+    return value or None
+
+
+def _float(obj: dict, name: str) -> float | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a number")
+    return float(value)
+
+
+def _int(obj: dict, name: str, default: int | None = None) -> int | None:
+    value = obj.get(name)
+    if value is None:
+        return default
+    # Hugging Face exports of columns with nulls turn ints into floats (12 -> 12.0).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected an integer")
+    return value
+
+
+def _str_list(obj: dict, name: str) -> list[str]:
+    value = obj.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a list")
+    out = []
+    for item in value:
+        if item is None:
+            continue
+        if not isinstance(item, str):
+            raise RecordError(WRONG_TYPE, f"{name} holds a {type(item).__name__}, expected strings")
+        out.append(item)
+    return out
+
+
+def _parent_asin(obj: dict) -> str:
+    value = obj.get("parent_asin")
+    if value is None:
+        raise RecordError(MISSING_PARENT_ASIN, "parent_asin is missing or null")
+    if not isinstance(value, str):
+        raise RecordError(WRONG_TYPE, f"parent_asin is a {type(value).__name__}, expected a string")
+    value = value.strip()
+    if not value:
+        raise RecordError(MISSING_PARENT_ASIN, "parent_asin is empty")
+    return value
+
+
+def normalize_details(raw: Any, table: FieldTable) -> list[dict[str, str]]:
+    """Detail pairs in source order with canonical keys.
+
+    Each pair is repaired with `FieldTable.split_fused` (a value fused into its key, or an empty
+    key), then `key = table.canonical_key(raw_key)`; `raw_key` is the (repaired) key as written.
+    Pairs whose key and value are both empty after repair are dropped.
+
+    Args:
+        raw: the record's `details`: a dict (raw form), a JSON-encoded dict (Hugging Face form),
+            or None / "" for none.
+        table: the field table.
+
+    Returns:
+        `[{"key", "raw_key", "value"}, ...]`.
+
+    Raises:
+        RecordError: `wrong_type` when `details` is neither a dict nor a JSON object string.
+    """
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        if not raw.strip():
+            return []
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise RecordError(WRONG_TYPE, "details is a string that is not valid JSON") from None
+        if raw is None:
+            return []
+    if not isinstance(raw, dict):
+        raise RecordError(WRONG_TYPE, f"details is a {type(raw).__name__}, expected an object")
+    out = []
+    for raw_key, raw_value in raw.items():
+        key, value = table.split_fused(raw_key, detail_value_text(raw_value))
+        value = value.strip()
+        if not key.strip() and not value:
+            continue
+        out.append({"key": table.canonical_key(key), "raw_key": key, "value": value})
+    return out
+
+
+def normalize_product(obj: dict, *, source_file: str, source_line: int,
+                      table: FieldTable | None = None) -> dict[str, Any]:
+    """One metadata record (raw or Hugging Face form) as a `products.parquet` row.
+
+    Args:
+        obj: the parsed JSON object.
+        source_file: file name (no directory), kept for provenance.
+        source_line: 1-based line number in that file.
+        table: field table for detail keys; None loads the bundled one.
+
+    Returns:
+        A dict with exactly the keys of `PRODUCT_SCHEMA`; `review_count` is 0 here and is
+        filled by the snapshot writer once reviews are read. Images, videos, bought_together
+        and unknown fields are dropped.
+
+    Raises:
+        RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
+    """
+    table = table or load_field_table()
+    parent_asin = _parent_asin(obj)
+    price, price_raw = parse_price(obj.get("price"))
+    return {
+        "parent_asin": parent_asin,
+        "title": _text(obj, "title") or "",
+        "main_category": _optional_label(obj, "main_category"),
+        "store": _optional_label(obj, "store"),
+        "average_rating": _float(obj, "average_rating"),
+        "rating_number": _int(obj, "rating_number"),
+        "price": price,
+        "price_raw": price_raw,
+        "features": _str_list(obj, "features"),
+        "description": _str_list(obj, "description"),
+        "categories": _str_list(obj, "categories"),
+        "details": normalize_details(obj.get("details"), table),
+        "source_file": source_file,
+        "source_line": source_line,
+        "review_count": 0,
+    }
+
+
+def review_content_key(review: dict[str, Any]) -> bytes:
+    """sha256 of the fields that identify a review's content (before the occurrence counter)."""
+    content = [review["parent_asin"], review["user_id"], review["timestamp"], review["rating"],
+               review["title"], review["text"]]
+    return hashlib.sha256(orjson.dumps(content)).digest()
+
+
+def review_id(content_key: bytes, occurrence: int) -> str:
+    """Content-derived review id: first 16 hex chars of sha256(content key, occurrence).
+
+    The occurrence counter (0 for the first copy) keeps identical reviews apart: the real
+    reviews file holds the same (product, title, text, rating) more than once, with user_id
+    and timestamp nulled by the source.
+    """
+    return hashlib.sha256(content_key + occurrence.to_bytes(8, "big")).hexdigest()[:16]
+
+
+def normalize_review(obj: dict, *, source_file: str, source_line: int) -> dict[str, Any]:
+    """One review record as a `reviews.parquet` row, without its `review_id`.
+
+    `CatalogReader` adds `review_id`, because the occurrence counter needs every review seen
+    before. Missing `helpful_vote` counts as 0, missing `verified_purchase` as False.
+
+    Raises:
+        RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
+    """
+    return {
+        "review_id": "",
+        "parent_asin": _parent_asin(obj),
+        "asin": _optional_label(obj, "asin"),
+        "rating": _float(obj, "rating"),
+        "title": _text(obj, "title") or "",
+        "text": _text(obj, "text") or "",
+        "helpful_vote": _int(obj, "helpful_vote", 0),
+        "verified_purchase": _bool(obj, "verified_purchase"),
+        "timestamp": _int(obj, "timestamp"),
+        "user_id": _optional_label(obj, "user_id"),
+        "source_file": source_file,
+        "source_line": source_line,
+    }
+
+
+def _bool(obj: dict, name: str) -> bool:
+    value = obj.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a boolean")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Lines
+
+
+def parse_line(raw: bytes) -> dict:
+    """Parse one JSONL line into a dict.
+
+    Raises:
+        RecordError: `invalid_utf8`, `invalid_json` or `not_an_object`.
+    """
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as uexc:
+            raise RecordError(INVALID_UTF8, f"bytes are not UTF-8 at offset {uexc.start}") from None
+        raise RecordError(INVALID_JSON, str(exc)) from None
+    if not isinstance(obj, dict):
+        raise RecordError(NOT_AN_OBJECT, f"line is a JSON {type(obj).__name__}, expected an object")
+    return obj
+
+
+def excerpt(raw: bytes) -> str:
+    """First `EXCERPT_CHARS` characters of a raw line, undecodable bytes replaced."""
+    return raw[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")[:EXCERPT_CHARS].rstrip("\r\n")
+
+
+def is_gzip(path: str | os.PathLike) -> bool:
+    """True when the file starts with the gzip magic bytes (the extension is not trusted)."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+@dataclass
+class TruncatedInput:
+    """Marker yielded by `iter_lines` when a gzip stream ends early or is corrupt."""
+
+    line: int
+    message: str
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | TruncatedInput]:
+    """Lines of a plain or gzip JSONL file with their 1-based numbers, streamed.
+
+    Yields `(line_number, raw_bytes)` for every line, blank ones included (callers skip them).
+    A gzip file that stops early or is corrupt yields one `TruncatedInput` whose `line` is the
+    last line number reached + 1, then ends: everything read before it stands.
+    """
+    opener = gzip.open if is_gzip(path) else open
+    line_no = 0
+    with opener(path, "rb") as fh:
+        try:
+            for raw in fh:
+                line_no += 1
+                yield line_no, raw
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            yield TruncatedInput(line_no + 1, f"gzip stream ends or is corrupt after line {line_no}: {exc}")
+
+
+# --------------------------------------------------------------------------------------------
+# Reading many files
+
+
+@dataclass
+class InputStats:
+    """Counters for one input file, as they go into the manifest's `inputs`."""
+
+    path: str
+    kind: str
+    lines: int = 0
+    records_ok: int = 0
+    bad_by_reason: Counter = field(default_factory=Counter)
+    orphan_reviews: int = 0
+
+
+@dataclass
+class Batch:
+    """Up to `batch_size` good records and the bad records met while reading them."""
+
+    records: list[dict[str, Any]]
+    bad: list[dict[str, Any]]
+    stats: InputStats
+
+
+class CatalogReader:
+    """Streams normalised products and reviews from many files, remembering ids across them.
+
+    Read all metadata files first (`iter_products`), then reviews (`iter_reviews`): a review
+    whose product was not ingested is an orphan, counted per file but not listed. The first
+    occurrence of a parent_asin wins across all metadata files, in the order given.
+
+    Attributes:
+        review_counts: parent_asin -> number of ingested reviews; its keys are the ingested
+            products (the "seen ids").
+        inputs: one `InputStats` per file read, in order.
+    """
+
+    def __init__(self, table: FieldTable | None = None, batch_size: int = 20_000):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.table = table or load_field_table()
+        self.batch_size = batch_size
+        self.review_counts: dict[str, int] = {}
+        self.inputs: list[InputStats] = []
+        # 64-bit prefix of each review content key -> copies seen; a prefix collision only
+        # bumps an occurrence number, ids stay unique and deterministic.
+        self._review_copies: dict[int, int] = {}
+
+    def iter_products(self, paths: Iterable[str | os.PathLike]) -> Iterator[Batch]:
+        """Batches of `normalize_product` rows from metadata files, in file and line order."""
+        for path in paths:
+            yield from self._read(Path(path), "meta", self._product)
+
+    def iter_reviews(self, paths: Iterable[str | os.PathLike]) -> Iterator[Batch]:
+        """Batches of review rows (with `review_id`) whose product was ingested."""
+        for path in paths:
+            yield from self._read(Path(path), "reviews", self._review)
+
+    def _product(self, obj: dict, name: str, line: int, stats: InputStats) -> dict | None:
+        row = normalize_product(obj, source_file=name, source_line=line, table=self.table)
+        asin = row["parent_asin"]
+        if asin in self.review_counts:
+            raise RecordError(DUPLICATE_PARENT_ASIN, f"parent_asin {asin} was already ingested")
+        self.review_counts[asin] = 0
+        return row
+
+    def _review(self, obj: dict, name: str, line: int, stats: InputStats) -> dict | None:
+        row = normalize_review(obj, source_file=name, source_line=line)
+        asin = row["parent_asin"]
+        if asin not in self.review_counts:
+            stats.orphan_reviews += 1
+            return None
+        key = review_content_key(row)
+        short = int.from_bytes(key[:8], "big")
+        occurrence = self._review_copies.get(short, 0)
+        self._review_copies[short] = occurrence + 1
+        row["review_id"] = review_id(key, occurrence)
+        self.review_counts[asin] += 1
+        return row
+
+    def _read(self, path: Path, kind: str,
+              convert: Callable[[dict, str, int, InputStats], dict | None]) -> Iterator[Batch]:
+        stats = InputStats(path=str(path), kind=kind)
+        self.inputs.append(stats)
+        name = path.name
+        records: list[dict] = []
+        bad: list[dict] = []
+        for item in iter_lines(path):
+            if isinstance(item, TruncatedInput):
+                stats.bad_by_reason[TRUNCATED_GZIP] += 1
+                bad.append(_bad(name, item.line, TRUNCATED_GZIP, item.message, b""))
+                break
+            line, raw = item
+            stats.lines = line
+            if not raw.strip():
+                continue
+            try:
+                row = convert(parse_line(raw), name, line, stats)
+            except RecordError as err:
+                stats.bad_by_reason[err.reason] += 1
+                bad.append(_bad(name, line, err.reason, err.message, raw))
+            else:
+                if row is not None:
+                    stats.records_ok += 1
+                    records.append(row)
+            if len(records) + len(bad) >= self.batch_size:
+                yield Batch(records, bad, stats)
+                records, bad = [], []
+        if records or bad:
+            yield Batch(records, bad, stats)
+
+
+def _bad(file: str, line: int, reason: str, message: str, raw: bytes) -> dict[str, Any]:
+    return {"file": file, "line": line, "reason": reason, "message": message, "excerpt": excerpt(raw)}
+
+
+# --------------------------------------------------------------------------------------------
+# Snapshot writer (file I/O edge)
+
+
+def _schemas():
+    # pyarrow is imported lazily so the pure functions above load fast in workers and tests.
+    import pyarrow as pa
+
+    strings = pa.list_(pa.field("item", pa.string(), nullable=False))
+    detail = pa.struct([pa.field("key", pa.string(), nullable=False),
+                        pa.field("raw_key", pa.string(), nullable=False),
+                        pa.field("value", pa.string(), nullable=False)])
+    product_fields = [
+        pa.field("parent_asin", pa.string(), nullable=False),
+        pa.field("title", pa.string(), nullable=False),
+        pa.field("main_category", pa.string()),
+        pa.field("store", pa.string()),
+        pa.field("average_rating", pa.float64()),
+        pa.field("rating_number", pa.int64()),
+        pa.field("price", pa.float64()),
+        pa.field("price_raw", pa.string()),
+        pa.field("features", strings, nullable=False),
+        pa.field("description", strings, nullable=False),
+        pa.field("categories", strings, nullable=False),
+        pa.field("details", pa.list_(pa.field("item", detail, nullable=False)), nullable=False),
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_line", pa.int64(), nullable=False),
+        pa.field("review_count", pa.int64(), nullable=False),
+    ]
+    review_fields = [
+        pa.field("review_id", pa.string(), nullable=False),
+        pa.field("parent_asin", pa.string(), nullable=False),
+        pa.field("asin", pa.string()),
+        pa.field("rating", pa.float64()),
+        pa.field("title", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("helpful_vote", pa.int64(), nullable=False),
+        pa.field("verified_purchase", pa.bool_(), nullable=False),
+        pa.field("timestamp", pa.int64()),
+        pa.field("user_id", pa.string()),
+        pa.field("source_file", pa.string(), nullable=False),
+        pa.field("source_line", pa.int64(), nullable=False),
+    ]
+    return pa.schema(product_fields), pa.schema(review_fields)
+
+
+def product_schema():
+    """The pyarrow schema of `products.parquet` (the contract other stages read)."""
+    return _schemas()[0]
+
+
+def review_schema():
+    """The pyarrow schema of `reviews.parquet`."""
+    return _schemas()[1]
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes, streamed."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def snapshot_fingerprint(input_digests: Sequence[tuple[str, str]], field_table_sha256: str) -> str:
+    """sha256 over (schema version, (kind, sha256) of each input in order, field table sha256).
+
+    The kind is included so the same files split differently between metadata and reviews
+    give different fingerprints. No paths or times: the same bytes give the same fingerprint
+    wherever and whenever they are ingested.
+    """
+    payload = {"schema_version": SCHEMA_VERSION, "inputs": [list(d) for d in input_digests],
+               "field_table_sha256": field_table_sha256}
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[str | os.PathLike],
+                           out_dir: str | os.PathLike, *, batch_size: int = 20_000,
+                           name: str | None = None, table: FieldTable | None = None,
+                           progress: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+    """Ingest metadata and review files into a catalog snapshot directory.
+
+    Writes `out_dir/` with `products.parquet`, `reviews.parquet` (schemas `product_schema()`
+    and `review_schema()`, written batch by batch), `bad_records.jsonl` and `manifest.json`
+    (DESIGN.md "Artifacts"). Everything goes to a temporary sibling directory renamed to
+    `out_dir` only when complete, so a crash leaves no half snapshot. Products keep file and
+    line order; `review_count` is added in a second streamed pass over the products part.
+
+    Args:
+        meta_paths: metadata files (raw or Hugging Face form, plain or gzip), read in order.
+        review_paths: review files, read after all metadata.
+        out_dir: the snapshot directory to create; it must not exist.
+        batch_size: records per batch; bounds memory together with the id tables.
+        name: snapshot name for the manifest; defaults to `out_dir`'s name.
+        table: field table; None loads the bundled one.
+        progress: called as `progress(file_name, lines_read)` after each batch.
+
+    Returns:
+        The manifest dict (also written to `manifest.json`).
+
+    Raises:
+        FileNotFoundError: an input file is missing (nothing is written).
+        FileExistsError: `out_dir` already exists (it is left untouched).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    inputs = [(Path(p), "meta") for p in meta_paths] + [(Path(p), "reviews") for p in review_paths]
+    for path, _ in inputs:
+        if not path.is_file():
+            raise FileNotFoundError(f"input file not found: {path}")
+    if out.exists():
+        raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
+    table = table or load_field_table()
+    field_table_sha = file_sha256(table.source_path)
+    digests = [(str(path), kind, file_sha256(path), path.stat().st_size) for path, kind in inputs]
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # os.mkdir (not mkdtemp, which makes 0700) so the renamed snapshot gets the usual umask.
+    tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    os.mkdir(tmp)
+    try:
+        product_schema_, review_schema_ = _schemas()
+        part_schema = product_schema_.remove(product_schema_.get_field_index("review_count"))
+        reader = CatalogReader(table, batch_size)
+        bad_total: Counter = Counter()
+        with open(tmp / "bad_records.jsonl", "wb") as bad_fh:
+
+            def sink(batch: Batch) -> list[dict]:
+                for rec in batch.bad:
+                    bad_fh.write(orjson.dumps(rec) + b"\n")
+                    bad_total[rec["reason"]] += 1
+                if progress is not None:
+                    progress(Path(batch.stats.path).name, batch.stats.lines)
+                return batch.records
+
+            with pq.ParquetWriter(tmp / "products.part.parquet", part_schema) as writer:
+                for batch in reader.iter_products(p for p, k in inputs if k == "meta"):
+                    rows = sink(batch)
+                    if rows:
+                        writer.write_table(pa.Table.from_pylist(rows, schema=part_schema))
+            with pq.ParquetWriter(tmp / "reviews.parquet", review_schema_) as writer:
+                for batch in reader.iter_reviews(p for p, k in inputs if k == "reviews"):
+                    rows = sink(batch)
+                    if rows:
+                        writer.write_table(pa.Table.from_pylist(rows, schema=review_schema_))
+
+        # Second pass: the counts are only known once every review is read.
+        counts = reader.review_counts
+        part = pq.ParquetFile(tmp / "products.part.parquet")
+        with pq.ParquetWriter(tmp / "products.parquet", product_schema_) as writer:
+            for rb in part.iter_batches(batch_size=batch_size):
+                ids = rb.column(0).to_pylist()
+                review_count = pa.array([counts[i] for i in ids], type=pa.int64())
+                writer.write_batch(pa.RecordBatch.from_arrays([*rb.columns, review_count], schema=product_schema_))
+        if progress is not None:
+            progress("products.parquet", len(counts))
+        part.close()
+        (tmp / "products.part.parquet").unlink()
+
+        stats = reader.inputs
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "catalog_snapshot",
+            "name": name or out.name,
+            "inputs": [{"path": path, "kind": kind, "sha256": sha, "bytes": size, "lines": st.lines,
+                        "records_ok": st.records_ok, "bad_by_reason": dict(sorted(st.bad_by_reason.items()))}
+                       for (path, kind, sha, size), st in zip(digests, stats, strict=True)],
+            "counts": {
+                "products": len(counts),
+                "reviews": sum(st.records_ok for st in stats if st.kind == "reviews"),
+                "orphan_reviews": sum(st.orphan_reviews for st in stats),
+                "bad_records": sum(bad_total.values()),
+                "bad_by_reason": dict(sorted(bad_total.items())),
+            },
+            "field_table_sha256": field_table_sha,
+            "fingerprint": snapshot_fingerprint([(kind, sha) for _, kind, sha, _ in digests], field_table_sha),
+        }
+        (tmp / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+        if out.exists():
+            raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
+        try:
+            os.rename(tmp, out)
+        except OSError as exc:  # another run created out_dir meanwhile (rename onto a non-empty dir)
+            raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}") from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
