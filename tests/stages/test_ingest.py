@@ -1,0 +1,316 @@
+"""Catalog ingestion on real Amazon Reviews 2023 records (bundled sample and shared files).
+
+Bad input is made by damaging copies of real lines, never by inventing products.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+
+from stages.fields import load_field_table
+from stages.ingest import (
+    CatalogReader,
+    RecordError,
+    normalize_product,
+    parse_line,
+    parse_price,
+    product_schema,
+    review_schema,
+    write_catalog_snapshot,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "sample"
+SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
+SAMPLE_META = SAMPLE / "meta.jsonl.gz"
+SAMPLE_REVIEWS = SAMPLE / "reviews.jsonl.gz"
+
+
+@pytest.fixture(scope="module")
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"shared real data not found at {SHARED} (clone shared/ beside the repository)")
+    return SHARED
+
+
+@pytest.fixture(scope="module")
+def sample_lines() -> list[bytes]:
+    """Raw lines of the bundled sample metadata (real records)."""
+    with gzip.open(SAMPLE_META, "rb") as fh:
+        return fh.read().splitlines(keepends=True)
+
+
+def read_all(meta: list[Path], reviews: list[Path] = (), batch_size: int = 50):
+    reader = CatalogReader(batch_size=batch_size)
+    products, bad = [], []
+    for batch in reader.iter_products(meta):
+        products += batch.records
+        bad += batch.bad
+    found = []
+    for batch in reader.iter_reviews(reviews):
+        found += batch.records
+        bad += batch.bad
+    return reader, products, found, bad
+
+
+def without_source(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in ("source_file", "source_line")}
+
+
+def sample_product(sample_lines: list[bytes], parent_asin: str) -> dict:
+    for n, raw in enumerate(sample_lines, 1):
+        obj = orjson.loads(raw)
+        if obj["parent_asin"] == parent_asin:
+            return normalize_product(obj, source_file="meta.jsonl.gz", source_line=n)
+    raise AssertionError(f"{parent_asin} not in the sample")
+
+
+# ---------------------------------------------------------------- prices
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (9.99, (9.99, "9.99")),
+    (59.0, (59.0, "59.0")),
+    ("9.99", (9.99, "9.99")),
+    ("59.0", (59.0, "59.0")),
+    ("from 4.95", (4.95, "from 4.95")),
+    ("$10.99 - $24.99", (10.99, "$10.99 - $24.99")),
+    ("$1,299.00", (1299.0, "$1,299.00")),
+    ("None", (None, None)),
+    ("—", (None, None)),
+    ("", (None, None)),
+    ("  ", (None, None)),
+    (None, (None, None)),
+    ("Currently unavailable", (None, "Currently unavailable")),
+])
+def test_parse_price_accepts_raw_and_hugging_face_forms(value, expected):
+    assert parse_price(value) == expected
+
+
+@pytest.mark.parametrize("value", [True, [9.99], {"amount": 9.99}])
+def test_parse_price_rejects_other_types_as_wrong_type(value):
+    with pytest.raises(RecordError) as err:
+        parse_price(value)
+    assert err.value.reason == "wrong_type" and "price" in err.value.message
+
+
+# ---------------------------------------------------------------- the two forms
+
+def test_hugging_face_form_normalises_like_raw_form(shared):
+    _, hf, _, hf_bad = read_all([shared / "meta_hf_form_sample.jsonl"])
+    _, raw, _, _ = read_all([shared / "meta_electronics_beauty_office.jsonl"])
+    assert len(hf) == 300 and hf_bad == []
+    raw_by_id = {row["parent_asin"]: row for row in raw}
+    for row in hf:
+        assert without_source(row) == without_source(raw_by_id[row["parent_asin"]])
+    assert any(row["details"] for row in hf) and any(row["price"] for row in hf)
+
+
+def test_hugging_face_copies_after_raw_file_are_duplicates(shared):
+    hf_path = shared / "meta_hf_form_sample.jsonl"
+    reader, products, _, bad = read_all([shared / "meta_electronics_beauty_office.jsonl", hf_path])
+    assert len(products) == 2556
+    assert [b["reason"] for b in bad] == ["duplicate_parent_asin"] * 300
+    assert [b["line"] for b in bad] == list(range(1, 301))
+    assert {b["file"] for b in bad} == {hf_path.name}
+    assert reader.inputs[1].bad_by_reason == {"duplicate_parent_asin": 300}
+
+
+# ---------------------------------------------------------------- details
+
+def test_detail_keys_are_canonical_and_keep_their_raw_spelling(sample_lines):
+    product = sample_product(sample_lines, "B091JDCYSS")
+    assert {"key": "Operating System", "raw_key": "OS", "value": "iOS, Android"} in product["details"]
+    expected = load_field_table().canonical_key("Operating System")
+    assert expected == "Operating System"
+
+
+def test_fused_detail_keys_are_split(sample_lines):
+    # Real record: "Battery Cell Composition Sealed Lead Acid": "" and "": "Item Weight 1.4 Kilograms".
+    details = sample_product(sample_lines, "B0BFFFJG9Z")["details"]
+    assert {"key": "Battery Cell Composition", "raw_key": "Battery Cell Composition",
+            "value": "Sealed Lead Acid"} in details
+    assert {"key": "Item Weight", "raw_key": "Item Weight", "value": "1.4 Kilograms"} in details
+    # Real record: "": "Shape Irregular".
+    shape = sample_product(sample_lines, "B00D5T6I7M")["details"]
+    assert any(d["key"] == "Shape" and d["value"] == "Irregular" for d in shape)
+    assert all(d["key"] or d["value"] for d in details + shape)
+
+
+def test_detail_values_are_text_in_source_order(shared):
+    # "Best Sellers Rank" is a dict in real records; the snapshot keeps it as compact JSON text.
+    with open(shared / "meta_electronics_beauty_office.jsonl", "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            obj = orjson.loads(raw)
+            if isinstance(obj["details"].get("Best Sellers Rank"), dict):
+                break
+    row = normalize_product(obj, source_file="x", source_line=n)
+    assert [d["raw_key"] for d in row["details"]] == list(obj["details"])
+    rank = next(d for d in row["details"] if d["raw_key"] == "Best Sellers Rank")
+    assert json.loads(rank["value"]) == obj["details"]["Best Sellers Rank"]
+    assert all(isinstance(d["value"], str) for d in row["details"])
+
+
+def test_product_rows_have_exactly_the_contract_keys(sample_lines):
+    row = sample_product(sample_lines, "B091JDCYSS")
+    assert list(row) == product_schema().names
+
+
+# ---------------------------------------------------------------- lines
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    (b'{"parent_asin": "B0', "invalid_json"),
+    (b'{"title": "caf\xe9"}', "invalid_utf8"),
+    (b'["B091JDCYSS"]', "not_an_object"),
+])
+def test_parse_line_reason_codes(raw, reason):
+    with pytest.raises(RecordError) as err:
+        parse_line(raw)
+    assert err.value.reason == reason
+
+
+# ---------------------------------------------------------------- damaged input
+
+def damage(sample_lines: list[bytes], tmp_path: Path) -> tuple[Path, Path, dict[int, str], list[str]]:
+    """A plain file of 30 real lines with damaged copies mixed in, plus a truncated gzip of 40 more."""
+    good = sample_lines[:30]
+    wrong = dict(orjson.loads(good[1]), average_rating=[4.5])
+    missing = {k: v for k, v in orjson.loads(good[2]).items() if k != "parent_asin"}
+    lines = list(good)
+    bad_at = {}
+    inserts = [
+        (good[3][: len(good[3]) // 2] + b"\n", "invalid_json"),
+        (good[4].replace(b'"title": "', b'"title": "\xff\xfe', 1), "invalid_utf8"),
+        (orjson.dumps(wrong) + b"\n", "wrong_type"),
+        (b"[" + good[5].rstrip(b"\n") + b"]\n", "not_an_object"),
+        (orjson.dumps(missing) + b"\n", "missing_parent_asin"),
+        (good[6], "duplicate_parent_asin"),
+        (b"\n", None),
+    ]
+    for i, (line, reason) in enumerate(inserts):
+        # Positions grow, so lines inserted earlier keep their numbers.
+        pos = 5 + 4 * i
+        lines.insert(pos, line)
+        if reason:
+            bad_at[pos + 1] = reason
+    plain = tmp_path / "damaged.jsonl"
+    plain.write_bytes(b"".join(lines))
+    whole = gzip.compress(b"".join(sample_lines[30:70]), mtime=0)
+    truncated = tmp_path / "truncated.jsonl.gz"
+    truncated.write_bytes(whole[: len(whole) * 2 // 3])
+    expected_ids = [orjson.loads(line)["parent_asin"] for line in good]
+    return plain, truncated, bad_at, expected_ids
+
+
+def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_path):
+    plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
+    reader, products, _, bad = read_all([plain, truncated], batch_size=7)
+
+    plain_bad = {b["line"]: b["reason"] for b in bad if b["file"] == plain.name}
+    assert plain_bad == bad_at
+    wrong = next(b for b in bad if b["reason"] == "wrong_type")
+    assert "average_rating" in wrong["message"] and "list" in wrong["message"]
+    assert all(len(b["excerpt"]) <= 200 for b in bad)
+    assert "\ufffd" in next(b for b in bad if b["reason"] == "invalid_utf8")["excerpt"]
+
+    from_plain = [p["parent_asin"] for p in products if p["source_file"] == plain.name]
+    assert from_plain == expected_ids
+
+    from_gz = [p for p in products if p["source_file"] == truncated.name]
+    cut = [b for b in bad if b["file"] == truncated.name]
+    assert [b["reason"] for b in cut] == ["truncated_gzip"]
+    assert 0 < len(from_gz) < 40
+    assert cut[0]["line"] == len(from_gz) + 1
+    assert [p["parent_asin"] for p in from_gz] == [orjson.loads(x)["parent_asin"] for x in sample_lines[30:30 + len(from_gz)]]
+
+
+def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
+    plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
+    out = tmp_path / "snap"
+    manifest = write_catalog_snapshot([plain, truncated], [], out, batch_size=7)
+    bad = [json.loads(line) for line in (out / "bad_records.jsonl").read_text().splitlines()]
+    products = pq.read_table(out / "products.parquet")
+    assert manifest["counts"]["bad_records"] == len(bad) == len(bad_at) + 1
+    assert manifest["counts"]["products"] == products.num_rows
+    assert manifest["counts"]["bad_by_reason"] == {r: 1 for r in [*bad_at.values(), "truncated_gzip"]}
+    first = manifest["inputs"][0]
+    assert first["records_ok"] == len(expected_ids) and first["lines"] == len(expected_ids) + 7
+    assert sum(i["records_ok"] for i in manifest["inputs"]) == products.num_rows
+
+
+# ---------------------------------------------------------------- reviews
+
+def test_reviews_of_unknown_products_are_counted_as_orphans(sample_lines, tmp_path):
+    catalog_only = tmp_path / "catalog_only.jsonl"
+    catalog_only.write_bytes(b"".join(sample_lines[:360]))
+    reader, _, reviews, bad = read_all([catalog_only], [SAMPLE_REVIEWS])
+    assert reviews == [] and bad == []
+    assert reader.inputs[1].orphan_reviews == reader.inputs[1].lines == 278
+
+
+def test_identical_reviews_get_distinct_stable_ids(shared):
+    paths = ([shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"],
+             [shared / "with-reviews" / "reviews_electronics.jsonl"])
+    _, _, reviews, _ = read_all(*paths)
+    _, _, again, _ = read_all(*paths, batch_size=1000)
+    ids = [r["review_id"] for r in reviews]
+    assert len(reviews) == 3175 and len(set(ids)) == 3175
+    assert ids == [r["review_id"] for r in again]
+    content = {(r["parent_asin"], r["title"], r["text"], r["rating"]) for r in reviews}
+    assert len(content) < len(reviews)  # the real file repeats some reviews
+    assert all(len(i) == 16 for i in ids)
+
+
+# ---------------------------------------------------------------- the snapshot writer
+
+def test_snapshot_of_the_sample_is_complete(tmp_path):
+    out = tmp_path / "sample"
+    manifest = write_catalog_snapshot([SAMPLE_META], [SAMPLE_REVIEWS], out, batch_size=64)
+    assert sorted(p.name for p in out.iterdir()) == ["bad_records.jsonl", "manifest.json",
+                                                     "products.parquet", "reviews.parquet"]
+    assert json.loads((out / "manifest.json").read_text()) == manifest
+    products = pq.read_table(out / "products.parquet")
+    reviews = pq.read_table(out / "reviews.parquet")
+    assert products.schema == product_schema() and reviews.schema == review_schema()
+    assert manifest["counts"] == {"products": 420, "reviews": 278, "orphan_reviews": 0,
+                                  "bad_records": 0, "bad_by_reason": {}}
+    counts = dict(zip(products["parent_asin"].to_pylist(), products["review_count"].to_pylist()))
+    assert sum(counts.values()) == 278
+    reviewed = [a for a, n in counts.items() if n]
+    assert len(reviewed) == 60 and all(counts[a] >= 3 for a in reviewed)
+    per_product: dict[str, int] = {}
+    for a in reviews["parent_asin"].to_pylist():
+        per_product[a] = per_product.get(a, 0) + 1
+    assert per_product == {a: counts[a] for a in reviewed}
+    assert [i["kind"] for i in manifest["inputs"]] == ["meta", "reviews"]
+    assert manifest["inputs"][0]["bytes"] == SAMPLE_META.stat().st_size
+
+
+def test_snapshot_fingerprint_depends_on_input_bytes_only(tmp_path):
+    a = write_catalog_snapshot([SAMPLE_META], [SAMPLE_REVIEWS], tmp_path / "a", batch_size=64)
+    b = write_catalog_snapshot([SAMPLE_META], [SAMPLE_REVIEWS], tmp_path / "b", batch_size=1000)
+    c = write_catalog_snapshot([SAMPLE_META], [], tmp_path / "c")
+    assert a["fingerprint"] == b["fingerprint"] != c["fingerprint"]
+    assert pq.read_table(tmp_path / "a" / "products.parquet").equals(pq.read_table(tmp_path / "b" / "products.parquet"))
+
+
+def test_snapshot_refuses_an_existing_directory_and_leaves_it_alone(tmp_path):
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "products.parquet").write_bytes(b"earlier snapshot")
+    with pytest.raises(FileExistsError, match="taken"):
+        write_catalog_snapshot([SAMPLE_META], [SAMPLE_REVIEWS], out)
+    assert (out / "products.parquet").read_bytes() == b"earlier snapshot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_snapshot_names_a_missing_input_before_writing(tmp_path):
+    missing = tmp_path / "nowhere.jsonl"
+    with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
+        write_catalog_snapshot([SAMPLE_META], [missing], tmp_path / "snap")
+    assert list(tmp_path.iterdir()) == []
