@@ -24,6 +24,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,13 @@ def _parent_asin(obj: dict) -> str:
     return value
 
 
+@lru_cache(maxsize=1 << 16)
+def _canonical_key(table_path: str, raw_key: str) -> str:
+    # Real catalogs reuse a few thousand detail keys millions of times; the alias lookup was
+    # half of the normalisation time before this cache (bounded, so memory stays flat).
+    return load_field_table(table_path).canonical_key(raw_key)
+
+
 def normalize_details(raw: Any, table: FieldTable) -> list[dict[str, str]]:
     """Detail pairs in source order with canonical keys.
 
@@ -226,7 +234,7 @@ def normalize_details(raw: Any, table: FieldTable) -> list[dict[str, str]]:
         value = value.strip()
         if not key.strip() and not value:
             continue
-        out.append({"key": table.canonical_key(key), "raw_key": key, "value": value})
+        out.append({"key": _canonical_key(table.source_path, key), "raw_key": key, "value": value})
     return out
 
 
@@ -411,7 +419,9 @@ class CatalogReader:
 
     Read all metadata files first (`iter_products`), then reviews (`iter_reviews`): a review
     whose product was not ingested is an orphan, counted per file but not listed. The first
-    occurrence of a parent_asin wins across all metadata files, in the order given.
+    occurrence of a parent_asin wins across all metadata files, in the order given; an
+    occurrence that is itself a bad record (e.g. `wrong_type`) does not claim the id, so a
+    later good copy is kept.
 
     Attributes:
         review_counts: parent_asin -> number of ingested reviews; its keys are the ingested
