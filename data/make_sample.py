@@ -24,7 +24,7 @@ import argparse
 import gzip
 import hashlib
 import io
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import orjson
