@@ -117,3 +117,13 @@ def find_phrase(haystack: str, needle: str) -> tuple[int, int] | None:
 def keywords(text: str) -> frozenset[str]:
     """Content tokens of `text` (normalised tokens minus stopwords), for set comparisons."""
     return frozenset(t for t in tokens(text) if t not in STOPWORDS)
+
+
+def format_number(x: float) -> str:
+    """How text states a number: 4.0 -> "4", 4.5 -> "4.5", 1000.0 -> "1,000"."""
+    return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
+
+
+def fix_articles(text: str) -> str:
+    """Use "an" before a vowel sound written with a vowel letter ("a Automobile" -> "an Automobile")."""
+    return re.sub(r"\b([Aa]) (?=[AEIOUaeiou])", lambda m: m.group(1) + "n ", text)

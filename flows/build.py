@@ -1,0 +1,186 @@
+"""The `build` flow: catalog snapshot -> sampled candidates -> stages 2-7 in batches -> a published split version.
+
+Prefect costs ~20 ms per task run (stack-notes §2), so candidates travel in batches of
+`config.batch_size`, one task each. Batch results are awaited with `.result()` so a failing
+batch fails the flow instead of silently dropping candidates (stack-notes pitfall 4).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from flows.candidate import VERBALISER_ID, BuildContext, build_candidate
+from flows.catalog import load_snapshot
+from flows.publish import next_version, publish_split
+from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig
+from stages.fields import load_field_table
+from stages.intents import load_intents
+from stages.sampling import eligibility_columns, sample_candidates
+from validation.answer_set import CatalogIndex
+
+
+@dataclass
+class BuildOutcome:
+    """Where the split went and what it holds (what the CLI prints)."""
+
+    path: Path
+    manifest: dict[str, Any]
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
+    """Stages 2-7 for a batch of candidates of one intent (plain Python; the flow wraps it in a task)."""
+    return [build_candidate(p, intent, ctx) for p in products]
+
+
+def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], dict[str, Any]]:
+    """Load the catalog, index it and sample every intent's candidates (stage 1).
+
+    Returns:
+        (context, products frame, sampling summary per intent, catalog manifest).
+
+    Raises:
+        FileNotFoundError / ValueError: the snapshot is missing or malformed, or an intent is unknown.
+    """
+    table = load_field_table()
+    intents = load_intents()
+    unknown = [i for i in config.intents if i not in intents]
+    if unknown:
+        raise ValueError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
+    products, catalog_manifest = load_snapshot(Path(config.catalog))
+    index = CatalogIndex.build(products, table)
+    eligibility = eligibility_columns(products, table)
+    used: set[str] = set()
+    sampling: dict[str, Any] = {}
+    for name in config.intents:
+        result = sample_candidates(eligibility, intents[name], config.candidates_per_intent, config.seed,
+                                   exclude=used, categories=config.categories)
+        used.update(result.candidates)
+        sampling[name] = {"requested": result.requested, "eligible": result.eligible,
+                          "sampled": len(result.candidates), "shortfall": result.shortfall,
+                          "by_category": result.by_category, "candidates": result.candidates}
+    fingerprint = catalog_manifest["fingerprint"]
+    ctx = BuildContext(config=config, table=table, intents=intents, index=index,
+                       catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint))
+    return ctx, products, sampling, catalog_manifest
+
+
+def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(intent, product dicts) batches in sampling order."""
+    by_id = products.filter(pl.col("parent_asin").is_in(
+        [a for s in sampling.values() for a in s["candidates"]]))
+    rows = {r["parent_asin"]: r for r in by_id.to_dicts()}
+    out = []
+    for intent, s in sampling.items():
+        ids = s["candidates"]
+        for i in range(0, len(ids), size):
+            out.append((intent, [rows[a] for a in ids[i:i + size]]))
+    return out
+
+
+def assemble(config: BuildConfig, ctx: BuildContext, sampling: dict[str, Any], catalog_manifest: dict[str, Any],
+             results: list[Any], split: str, version: str | None, root: Path) -> BuildOutcome:
+    """Merge batch results (stage counters included) and publish the split version."""
+    tasks = [r.task for r in results if r.task is not None]
+    rejections = [r.rejection for r in results if r.rejection is not None]
+    # Funnel: a candidate counts once for each stage it cleared on its final attempt.
+    funnel = {intent: {str(s): 0 for s in range(1, 8)} for intent in config.intents}
+    attempts: Counter = Counter()
+    for r in results:
+        rec = r.task or r.rejection
+        cleared = 7 if r.task else rec["stage"] - 1
+        for s in range(1, cleared + 1):
+            funnel[rec["intent"]][str(s)] += 1
+        attempts.update(r.stats)
+    version = version or next_version(root / split)
+    manifest = {
+        "schema_version": 1,
+        "kind": "split",
+        "split": split,
+        "version": version,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "code_version": CODE_VERSION,
+        "git_commit": _git_commit(),
+        "config": config.model_dump(),
+        "config_hash": ctx.config_hash,
+        "catalog": {"path": str(config.catalog), "fingerprint": ctx.catalog_fingerprint,
+                    "products": catalog_manifest.get("counts", {}).get("products")},
+        "seed": config.seed,
+        "verbaliser": {"id": VERBALISER_ID, "model": None, "prompt_sha256": None},
+        "sampling": {k: {kk: vv for kk, vv in v.items() if kk != "candidates"} for k, v in sampling.items()},
+        "funnel": funnel,
+        "stage_passes_all_attempts": dict(sorted(attempts.items())),
+    }
+    path = publish_split(root, split, version, tasks, rejections, manifest)
+    return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
+
+
+def build_split(config: BuildConfig, split: str, version: str | None = None, root: Path | None = None) -> BuildOutcome:
+    """Build and publish a split in this process, without Prefect (library use and tests).
+
+    The Prefect flow `build_flow` runs the same steps with batches as mapped tasks and gives
+    byte-identical tasks.jsonl.
+    """
+    ctx, products, sampling, catalog_manifest = plan_build(config)
+    results = [r for intent, batch in batches_of(products, sampling, config.batch_size)
+               for r in run_batch(batch, intent, ctx)]
+    return assemble(config, ctx, sampling, catalog_manifest, results, split, version, root or ARTIFACTS / "splits")
+
+
+# ---- Prefect -----------------------------------------------------------------------------------
+
+from prefect import flow, task  # noqa: E402  (kept below the plain functions they orchestrate)
+from prefect.cache_policies import NO_CACHE  # noqa: E402
+
+
+@task(name="build-batch", cache_policy=NO_CACHE)
+def build_batch_task(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
+    """Prefect task: stages 2-7 for one batch of candidates."""
+    return run_batch(products, intent, ctx)
+
+
+@flow(name="build")
+def build_flow(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
+               show_progress: bool = False) -> dict[str, Any]:
+    """Prefect flow: plan (stage 1), map batches over stages 2-7, publish the split version.
+
+    Args:
+        config: the build configuration.
+        split: split name (directory under the splits root).
+        version: version name; None takes the next free "v<N>".
+        root: splits root; None is artifacts/splits.
+        show_progress: print "batch i/n" lines to stderr as batches finish.
+
+    Returns:
+        {"path": str, "manifest": dict} of the published version.
+    """
+    ctx, products, sampling, catalog_manifest = plan_build(config)
+    batches = batches_of(products, sampling, config.batch_size)
+    futures = [build_batch_task.submit(batch, intent, ctx) for intent, batch in batches]
+    results = []
+    for done, fut in enumerate(futures, 1):
+        results.extend(fut.result())  # raises if the batch failed, failing the flow
+        if show_progress:
+            accepted = sum(r.task is not None for r in results)
+            print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
+                  file=sys.stderr, flush=True)
+    outcome = assemble(config, ctx, sampling, catalog_manifest, results, split, version,
+                       Path(root) if root else ARTIFACTS / "splits")
+    return {"path": str(outcome.path), "manifest": outcome.manifest}

@@ -1,0 +1,183 @@
+"""One candidate through stages 2-7, as plain Python (the build flow maps it over batches).
+
+A candidate is (intent, target product). Each attempt re-draws features, the split and the
+text from a generator seeded by sha256(seed, "candidate", intent, parent_asin, attempt); the
+first attempt that passes every check becomes the task. A candidate that never passes becomes
+one rejection carrying its last attempt's findings and the reasons of earlier attempts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from flows.settings import CODE_VERSION, BuildConfig
+from schemas import schema_errors
+from stages.features import detail_values, extract_features
+from stages.fields import FieldTable
+from stages.hashing import digest, rng
+from stages.intents import IntentSpec
+from stages.rubrics import build_rubrics, rubric_lock
+from stages.split import PartitionInfeasible, SplitConfig, select_features, split_features
+from stages.verbalise import write_clarification, write_persona, write_query
+from validation.answer_set import CatalogIndex
+from validation.checkers import failing_rubrics
+from validation.findings import STAGE_NAMES, Finding
+from validation.leakage import check_leakage
+from validation.semantic import check_answer_set, check_sources
+
+VERBALISER_ID = "template-v1"
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What every candidate of a build shares (read-only)."""
+
+    config: BuildConfig
+    table: FieldTable
+    intents: dict[str, IntentSpec]
+    index: CatalogIndex
+    catalog_fingerprint: str
+    config_hash: str
+
+    @property
+    def split_config(self) -> SplitConfig:
+        c = self.config
+        return SplitConfig(c.query_ratio, c.persona_ratio, c.clarification_ratio,
+                           c.min_query, c.min_persona, c.min_clarification)
+
+
+@dataclass
+class CandidateResult:
+    """A task or a rejection, plus counters merged into the manifest (stage funnel, per attempt)."""
+
+    task: dict[str, Any] | None = None
+    rejection: dict[str, Any] | None = None
+    stats: Counter = field(default_factory=Counter)
+
+
+def _target_record(product: dict[str, Any], rubrics: list[dict[str, Any]], table: FieldTable) -> dict[str, Any]:
+    details = {}
+    for r in rubrics:
+        if r["field"].startswith("details."):
+            spec = table.by_rubric_field(r["field"])
+            details[spec.name] = detail_values(product, spec)
+    keep = ("parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price")
+    return {k: product.get(k) for k in keep} | {"details": details}
+
+
+def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, attempt: int,
+             stats: Counter) -> tuple[dict[str, Any] | None, list[Finding], int]:
+    """One attempt. Returns (task, [], 7) on success, else (None, findings, failing stage)."""
+    asin = product["parent_asin"]
+    gen = rng(ctx.config.seed, "candidate", intent.name, asin, attempt)
+    features, dropped = extract_features(product, intent, ctx.table, gen)
+    sc = ctx.split_config
+    need = sc.min_query + sc.min_persona + sc.min_clarification
+    if len(features) < need:
+        return None, [Finding("too_few_features", f"{len(features)} usable features, {need} needed",
+                              {"features": [f.field for f in features], "dropped": dropped})], 2
+    stats["stage2_passed"] += 1
+    try:
+        assignment = split_features(select_features(features, intent, gen), intent, sc, gen)
+    except PartitionInfeasible as exc:
+        return None, [Finding("partition_infeasible", str(exc), exc.evidence)], 3
+    stats["stage3_passed"] += 1
+    rubrics = build_rubrics(assignment, ctx.table)
+    failing = failing_rubrics(rubrics, product, ctx.table)
+    if failing:
+        return None, [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics",
+                              {"failing": failing})], 4
+    lock = rubric_lock(rubrics)
+    stats["stage4_passed"] += 1
+    user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, attempt)[:10]
+    task: dict[str, Any] = {
+        "id": f"{intent.name}-{digest(intent.name, asin, lock)[:12]}",
+        "intent": intent.name,
+        "user_query": write_query(rubrics, ctx.table, gen),
+        "user_persona": write_persona(rubrics, ctx.table, gen, user_id),
+        "clarification_script": write_clarification(rubrics, ctx.table, ctx.config.max_clarification_turns),
+        "target_product": _target_record(product, rubrics, ctx.table),
+        "rubrics": rubrics,
+        "rubric_lock": lock,
+        "implicit_rubric_ids": [],
+    }
+    problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(rubrics, 1),
+                                             "provenance": _provenance(ctx, attempt)})
+    if problems:
+        return None, [Finding("schema_invalid", f"verbalised task breaks the task schema: {problems[0]}",
+                              {"errors": problems[:10]})], 5
+    stats["stage5_passed"] += 1
+    findings = [f for f in check_leakage(task, ctx.table) if f.severity == "error"]
+    if findings:
+        return None, findings, 6
+    stats["stage6_passed"] += 1
+    findings = check_sources(task, ctx.table)
+    answers, answer_findings = check_answer_set(rubrics, asin, ctx.index, ctx.config.max_answer_set)
+    findings = [f for f in findings + answer_findings if f.severity == "error"]
+    if findings:
+        return None, findings, 7
+    stats["stage7_passed"] += 1
+    task["answer_set"] = answers
+    task["difficulty"] = _difficulty(rubrics, len(answers))
+    task["provenance"] = _provenance(ctx, attempt)
+    return task, [], 7
+
+
+def _difficulty(rubrics: list[dict[str, Any]], answer_set_size: int) -> dict[str, int]:
+    by_source = Counter(r["info_source"] for r in rubrics)
+    return {"n_rubrics": len(rubrics), "n_query": by_source["query"], "n_persona": by_source["persona"],
+            "n_clarification": by_source["clarification"], "implicit_count": 0, "answer_set_size": answer_set_size}
+
+
+def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
+    return {"catalog_fingerprint": ctx.catalog_fingerprint, "config_hash": ctx.config_hash,
+            "seed": ctx.config.seed, "attempt": attempt, "verbaliser": VERBALISER_ID, "code_version": CODE_VERSION}
+
+
+def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext) -> CandidateResult:
+    """Run stages 2-7 for one candidate, retrying up to `config.max_attempts` times.
+
+    Stage 2 (too few features) and stage 4 (target fails a rubric) do not depend on the draw
+    in a way a retry could fix, so they end the candidate at once.
+
+    Args:
+        product: a products.parquet row as a dict.
+        intent_name: a key of ctx.intents.
+        ctx: the shared build context.
+
+    Returns:
+        CandidateResult with `task` (schema-valid task record) or `rejection` (schema-valid
+        rejection record), and stage counters.
+    """
+    intent = ctx.intents[intent_name]
+    result = CandidateResult()
+    result.stats["candidates"] += 1
+    earlier: list[dict[str, Any]] = []
+    for attempt in range(ctx.config.max_attempts):
+        task, findings, stage = _attempt(product, intent, ctx, attempt, result.stats)
+        if task is not None:
+            result.task = task
+            result.stats["accepted"] += 1
+            return result
+        first = findings[0]
+        if attempt + 1 < ctx.config.max_attempts and stage not in (2, 4):
+            earlier.append({"attempt": attempt, "stage": stage, "reason": first.reason})
+            continue
+        result.rejection = {
+            "candidate_id": f"{intent_name}:{product['parent_asin']}",
+            "intent": intent_name,
+            "parent_asin": product["parent_asin"],
+            "stage": stage,
+            "stage_name": STAGE_NAMES[stage],
+            "reason": first.reason,
+            "message": first.message,
+            "evidence": {**first.evidence,
+                         "other_findings": [{"reason": f.reason, "message": f.message} for f in findings[1:]],
+                         "earlier_attempts": earlier},
+            "attempt": attempt,
+        }
+        result.stats["rejected"] += 1
+        return result
+    raise AssertionError("unreachable: the last attempt always returns")

@@ -1,0 +1,43 @@
+"""Reading a catalog snapshot (artifacts/catalogs/<name>/) written by `ecombench ingest`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+PRODUCT_COLUMNS = ["parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price",
+                   "categories", "details", "review_count"]
+
+
+class SnapshotError(ValueError):
+    """A catalog snapshot is missing or unreadable; the message names the path."""
+
+
+def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """Products of a snapshot and its manifest.
+
+    Args:
+        path: snapshot directory holding products.parquet and manifest.json.
+
+    Returns:
+        (frame with PRODUCT_COLUMNS, manifest dict).
+
+    Raises:
+        SnapshotError: the directory, a file or a column is missing.
+    """
+    manifest_path, products_path = path / "manifest.json", path / "products.parquet"
+    for p in (manifest_path, products_path):
+        if not p.is_file():
+            raise SnapshotError(f"{p} not found: is {path} a catalog snapshot? (create one with `ecombench ingest`)")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"{manifest_path}: invalid JSON ({exc})") from None
+    frame = pl.read_parquet(products_path)
+    missing = [c for c in PRODUCT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise SnapshotError(f"{products_path} lacks columns {missing}")
+    return frame.select(PRODUCT_COLUMNS), manifest

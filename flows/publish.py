@@ -1,0 +1,150 @@
+"""Writing a split version: schema-checked records, counts, report, written whole or not at all.
+
+A version directory is written under a temporary name beside its final place and renamed when
+complete (reference §15.4 wrote once at the end and overwrote earlier output); an existing
+version is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from schemas import SchemaError, schema_errors
+from stages.hashing import sha256_hex
+from validation.findings import STAGE_NAMES
+
+
+class VersionExists(FileExistsError):
+    """The split version directory already exists; nothing was written."""
+
+
+def next_version(split_dir: Path) -> str:
+    """The next free version name "v<N>" under a split directory."""
+    used = [int(p.name[1:]) for p in split_dir.glob("v*") if p.is_dir() and p.name[1:].isdigit()]
+    return f"v{max(used, default=0) + 1}"
+
+
+def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
+    """One JSON object per line, keys in record order, real Unicode, trailing newline."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
+
+
+def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts for the manifest: per intent, rubric type, source, type x source, and reason."""
+    per_intent: dict[str, Counter] = {}
+    for t in tasks:
+        per_intent.setdefault(t["intent"], Counter())["accepted"] += 1
+    for r in rejections:
+        per_intent.setdefault(r["intent"], Counter())["rejected"] += 1
+    rubric_types = Counter(r["type"] for t in tasks for r in t["rubrics"])
+    sources = Counter(r["info_source"] for t in tasks for r in t["rubrics"])
+    type_source = Counter(f"{r['type']}/{r['info_source']}" for t in tasks for r in t["rubrics"])
+    reasons = Counter(r["reason"] for r in rejections)
+    by_stage = Counter(f"{r['stage']}:{r['stage_name']}" for r in rejections)
+    return {
+        "tasks": len(tasks),
+        "rejections": len(rejections),
+        "per_intent": {k: {"accepted": v["accepted"], "rejected": v["rejected"]} for k, v in sorted(per_intent.items())},
+        "rubric_types": dict(sorted(rubric_types.items())),
+        "sources": dict(sorted(sources.items())),
+        "rubric_type_by_source": dict(sorted(type_source.items())),
+        "rejection_reasons": dict(reasons.most_common()),
+        "rejections_by_stage": dict(sorted(by_stage.items())),
+        "answer_set_sizes": dict(sorted(Counter(str(len(t["answer_set"])) for t in tasks).items(),
+                                        key=lambda kv: int(kv[0]))),
+    }
+
+
+def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) -> str:
+    """report.md: acceptance funnel by stage and intent, then top rejection reasons with one example each."""
+    c = manifest["counts"]
+    lines = [f"# Split `{manifest['split']}` {manifest['version']}", "",
+             f"- catalog: `{manifest['catalog']['path']}` (fingerprint `{manifest['catalog']['fingerprint'][:16]}…`)",
+             f"- config hash `{manifest['config_hash'][:16]}…`, seed {manifest['seed']}, "
+             f"verbaliser `{manifest['verbaliser']['id']}`",
+             f"- **{c['tasks']} tasks accepted, {c['rejections']} candidates rejected**", "",
+             "## Acceptance by intent", "", "| intent | candidates | accepted | rejected | acceptance |",
+             "|---|---:|---:|---:|---:|"]
+    for intent, v in c["per_intent"].items():
+        n = v["accepted"] + v["rejected"]
+        lines.append(f"| {intent} | {n} | {v['accepted']} | {v['rejected']} | {v['accepted'] / n:.0%} |" if n else
+                     f"| {intent} | 0 | 0 | 0 | – |")
+    lines += ["", "## Funnel by stage", "",
+              "Candidates still in the running after each stage (last attempt of each candidate).", "",
+              "| intent | " + " | ".join(f"{s}. {STAGE_NAMES[s]}" for s in range(1, 8)) + " |",
+              "|---|" + "---:|" * 7]
+    for intent, funnel in manifest["funnel"].items():
+        lines.append(f"| {intent} | " + " | ".join(str(funnel.get(str(s), 0)) for s in range(1, 8)) + " |")
+    shortfalls = {k: v for k, v in manifest["sampling"].items() if v["shortfall"]}
+    if shortfalls:
+        lines += ["", "## Sampling shortfalls (`not_enough_eligible_products`)", ""]
+        lines += [f"- {k}: {v['eligible']} eligible products for {v['requested']} requested" for k, v in shortfalls.items()]
+    lines += ["", "## Top rejection reasons", "", "| reason | stage | count | example |", "|---|---|---:|---|"]
+    examples: dict[str, dict[str, Any]] = {}
+    for r in rejections:
+        examples.setdefault(r["reason"], r)
+    for reason, n in c["rejection_reasons"].items():
+        ex = examples[reason]
+        msg = ex["message"].replace("|", "\\|")
+        lines.append(f"| `{reason}` | {ex['stage']}. {ex['stage_name']} | {n} | `{ex['candidate_id']}`: {msg} |")
+    lines += ["", "## Rubrics", "", "| type / source | count |", "|---|---:|"]
+    lines += [f"| {k} | {v} |" for k, v in c["rubric_type_by_source"].items()]
+    lines += ["", "## Answer-set sizes", "", "| size | tasks |", "|---:|---:|"]
+    lines += [f"| {k} | {v} |" for k, v in c["answer_set_sizes"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, Any]],
+                  rejections: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
+    """Validate and write `root/<split>/<version>/` atomically.
+
+    Args:
+        root: the splits directory (artifacts/splits).
+        split, version: names of the split and version.
+        tasks: task records (sorted here by id).
+        rejections: rejection records (sorted here by candidate id).
+        manifest: manifest fields except `files` and `counts`, which are filled here.
+
+    Returns:
+        The final version directory.
+
+    Raises:
+        VersionExists: the version directory already exists (nothing written).
+        SchemaError: a record or the manifest breaks its schema (nothing written).
+    """
+    final = root / split / version
+    if final.exists():
+        raise VersionExists(f"split version {final} already exists; choose another --version (nothing was written)")
+    tasks = sorted(tasks, key=lambda t: t["id"])
+    rejections = sorted(rejections, key=lambda r: r["candidate_id"])
+    for name, records in (("task", tasks), ("rejection", rejections)):
+        for rec in records:
+            errors = schema_errors(name, rec)
+            if errors:
+                key = rec.get("id") or rec.get("candidate_id")
+                raise SchemaError(f"{name} {key} breaks schemas/{name}.schema.json: {errors[0]}")
+    files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes(rejections)}
+    manifest = dict(manifest, counts=count_tasks(tasks, rejections))
+    manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")} for n, b in files.items()}
+    errors = schema_errors("split_manifest", manifest)
+    if errors:
+        raise SchemaError(f"manifest breaks schemas/split_manifest.schema.json: {errors[0]}")
+    files["report.md"] = render_report(manifest, rejections).encode("utf-8")
+    files["manifest.json"] = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".{version}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        for name, data in files.items():
+            (tmp / name).write_bytes(data)
+        os.rename(tmp, final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final

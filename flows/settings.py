@@ -1,0 +1,68 @@
+"""Run settings: the build configuration (hashed into every split manifest) and Prefect's local defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.hashing import canonical_json, sha256_hex
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("ECOMBENCH_ARTIFACTS", REPO_ROOT / "artifacts"))
+CODE_VERSION = "0.1.0"
+
+# Keep Prefect local, quiet and patient on a busy 2-core machine (stack-notes §2).
+PREFECT_DEFAULTS = {
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+}
+
+
+def apply_prefect_defaults() -> None:
+    """Set Prefect's environment defaults unless the user set them; call before importing prefect."""
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+
+
+class BuildConfig(BaseModel):
+    """Everything that decides a split's content. Its hash goes into the manifest and every task.
+
+    Output placement (split name, version, output root) is not part of the config: the same
+    config published under two versions gives byte-identical tasks.jsonl files.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    catalog: str = Field(description="Catalog snapshot directory (artifacts/catalogs/<name>).")
+    intents: list[str] = Field(default=["product_search", "rating_quality", "feature_combination"])
+    candidates_per_intent: int = Field(default=100, ge=1)
+    seed: int = 0
+    categories: list[str] | None = Field(default=None, description="Restrict to these main_category values.")
+    max_answer_set: int = Field(default=5, ge=1, description="Reject candidates whose answer set is larger.")
+    max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
+    max_clarification_turns: int = Field(default=10, ge=1, le=10)
+    query_ratio: float = 0.5
+    persona_ratio: float = 0.25
+    clarification_ratio: float = 0.25
+    min_query: int = 4
+    min_persona: int = 2
+    min_clarification: int = 2
+    verbaliser: str = Field(default="template", pattern="^template$")
+    batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
+
+    def content(self) -> dict:
+        """The fields that decide content: everything but the catalog path and batching.
+
+        The catalog enters the hash through its fingerprint instead, so moving a snapshot does
+        not change the hash; batch size only changes how work is scheduled.
+        """
+        return self.model_dump(exclude={"catalog", "batch_size"})
+
+    def config_hash(self, catalog_fingerprint: str) -> str:
+        """sha256 of the content fields plus the catalog fingerprint."""
+        return sha256_hex(canonical_json({"config": self.content(), "catalog": catalog_fingerprint}))

@@ -1,0 +1,40 @@
+"""Regenerate the JSON Schema files in schemas/ from the pydantic models: `python -m schemas.generate`.
+
+The test suite checks that the files on disk equal what this produces, so the two never drift.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemas.models import ClarificationScript, Persona, Rejection, Rubric, SplitManifest, Task
+
+SCHEMA_DIR = Path(__file__).parent
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+MODELS = {
+    "task": Task,
+    "rubric": Rubric,
+    "persona": Persona,
+    "clarification_script": ClarificationScript,
+    "rejection": Rejection,
+    "split_manifest": SplitManifest,
+}
+
+
+def render(name: str) -> str:
+    """JSON text of the schema for artifact `name` (a key of MODELS)."""
+    schema = {"$schema": DRAFT, "$id": f"https://ecombench.dev/schemas/{name}.schema.json"}
+    schema.update(MODELS[name].model_json_schema())
+    return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    for name in MODELS:
+        (SCHEMA_DIR / f"{name}.schema.json").write_text(render(name), encoding="utf-8")
+        print(f"wrote schemas/{name}.schema.json")
+
+
+if __name__ == "__main__":
+    main()

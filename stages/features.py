@@ -1,0 +1,199 @@
+"""Stage 2, feature extraction: a catalog product -> typed candidate features under canonical fields.
+
+A feature is a requirement the target truly meets, with a clean value a shopper could state:
+detail values are cleaned (HTML, "See more", placeholders, URLs, ASINs, emoji, variant codes,
+snake_case codes, overlong or repeated blurbs are dropped — reference §4.2 and §15.9) and
+multi-valued fields are split into options; numeric fields become bounds whose inclusiveness
+is explicit, so a price exactly on a bucket passes its own rubric (fixes reference §15.10).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from stages.fields import FieldSpec, FieldTable
+from stages.intents import IntentSpec
+from stages.text import keywords, tokens
+
+PRICE_BUCKETS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
+RATING_COUNT_BUCKETS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
+MIN_RATING_THRESHOLD = 3.0
+
+_TAG = re.compile(r"<[^>]+>")
+_SEE_MORE = re.compile(r"(?:…|\.\.\.)?\s*see (?:more|less)\s*$", re.IGNORECASE)
+_URL = re.compile(r"https?://|www\.", re.IGNORECASE)
+_ASIN = re.compile(r"\bB0[A-Z0-9]{8}\b")
+_EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]")
+_VARIANT_CODE = re.compile(r"-[A-Za-z]\d{2,}$")
+_SNAKE = re.compile(r"[A-Za-z0-9]+_[A-Za-z0-9_]+")
+_OPTION_SPLIT = re.compile(r"\s*[,;|]\s*|(?<!\d)\s*/\s*|\s*/\s*(?!\d)")
+_NUMERIC_ONLY = re.compile(r"^[\d.,\s]+$")
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A candidate requirement the target satisfies.
+
+    Attributes:
+        field: rubric field ("details.Color", "price", "title", ...).
+        kind: "detail", "numeric" or "entity" (decides the rubric type).
+        value: the clean value (str) or, for numeric fields, a bound dict
+            {"min"|"max": float, "min_inclusive"|"max_inclusive": bool}.
+        sources: info sources the field table allows for this field.
+        raw: the raw catalog value it came from (provenance).
+    """
+
+    field: str
+    kind: str
+    value: Any
+    sources: tuple[str, ...]
+    raw: str
+
+
+def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | None, str]:
+    """Clean one detail value, or say why it is unusable.
+
+    Returns:
+        (clean value, "") or (None, reason) with reason one of: empty, placeholder, url, asin,
+        emoji, variant_code, code, numeric_only, too_long, repeated_blurb, sentence.
+    """
+    v = html.unescape(_TAG.sub(" ", value))
+    v = _SEE_MORE.sub("", v)
+    v = " ".join(v.split()).strip(" .,;:-–—‎\u200e")
+    if not v or not tokens(v):
+        return None, "empty"
+    if v.lower() in spec.placeholders:
+        return None, "placeholder"
+    if _URL.search(v):
+        return None, "url"
+    if _ASIN.search(v):
+        return None, "asin"
+    if _EMOJI.search(v):
+        return None, "emoji"
+    if _VARIANT_CODE.search(v):
+        return None, "variant_code"
+    if _SNAKE.search(v):
+        return None, "code"
+    if _NUMERIC_ONLY.match(v):
+        return None, "numeric_only"
+    if len(v) > 50 and v[:30].lower() in v[len(v) // 2 :].lower():
+        return None, "repeated_blurb"
+    if len(v) > table.max_value_chars or len(v.split()) > table.max_value_words:
+        return None, "too_long"
+    if re.search(r"[.!?]\s+\w", v):
+        return None, "sentence"
+    return v, ""
+
+
+def split_options(spec: FieldSpec, value: str) -> list[str]:
+    """The options a raw value lists ("Black, Blue" -> ["Black", "Blue"]); one item when not multi-option.
+
+    Slashes split only when not between digits, so "1/4 inch" stays whole.
+    """
+    if not spec.multi_option:
+        return [value]
+    return [p for p in _OPTION_SPLIT.split(value) if p.strip()]
+
+
+def detail_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+    """Every raw value the product has for canonical detail field `spec` (all aliases merged)."""
+    return [d["value"] for d in product.get("details") or [] if d["key"] == spec.name and d["value"]]
+
+
+def detail_options(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+    """Every option (after `split_options`) the product has for `spec`; what attribute checkers compare with."""
+    return [opt for raw in detail_values(product, spec) for opt in split_options(spec, raw)]
+
+
+def entity_phrase(product: dict[str, Any]) -> str | None:
+    """The product type a title states, taken from the product's own category path.
+
+    The deepest category whose content words all occur in the title (e.g. "Wall Clocks" for
+    "Rooster 1 Wall Clock Farmer Kitchen ..."); broad categories with "&" are skipped. None when
+    no category qualifies.
+    """
+    title = keywords(product.get("title") or "")
+    for cat in reversed(product.get("categories") or []):
+        if "&" in cat or len(cat.split()) > 4:
+            continue
+        words = keywords(cat)
+        if words and words <= title:
+            return cat
+    return None
+
+
+def price_bound(price: float) -> dict[str, Any]:
+    """Price cap: the smallest bucket >= price (inclusive), above $1000 the next multiple of 50."""
+    cap = next((b for b in PRICE_BUCKETS if price <= b), None)
+    if cap is None:
+        cap = math.ceil(price / 50) * 50
+    return {"max": float(cap), "max_inclusive": True}
+
+
+def rating_bound(average_rating: float) -> dict[str, Any]:
+    """Rating floor: the rating rounded down to a half star (inclusive)."""
+    return {"min": max(1.0, math.floor(average_rating * 2) / 2), "min_inclusive": True}
+
+
+def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
+    """Popularity floor: the largest bucket <= rating_number (inclusive), or None below 10."""
+    floor = [b for b in RATING_COUNT_BUCKETS if b <= rating_number]
+    return {"min": float(floor[-1]), "min_inclusive": True} if floor else None
+
+
+def extract_features(
+    product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random
+) -> tuple[list[Feature], dict[str, str]]:
+    """Typed candidate features of one product for one intent.
+
+    One feature per canonical field: the first raw key's clean options, one option drawn with
+    `rng` when a multi-option field lists several. Numeric features follow the intent's
+    `numeric_fields`. The entity (product type from the title) is included when found.
+
+    Args:
+        product: a products.parquet row as a dict (details as [{"key","raw_key","value"}]).
+        intent: the intent being built.
+        table: the field table.
+        rng: the candidate's seeded generator.
+
+    Returns:
+        (features in field-table order, {field: reason} for every detail field present but unusable).
+    """
+    features: list[Feature] = []
+    dropped: dict[str, str] = {}
+    entity = entity_phrase(product)
+    if entity:
+        spec = table.fields["title"]
+        features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))
+    for spec in table.detail_fields():
+        raws = detail_values(product, spec)
+        if not raws:
+            continue
+        options: list[str] = []
+        reason = ""
+        for opt in split_options(spec, raws[0]):
+            clean, why = clean_value(spec, opt, table)
+            if clean and clean.lower() not in {o.lower() for o in options}:
+                options.append(clean)
+            reason = reason or why
+        if not options:
+            dropped[spec.rubric_field] = reason or "empty"
+            continue
+        value = options[0] if len(options) == 1 else rng.choice(options)
+        features.append(Feature(spec.rubric_field, "detail", value, spec.sources, raws[0]))
+    numeric = {
+        "price": lambda p: price_bound(p["price"]) if p.get("price") else None,
+        "average_rating": lambda p: rating_bound(p["average_rating"])
+        if (p.get("average_rating") or 0) >= MIN_RATING_THRESHOLD and (p.get("rating_number") or 0) >= 5 else None,
+        "rating_number": lambda p: rating_count_bound(p["rating_number"]) if p.get("rating_number") else None,
+    }
+    for name in intent.numeric_fields:
+        bound = numeric[name](product)
+        if bound is not None:
+            features.append(Feature(name, "numeric", bound, table.fields[name].sources, str(product.get(name))))
+    return features, dropped

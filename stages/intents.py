@@ -1,0 +1,53 @@
+"""Intent definitions (intents.toml) as typed data, looked up by name."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+INTENT_TABLE = Path(__file__).with_name("intents.toml")
+
+
+@dataclass(frozen=True)
+class IntentSpec:
+    """One intent: sampling eligibility, which features it draws and what it must contain.
+
+    Attributes mirror the keys documented at the top of intents.toml.
+    """
+
+    name: str
+    description: str
+    min_detail_fields: int = 3
+    min_average_rating: float | None = None
+    min_rating_number: int | None = None
+    require_price: bool = False
+    numeric_fields: tuple[str, ...] = ("price", "average_rating", "rating_number")
+    query_fields: tuple[str, ...] = ()
+    min_query_attributes: int = 0
+    min_query_fields: int = 0
+    max_features: int = 10
+
+
+@lru_cache(maxsize=8)
+def load_intents(path: str | None = None) -> dict[str, IntentSpec]:
+    """Read the intent table.
+
+    Args:
+        path: a TOML file in the intents.toml format; None reads the bundled one.
+
+    Raises:
+        ValueError: an entry has an unknown key (names the file and the intent).
+    """
+    src = Path(path) if path else INTENT_TABLE
+    data = tomllib.loads(src.read_text(encoding="utf-8"))
+    known = set(IntentSpec.__dataclass_fields__) - {"name"}
+    out: dict[str, IntentSpec] = {}
+    for name, row in data.get("intents", {}).items():
+        unknown = set(row) - known
+        if unknown:
+            raise ValueError(f"{src}: intent {name!r} has unknown keys {sorted(unknown)}")
+        row = {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
+        out[name] = IntentSpec(name=name, **row)
+    return out

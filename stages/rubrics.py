@@ -1,0 +1,71 @@
+"""Stage 4, locked rubrics: the assignment -> typed, source-tagged rubrics and their lock.
+
+The rubrics fix what is correct before any text exists (DESIGN "central rule"). `rubric_lock`
+is sha256 of their canonical JSON; stage 7 recomputes it after verbalisation, so no text
+writer (template or LLM) can change a requirement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stages.features import Feature
+from stages.fields import FieldTable
+from stages.hashing import canonical_json, sha256_hex
+from stages.split import Assignment
+from stages.text import format_number
+
+RUBRIC_TYPE_BY_KIND = {"detail": "attribute_match", "numeric": "numeric_range", "entity": "entity_match"}
+
+
+def bound_phrase(field: str, bound: dict[str, Any]) -> str:
+    """How a person states a numeric bound: "at least 4.5 stars", "no more than $20", "at least 100 ratings".
+
+    Exclusive bounds say "more than" / "less than"; inclusive ones "at least" / "no more than".
+    """
+    unit_before, unit_after = {"price": ("$", ""), "average_rating": ("", " stars"),
+                               "rating_number": ("", " ratings")}.get(field, ("", ""))
+    parts = []
+    if bound.get("min") is not None:
+        word = "at least" if bound.get("min_inclusive", True) else "more than"
+        parts.append(f"{word} {unit_before}{format_number(bound['min'])}{unit_after}")
+    if bound.get("max") is not None:
+        word = "no more than" if bound.get("max_inclusive", True) else "less than"
+        parts.append(f"{word} {unit_before}{format_number(bound['max'])}{unit_after}")
+    return " and ".join(parts)
+
+
+def describe(feature: Feature, table: FieldTable) -> str:
+    """One readable sentence for the rubric of `feature`."""
+    spec = table.by_rubric_field(feature.field)
+    if feature.kind == "numeric":
+        return f"The product's {spec.label} is {bound_phrase(feature.field, feature.value)}."
+    if feature.kind == "entity":
+        return f"The product is a kind of {feature.value} (its title says so)."
+    return f"The product's {spec.label} is or includes \"{feature.value}\"."
+
+
+def build_rubrics(assignment: Assignment, table: FieldTable) -> list[dict[str, Any]]:
+    """Rubric records for an assignment, ids r1..rN in source order (query, persona, clarification).
+
+    Returns:
+        A list of dicts matching schemas/rubric.schema.json:
+        {id, type, field, expected_value, info_source, description}.
+    """
+    rubrics = []
+    for source in ("query", "persona", "clarification"):
+        for feature in getattr(assignment, source):
+            rubrics.append({
+                "id": f"r{len(rubrics) + 1}",
+                "type": RUBRIC_TYPE_BY_KIND[feature.kind],
+                "field": feature.field,
+                "expected_value": feature.value,
+                "info_source": source,
+                "description": describe(feature, table),
+            })
+    return rubrics
+
+
+def rubric_lock(rubrics: list[dict[str, Any]]) -> str:
+    """sha256 of the canonical JSON of the rubrics (order included)."""
+    return sha256_hex(canonical_json(rubrics))

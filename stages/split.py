@@ -1,0 +1,157 @@
+"""Stage 3, three-source split: assign each feature to the query, the hidden persona or clarification.
+
+Rules (paper §3.3; reference §6, whose duplication bug §15.14 cannot happen here because each
+feature is placed exactly once):
+- the entity (product type) and the intent's `query_fields` always go to the query;
+- a feature whose value is stated inside another feature's value (the entity phrase, "Blue" ink
+  beside "Blue" colour, a price cap of 20 beside "at least 20 ratings") stays in the query, since
+  hiding it would leak through the other;
+- persona and clarification take features only from fields the field table allows there
+  (stable preferences such as brand or colour suit the persona; specs suit clarification);
+- sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+from stages.features import Feature
+from stages.intents import IntentSpec
+from stages.text import contains_phrase, format_number
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """Ratios and minimum counts per source (DESIGN stage 3)."""
+
+    query_ratio: float = 0.5
+    persona_ratio: float = 0.25
+    clarification_ratio: float = 0.25
+    min_query: int = 4
+    min_persona: int = 2
+    min_clarification: int = 2
+
+
+@dataclass
+class Assignment:
+    """Features per info source, in the order rubric ids are given (query, persona, clarification)."""
+
+    query: list[Feature] = field(default_factory=list)
+    persona: list[Feature] = field(default_factory=list)
+    clarification: list[Feature] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        return {"query": len(self.query), "persona": len(self.persona), "clarification": len(self.clarification)}
+
+
+class PartitionInfeasible(ValueError):
+    """No assignment meets the minimums; `evidence` says what was available."""
+
+    def __init__(self, message: str, evidence: dict):
+        super().__init__(message)
+        self.evidence = evidence
+
+
+def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random) -> list[Feature]:
+    """At most `intent.max_features` features: entity and intent-required fields first, the rest drawn with rng."""
+    fixed = [f for f in features if f.kind == "entity" or f.field in intent.query_fields]
+    rest = [f for f in features if f not in fixed]
+    rng.shuffle(rest)
+    if intent.min_query_attributes:
+        # feature_combination needs enough detail features; draw them before numeric ones.
+        rest.sort(key=lambda f: f.kind != "detail")
+    return fixed + rest[: max(0, intent.max_features - len(fixed))]
+
+
+def feature_forms(feature: Feature) -> list[str]:
+    """Strings that state a feature's value in text: the value, or a bound's numbers."""
+    if isinstance(feature.value, dict):
+        return [format_number(feature.value[k]) for k in ("min", "max") if feature.value.get(k) is not None]
+    return [str(feature.value)]
+
+
+def _entangled(features: list[Feature]) -> set[str]:
+    """Fields whose value is stated inside another feature's value ("Blue" colour and "Blue" ink,
+    price cap 20 and "at least 20 ratings"). Hiding one would leak through the other, so both stay
+    in the query."""
+    out: set[str] = set()
+    for a in features:
+        for b in features:
+            if a is not b and any(contains_phrase(fb, fa) for fa in feature_forms(a) for fb in feature_forms(b)):
+                out.update((a.field, b.field))
+    return out
+
+
+def split_features(
+    features: list[Feature], intent: IntentSpec, config: SplitConfig, rng: random.Random
+) -> Assignment:
+    """Assign features to sources.
+
+    Args:
+        features: output of `select_features` (order matters only through rng).
+        intent: gives `query_fields` and the feature_combination minimums.
+        config: ratios and minimums.
+        rng: the candidate's seeded generator.
+
+    Returns:
+        An Assignment whose counts meet every minimum.
+
+    Raises:
+        PartitionInfeasible: too few features, or too few allowed in persona / clarification.
+    """
+    n = len(features)
+    need = config.min_query + config.min_persona + config.min_clarification
+    entangled = _entangled(features)
+    fixed, free = [], []
+    for f in features:
+        pinned = f.kind == "entity" or f.field in intent.query_fields or f.field in entangled
+        (fixed if pinned else free).append(f)
+    # feature_combination: keep enough detail features for the query before filling hidden sources.
+    reserved: list[Feature] = []
+    if intent.min_query_attributes:
+        details = [f for f in free if f.kind == "detail"]
+        rng.shuffle(details)
+        # Persona places are the scarcest, so reserve fields the persona cannot take first.
+        details.sort(key=lambda f: "persona" in f.sources)
+        have = sum(1 for f in fixed if f.kind == "detail")
+        reserved = details[: max(0, intent.min_query_attributes - have)]
+        free = [f for f in free if f not in reserved]
+    n_persona = max(config.min_persona, math.floor(n * config.persona_ratio))
+    n_clar = max(config.min_clarification, math.floor(n * config.clarification_ratio))
+    persona_pool = [f for f in free if "persona" in f.sources]
+    rng.shuffle(persona_pool)
+    # Fields that only the persona (besides the query) can hide go first, leaving the others for clarification.
+    persona_pool.sort(key=lambda f: "clarification" in f.sources)
+    persona = persona_pool[:n_persona]
+    clar_pool = [f for f in free if "clarification" in f.sources and f not in persona]
+    rng.shuffle(clar_pool)
+    if intent.min_query_attributes:
+        clar_pool.sort(key=lambda f: f.kind == "detail")  # numeric bounds first: attributes stay in the query
+    clarification = clar_pool[:n_clar]
+    query = [f for f in features if f not in persona and f not in clarification]
+    evidence = {
+        "features": n,
+        "needed": need,
+        "persona_allowed": len(persona_pool),
+        "clarification_allowed": len([f for f in free if "clarification" in f.sources]),
+        "pinned_to_query": len(fixed) + len(reserved),
+        "entangled": sorted(entangled),
+        "fields": [f.field for f in features],
+    }
+    if n < need:
+        raise PartitionInfeasible(f"{n} features, {need} needed for {config.min_query}/"
+                                  f"{config.min_persona}/{config.min_clarification}", evidence)
+    if len(persona) < config.min_persona or len(clarification) < config.min_clarification:
+        raise PartitionInfeasible(
+            f"persona got {len(persona)} (min {config.min_persona}), clarification got "
+            f"{len(clarification)} (min {config.min_clarification})", evidence)
+    if len(query) < config.min_query:
+        raise PartitionInfeasible(f"query got {len(query)} features (min {config.min_query})", evidence)
+    q_details = [f for f in query if f.kind == "detail"]
+    if len(q_details) < intent.min_query_attributes or len({f.field for f in q_details}) < intent.min_query_fields:
+        raise PartitionInfeasible(
+            f"query has {len(q_details)} attribute constraints over {len({f.field for f in q_details})} fields; "
+            f"{intent.name} needs {intent.min_query_attributes} over {intent.min_query_fields}", evidence)
+    return Assignment(query=query, persona=persona, clarification=clarification)

@@ -1,0 +1,93 @@
+"""Answer sets: every catalog product that passes all of a task's code-checkable rubrics.
+
+The catalog is indexed once per build (normalised titles, one row per detail option with its
+normalised text); each task's answer set is then a handful of vectorised polars filters, not a
+Python loop over products (reference §15.20 never searched for other matching products).
+The filters follow the same rules as validation/checkers.py: tokens of stages.text, whole-token
+containment, bounds as stated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from stages.features import split_options
+from stages.fields import FieldTable
+from stages.text import keywords, normalize
+
+CODE_CHECKABLE = frozenset({"attribute_match", "numeric_range", "entity_match"})
+
+
+@dataclass
+class CatalogIndex:
+    """Pre-normalised views of a catalog for answer sets.
+
+    Attributes:
+        products: parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
+        options: parent_asin, key (canonical), option_norm (padded) — one row per detail option.
+    """
+
+    products: pl.DataFrame
+    options: pl.DataFrame
+
+    @classmethod
+    def build(cls, products: pl.DataFrame, table: FieldTable) -> CatalogIndex:
+        """Index a products.parquet frame. Normalises each distinct title and detail value once.
+
+        Args:
+            products: frame with parent_asin, title, price, average_rating, rating_number and
+                details (list of {key, raw_key, value}).
+            table: the field table (which fields split into options).
+        """
+        titles = products.select("parent_asin", "title", "price", "average_rating", "rating_number")
+        uniq_titles = titles.get_column("title").fill_null("").unique()
+        title_map = pl.DataFrame({"title": uniq_titles,
+                                  "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]})
+        prods = titles.with_columns(pl.col("title").fill_null("")).join(title_map, on="title", how="left")
+        known = [f.name for f in table.detail_fields()]
+        details = (
+            products.select("parent_asin", "details").explode("details").drop_nulls("details")
+            .unnest("details").filter(pl.col("key").is_in(known)).select("parent_asin", "key", "value")
+        )
+        pairs = details.select("key", "value").unique()
+        rows = [(k, v, f" {normalize(opt)} ") for k, v in pairs.iter_rows()
+                for opt in split_options(table.fields[k], v or "")]
+        opt_map = pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String},
+                               orient="row")
+        options = details.join(opt_map, on=["key", "value"], how="inner").select("parent_asin", "key", "option_norm")
+        return cls(products=prods.select("parent_asin", "title_norm", "price", "average_rating", "rating_number"),
+                   options=options)
+
+    def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
+        """Sorted parent_asins of all products satisfying every code-checkable rubric.
+
+        Rubric types without a vectorised filter are ignored here (they are not code-checkable
+        over the whole catalog); the checkers grade them per product.
+        """
+        frame = self.products.lazy()
+        for r in rubrics:
+            if r["type"] == "numeric_range":
+                frame = frame.filter(_bound_expr(pl.col(r["field"]), r["expected_value"]))
+            elif r["type"] == "entity_match":
+                for word in sorted(keywords(r["expected_value"])):
+                    frame = frame.filter(pl.col("title_norm").str.contains(f" {word} ", literal=True))
+            elif r["type"] == "attribute_match":
+                key = r["field"].removeprefix("details.")
+                needle = f" {normalize(r['expected_value'])} "
+                hits = (self.options.lazy()
+                        .filter((pl.col("key") == key) & pl.col("option_norm").str.contains(needle, literal=True))
+                        .select("parent_asin").unique())
+                frame = frame.join(hits, on="parent_asin", how="semi")
+        return sorted(frame.select("parent_asin").collect().get_column("parent_asin").to_list())
+
+
+def _bound_expr(col: pl.Expr, bound: dict[str, Any]) -> pl.Expr:
+    expr = col.is_not_null()
+    if bound.get("min") is not None:
+        expr &= (col >= bound["min"]) if bound.get("min_inclusive", True) else (col > bound["min"])
+    if bound.get("max") is not None:
+        expr &= (col <= bound["max"]) if bound.get("max_inclusive", True) else (col < bound["max"])
+    return expr

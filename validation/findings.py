@@ -1,0 +1,47 @@
+"""Findings and reason codes: what a check reports about a candidate.
+
+Validators collect every finding for a candidate before deciding (lighteval's linter habit);
+severity "error" rejects the candidate, "warn" is only reported (dagster's WARN/ERROR split).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Stable reason codes by stage (DESIGN "The seven stages"). Reports and tests use these names.
+REASONS: dict[int, tuple[str, ...]] = {
+    1: ("not_enough_eligible_products",),
+    2: ("too_few_features", "no_price", "no_reviews"),
+    3: ("partition_infeasible",),
+    4: ("target_fails_rubric",),
+    5: ("llm_error", "llm_invalid_output", "schema_invalid"),
+    6: ("hidden_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
+        "slot_unreachable", "slot_collision"),
+    7: ("query_missing_requirement", "persona_missing_requirement", "clarification_not_revealed",
+        "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "judge_rejected"),
+}
+STAGE_NAMES = {1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split", 4: "locked_rubrics",
+               5: "verbalisation", 6: "leakage_checks", 7: "semantic_validation"}
+STAGE_OF_REASON = {reason: stage for stage, reasons in REASONS.items() for reason in reasons}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in a candidate.
+
+    Attributes:
+        reason: a stable reason code from REASONS.
+        message: one line a person can read.
+        evidence: which rubric, which value, which text (and span) — JSON-serialisable.
+        severity: "error" rejects the candidate; "warn" is reported only.
+    """
+
+    reason: str
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    severity: str = "error"
+
+    @property
+    def stage(self) -> int:
+        return STAGE_OF_REASON[self.reason]

@@ -1,0 +1,101 @@
+"""Stage 6, leakage checks: hidden values must not surface where they do not belong.
+
+- a persona or clarification value must not appear in the query (token-, number- and
+  unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
+  "1.69-inch"; reference §15.15 compared characters and skipped numbers);
+- persona noise must come from the whitelist and repeat no rubric value;
+- every clarification slot must be complete, and no keyword may open two slots.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stages.fields import FieldTable
+from stages.text import contains_phrase, format_number, find_phrase, normalize
+from stages.verbalise import persona_vocab
+from validation.findings import Finding
+
+
+def value_forms(rubric: dict[str, Any]) -> list[str]:
+    """The strings whose presence in text would state this rubric's value (numbers for bounds)."""
+    v = rubric["expected_value"]
+    if isinstance(v, dict):
+        return [format_number(v[k]) for k in ("min", "max") if v.get(k) is not None]
+    if isinstance(v, list):
+        return [str(x) for x in v]
+    return [str(v)]
+
+
+def _noise_values(persona: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for group in ("demographics", "lifestyle", "shopping_habits"):
+        for name, value in (persona.get(group) or {}).items():
+            for item in value if isinstance(value, list) else [value]:
+                out.append((f"{group}.{name}", str(item)))
+    return out
+
+
+def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
+    """Every leakage finding for a verbalised candidate (all of them, not the first).
+
+    Args:
+        task: a task record (user_query, user_persona, clarification_script, rubrics).
+        table: the field table (slot keyword rules).
+
+    Returns:
+        Findings with reasons hidden_value_in_query, persona_noise_leak,
+        persona_noise_not_whitelisted, slot_incomplete, slot_collision.
+    """
+    findings: list[Finding] = []
+    query = task["user_query"]
+    rubrics = task["rubrics"]
+    for r in rubrics:
+        if r["info_source"] == "query":
+            continue
+        for form in value_forms(r):
+            if contains_phrase(query, form):
+                findings.append(Finding(
+                    "hidden_value_in_query",
+                    f"{r['info_source']} rubric {r['id']} ({r['field']}) value {form!r} appears in the query",
+                    {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
+                     "span": find_phrase(query, form)}))
+    persona = task["user_persona"]
+    vocab = persona_vocab()
+    for path, value in _noise_values(persona):
+        group, name = path.split(".")
+        if value not in vocab.get(group, {}).get(name, []):
+            findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
+                                    {"field": path, "value": value}))
+        for r in rubrics:
+            for form in value_forms(r):
+                if isinstance(r["expected_value"], str) and contains_phrase(value, form):
+                    findings.append(Finding(
+                        "persona_noise_leak", f"persona noise {path} = {value!r} repeats rubric {r['id']} value {form!r}",
+                        {"rubric_id": r["id"], "field": path, "value": form, "text": value}))
+    script = task["clarification_script"]
+    by_id = {r["id"]: r for r in rubrics}
+    owners: dict[str, str] = {}
+    for slot in script["clarification_slots"]:
+        problems = []
+        linked = [by_id.get(rid) for rid in slot["linked_rubric_ids"]]
+        if any(r is None or r["info_source"] != "clarification" for r in linked):
+            problems.append("links a rubric that is missing or not a clarification rubric")
+        kws = slot["trigger_keywords"]
+        if not 7 <= len(kws) <= 10:
+            problems.append(f"has {len(kws)} trigger keywords (7-10 required)")
+        label = table.by_rubric_field(slot["field"]).label if slot["field"] else ""
+        if label and normalize(label) not in {normalize(k) for k in kws}:
+            problems.append(f"lacks the field's own name {label!r} among its keywords")
+        for r in (r for r in linked if r is not None):
+            if not all(contains_phrase(slot["user_response"], f) for f in value_forms(r)):
+                problems.append(f"reply does not contain the value of {r['id']}")
+        for p in problems:
+            findings.append(Finding("slot_incomplete", f"slot {slot['slot_id']} {p}",
+                                    {"slot_id": slot["slot_id"], "rubric_ids": slot["linked_rubric_ids"]}))
+        for kw in {normalize(k) for k in kws}:
+            other = owners.setdefault(kw, slot["slot_id"])
+            if other != slot["slot_id"]:
+                findings.append(Finding("slot_collision", f"keyword {kw!r} opens slots {other} and {slot['slot_id']}",
+                                        {"keyword": kw, "slot_ids": [other, slot["slot_id"]]}))
+    return findings
