@@ -1,6 +1,107 @@
-"""Shared pytest setup."""
+"""Shared pytest setup: catalog snapshots built from real Amazon Reviews 2023 records.
+
+Two snapshots are built once per session: the bundled sample (data/sample/, always present) and
+`../shared/data/amazon-reviews-2023/meta_electronics_beauty_office.jsonl` (richer products; tests
+that need it skip with a reason when shared/ is absent). Products are picked by parent_asin from
+these real records; no test invents a product.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_DIR = REPO / "data" / "sample"
+SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
+RICH_META = SHARED / "meta_electronics_beauty_office.jsonl"
 
 
 def pytest_configure(config):
     # Registered here because pyproject.toml belongs to the skeleton; move it there if preferred.
     config.addinivalue_line("markers", "prefect: runs a Prefect flow (starts a temporary Prefect server, 10-30 s)")
+
+
+@dataclass
+class Catalog:
+    """A catalog snapshot on disk and the views tests need of it."""
+
+    path: Path
+    products: pl.DataFrame
+    table: Any  # stages.fields.FieldTable
+    index: Any  # validation.answer_set.CatalogIndex
+    _rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    def product(self, parent_asin: str) -> dict[str, Any]:
+        """The real product row `parent_asin` as a dict (a fresh copy each call)."""
+        if not self._rows:
+            self._rows.update({r["parent_asin"]: r for r in self.products.to_dicts()})
+        if parent_asin not in self._rows:
+            raise AssertionError(f"{parent_asin} is not in the snapshot {self.path}")
+        import copy
+        return copy.deepcopy(self._rows[parent_asin])
+
+    def all_products(self) -> list[dict[str, Any]]:
+        self.product(self.products.get_column("parent_asin")[0])
+        return list(self._rows.values())
+
+
+def _catalog(meta: list[Path], reviews: list[Path], out: Path) -> Catalog:
+    from flows.catalog import load_snapshot
+    from stages.fields import load_field_table
+    from stages.ingest import write_catalog_snapshot
+    from validation.answer_set import CatalogIndex
+
+    write_catalog_snapshot(meta, reviews, out)
+    products, _ = load_snapshot(out)
+    table = load_field_table()
+    return Catalog(path=out, products=products, table=table, index=CatalogIndex.build(products, table))
+
+
+@pytest.fixture(scope="session")
+def sample_catalog(tmp_path_factory) -> Catalog:
+    """The bundled real sample (420 products with reviews) as a snapshot."""
+    from flows.ingest import sample_inputs
+
+    meta, reviews = sample_inputs()
+    return _catalog(meta, reviews, tmp_path_factory.mktemp("catalogs") / "sample")
+
+
+@pytest.fixture(scope="session")
+def rich_catalog(tmp_path_factory) -> Catalog:
+    """Snapshot of the shared electronics/beauty/office metadata file (~2,500 real products)."""
+    if not RICH_META.is_file():
+        pytest.skip(f"shared real data not found at {RICH_META} (clone shared/ beside the repository)")
+    return _catalog([RICH_META], [], tmp_path_factory.mktemp("catalogs") / "ebo")
+
+
+@pytest.fixture(scope="session")
+def rich_plan(rich_catalog):
+    """`plan_build` over the rich snapshot: (BuildContext, products frame, sampling per intent)."""
+    from flows.build import plan_build
+    from flows.settings import BuildConfig
+
+    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=30))
+    return ctx, products, sampling
+
+
+@pytest.fixture(scope="session")
+def rich_results(rich_plan, rich_catalog):
+    """build_candidate over every sampled candidate of the rich plan: [(intent, parent_asin, CandidateResult)]."""
+    from flows.candidate import build_candidate
+
+    ctx, _, sampling = rich_plan
+    return [(intent, asin, build_candidate(rich_catalog.product(asin), intent, ctx))
+            for intent, s in sampling.items() for asin in s["candidates"]]
+
+
+@pytest.fixture(scope="session")
+def accepted_tasks(rich_results) -> list[dict[str, Any]]:
+    """Every accepted task of the rich plan (real targets, real rubrics)."""
+    tasks = [r.task for _, _, r in rich_results if r.task is not None]
+    assert len(tasks) >= 30, f"only {len(tasks)} tasks accepted; the fixtures expect at least 30"
+    return tasks
