@@ -1,0 +1,127 @@
+"""Stage 3, three-source split, on the features of real products (stages/split.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stages.features import extract_features
+from stages.hashing import rng
+from stages.intents import load_intents
+from stages.split import PartitionInfeasible, SplitConfig, select_features, split_features
+
+CONFIG = SplitConfig()
+
+
+@pytest.fixture(scope="module")
+def intents():
+    return load_intents()
+
+
+@pytest.fixture(scope="module")
+def splits(rich_plan, rich_catalog, intents):
+    """(intent, features, Assignment) for every sampled candidate whose split is feasible (attempt 0 draws)."""
+    ctx, _, sampling = rich_plan
+    out = []
+    for name, s in sampling.items():
+        for asin in s["candidates"]:
+            gen = rng(0, "candidate", name, asin, 0)
+            features, _ = extract_features(rich_catalog.product(asin), intents[name], rich_catalog.table, gen)
+            chosen = select_features(features, intents[name], gen)
+            try:
+                out.append((intents[name], chosen, split_features(chosen, intents[name], CONFIG, gen)))
+            except PartitionInfeasible:
+                pass
+    assert len(out) >= 30
+    return out
+
+
+def features_of(rich_catalog, intents, asin, intent="product_search", seed=0):
+    return extract_features(rich_catalog.product(asin), intents[intent], rich_catalog.table, rng(seed))[0]
+
+
+def test_every_split_meets_the_minimums(splits):
+    counts = [a.counts() for _, _, a in splits]
+    assert all(c["query"] >= 4 and c["persona"] >= 2 and c["clarification"] >= 2 for c in counts)
+
+
+def test_every_feature_is_placed_exactly_once(splits):
+    # Regression for reference §15.14 (query features duplicated into other sources).
+    for _, chosen, a in splits:
+        placed = [id(f) for f in a.query + a.persona + a.clarification]
+        assert sorted(placed) == sorted(id(f) for f in chosen)
+
+
+def test_no_field_appears_in_two_sources(splits):
+    for _, _, a in splits:
+        fields = [f.field for f in a.query + a.persona + a.clarification]
+        assert len(fields) == len(set(fields))
+
+
+def test_persona_takes_only_fields_the_table_allows_there(splits):
+    assert all("persona" in f.sources for _, _, a in splits for f in a.persona)
+
+
+def test_clarification_takes_only_fields_the_table_allows_there(splits):
+    assert all("clarification" in f.sources for _, _, a in splits for f in a.clarification)
+
+
+def test_the_entity_always_stays_in_the_query(splits):
+    assert all(f.kind != "entity" for _, _, a in splits for f in a.persona + a.clarification)
+
+
+def test_intent_query_fields_stay_in_the_query(splits):
+    for intent, _, a in splits:
+        assert not {f.field for f in a.persona + a.clarification} & set(intent.query_fields)
+
+
+def test_feature_combination_query_has_enough_attributes(splits):
+    combos = [(i, a) for i, _, a in splits if i.name == "feature_combination"]
+    assert combos
+    for intent, a in combos:
+        details = [f for f in a.query if f.kind == "detail"]
+        assert len({f.field for f in details}) >= intent.min_query_fields
+
+
+@pytest.mark.parametrize(("asin", "fields"), [
+    ("B07G5JL4C6", {"details.Color", "details.Ink Color"}),   # "White" colour and "White" ink
+    ("B0781MBQ2B", {"details.Material", "details.Theme"}),    # "Crystal" material and theme
+    ("B07XCXHLDK", {"price", "rating_number"}),               # price cap 20 and at least 20 ratings
+])
+def test_entangled_values_stay_in_the_query(rich_catalog, intents, asin, fields):
+    features = features_of(rich_catalog, intents, asin)
+    for seed in range(5):
+        try:
+            a = split_features(features, intents["product_search"], CONFIG, rng(seed))
+        except PartitionInfeasible:
+            continue
+        assert fields <= {f.field for f in a.query}
+
+
+def test_too_few_features_is_infeasible_with_evidence(rich_catalog, intents):
+    features = features_of(rich_catalog, intents, "B0BWG28M2X")  # 5 usable features
+    with pytest.raises(PartitionInfeasible) as exc:
+        split_features(features, intents["product_search"], CONFIG, rng(0))
+    assert exc.value.evidence["features"] == len(features) < 8
+    assert exc.value.evidence["needed"] == 8
+
+
+def test_raised_minimums_make_a_feasible_product_infeasible(splits):
+    intent, chosen, _ = splits[0]
+    strict = SplitConfig(min_query=4, min_persona=len(chosen), min_clarification=2)
+    with pytest.raises(PartitionInfeasible):
+        split_features(chosen, intent, strict, rng(0))
+
+
+def test_split_is_deterministic_for_the_same_seed(rich_catalog, intents):
+    features = features_of(rich_catalog, intents, "B012I6UBXY")
+    a = split_features(features, intents["product_search"], CONFIG, rng(3))
+    b = split_features(features, intents["product_search"], CONFIG, rng(3))
+    assert a == b
+
+
+def test_select_features_caps_at_max_features_and_keeps_the_entity(rich_catalog, intents):
+    intent = intents["product_search"]
+    features = features_of(rich_catalog, intents, "B012I6UBXY")
+    chosen = select_features(features, intent, rng(0))
+    assert len(chosen) <= intent.max_features
+    assert chosen[0].kind == "entity"
