@@ -16,6 +16,13 @@ class SnapshotError(ValueError):
     """A catalog snapshot is missing or unreadable; the message names the path."""
 
 
+def check_snapshot(path: Path) -> None:
+    """Raise SnapshotError naming the missing file unless `path` holds manifest.json and products.parquet."""
+    for p in (path / "manifest.json", path / "products.parquet"):
+        if not p.is_file():
+            raise SnapshotError(f"{p} not found: is {path} a catalog snapshot? (create one with `ecombench ingest`)")
+
+
 def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Products of a snapshot and its manifest.
 
@@ -28,10 +35,8 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     Raises:
         SnapshotError: the directory, a file or a column is missing.
     """
+    check_snapshot(path)
     manifest_path, products_path = path / "manifest.json", path / "products.parquet"
-    for p in (manifest_path, products_path):
-        if not p.is_file():
-            raise SnapshotError(f"{p} not found: is {path} a catalog snapshot? (create one with `ecombench ingest`)")
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:

@@ -153,6 +153,8 @@ def load_field_table(path: str | None = None) -> FieldTable:
             raise ValueError(f"{src}: field {name!r} has unknown sources {sorted(bad)} or kind {spec.kind!r}")
         if "clarification" in spec.sources and not 7 <= len(spec.keywords) <= 10:
             raise ValueError(f"{src}: field {name!r} needs 7-10 keywords, has {len(spec.keywords)}")
+        if "clarification" in spec.sources and _key_form(spec.label) not in {_key_form(k) for k in spec.keywords}:
+            raise ValueError(f"{src}: field {name!r} must list its label {spec.label!r} among its keywords")
         for kw in spec.keywords:
             owner = keyword_owner.setdefault(_key_form(kw), name)
             if owner != name:

@@ -1,0 +1,172 @@
+"""The `ecombench` command line (Typer): ingest a catalog, build a split, read what was built.
+
+Errors are one line naming the file, record or setting, with a non-zero exit; nothing already
+written is touched (snapshots and split versions are written whole or not at all).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from flows.settings import ARTIFACTS, apply_prefect_defaults
+
+apply_prefect_defaults()
+
+app = typer.Typer(help="Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+SAMPLE_CATALOG = ARTIFACTS / "catalogs" / "sample"
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int) -> dict:
+    from flows.ingest import ingest_flow
+
+    # Check what can be checked before the flow starts, so a typo costs no Prefect start-up.
+    for path in [*meta, *reviews]:
+        if not Path(path).is_file():
+            _fail(f"input file not found: {path}")
+    if out.exists():
+        _fail(f"catalog snapshot {out} already exists; choose another --name/--out (nothing was written)")
+    typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
+    return ingest_flow(meta, reviews, out, batch_size)
+
+
+@app.command()
+def ingest(
+    meta: Annotated[Optional[list[Path]], typer.Option("--meta", help="Metadata JSONL(.gz) file; repeat for more. "
+                                                       "Default: the bundled real sample.")] = None,
+    reviews: Annotated[Optional[list[Path]], typer.Option("--reviews", help="Review JSONL(.gz) file; repeatable.")] = None,
+    name: Annotated[str, typer.Option(help="Snapshot name under artifacts/catalogs/.")] = "sample",
+    out: Annotated[Optional[Path], typer.Option(help="Snapshot directory (overrides --name).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Records per streamed batch.")] = 20_000,
+) -> None:
+    """Ingest Amazon Reviews 2023 files (raw or Hugging Face form, plain or .gz) into a catalog snapshot."""
+    from flows.ingest import sample_inputs
+
+    if not meta:
+        meta, default_reviews = sample_inputs()
+        reviews = reviews if reviews is not None else default_reviews
+    out = out or ARTIFACTS / "catalogs" / name
+    try:
+        manifest = _ingest(list(meta), list(reviews or []), out, batch_size)
+    except (FileNotFoundError, FileExistsError, ValueError) as exc:
+        _fail(str(exc).splitlines()[0])
+    c = manifest["counts"]
+    typer.echo(f"catalog snapshot: {out}")
+    typer.echo(f"  {c['products']} products, {c['reviews']} reviews, {c['bad_records']} bad records"
+               + (f" {c['bad_by_reason']}" if c["bad_records"] else ""))
+    if c["bad_records"]:
+        typer.echo(f"  bad records listed in {out / 'bad_records.jsonl'}")
+
+
+@app.command()
+def build(
+    catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot directory. Default: the bundled "
+                                                    "sample, ingested first if missing.")] = None,
+    split: Annotated[str, typer.Option(help="Split name (artifacts/splits/<split>/).")] = "sample",
+    version: Annotated[Optional[str], typer.Option(help="Version name; default: next free v<N>. "
+                                                   "An existing version is never overwritten.")] = None,
+    intent: Annotated[Optional[list[str]], typer.Option("--intent", help="Intent to build; repeatable. "
+                                                        "Default: product_search, rating_quality, "
+                                                        "feature_combination.")] = None,
+    candidates: Annotated[Optional[int], typer.Option(help="Candidates sampled per intent [default: 100].")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Run seed; every random choice derives from it "
+                                                "[default: 0].")] = None,
+    max_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates with a larger answer set "
+                                                          "[default: 5].")] = None,
+    category: Annotated[Optional[list[str]], typer.Option("--category", help="Restrict to a main_category; "
+                                                          "repeatable.")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
+                                                   "BuildConfig); command-line options override it.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Splits root directory.")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(help="Candidates per Prefect task [default: 50].")] = None,
+) -> None:
+    """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
+    from pydantic import ValidationError
+
+    from flows.settings import BuildConfig
+
+    settings: dict = {}
+    if config is not None:
+        try:
+            settings = json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            _fail(f"{config}: cannot read build config ({exc})")
+    if catalog is None and "catalog" not in settings:
+        catalog = SAMPLE_CATALOG
+        if not (catalog / "manifest.json").exists():
+            from flows.ingest import sample_inputs
+
+            try:
+                _ingest(*sample_inputs(), catalog, 20_000)
+            except (FileNotFoundError, FileExistsError, ValueError) as exc:
+                _fail(str(exc).splitlines()[0])
+    overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
+                 "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
+                 "max_answer_set": max_answer_set}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        cfg = BuildConfig(**settings)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        _fail(f"build setting {'.'.join(str(p) for p in err['loc'])}: {err['msg']}")
+    from flows.catalog import SnapshotError, check_snapshot
+    from stages.intents import load_intents
+
+    unknown = sorted(set(cfg.intents) - set(load_intents()))
+    if unknown:
+        _fail(f"unknown intent(s) {unknown}; known: {sorted(load_intents())} (stages/intents.toml)")
+    try:
+        check_snapshot(Path(cfg.catalog))
+    except SnapshotError as exc:
+        _fail(str(exc))
+    splits_root = out or ARTIFACTS / "splits"
+    if version and (splits_root / split / version).exists():
+        _fail(f"split version {splits_root / split / version} already exists; choose another --version "
+              "(nothing was written)")
+    from flows.build import build_flow
+    from flows.publish import VersionExists
+    from schemas import SchemaError
+
+    typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
+               f"{cfg.candidates_per_intent} candidates) ...", err=True)
+    try:
+        result = build_flow(cfg, split, version, str(splits_root), show_progress=True)
+    except (SnapshotError, VersionExists, SchemaError, FileNotFoundError, ValueError) as exc:
+        _fail(str(exc).splitlines()[0])
+    _print_summary(Path(result["path"]), result["manifest"])
+
+
+def _print_summary(path: Path, manifest: dict) -> None:
+    c = manifest["counts"]
+    typer.echo(f"split version: {path}")
+    typer.echo(f"  {c['tasks']} tasks accepted, {c['rejections']} candidates rejected")
+    for intent, v in c["per_intent"].items():
+        typer.echo(f"  {intent:<22} accepted {v['accepted']:>4}  rejected {v['rejected']:>4}")
+    if c["rejection_reasons"]:
+        typer.echo("  rejections by reason: " + ", ".join(f"{k} {v}" for k, v in c["rejection_reasons"].items()))
+    typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
+    typer.echo(f"  report: {path / 'report.md'}")
+
+
+@app.command()
+def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory.")]) -> None:
+    """Print a split version's report.md."""
+    path = version_dir / "report.md"
+    if not path.is_file():
+        _fail(f"{path} not found: is {version_dir} a split version directory?")
+    sys.stdout.write(path.read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    app()

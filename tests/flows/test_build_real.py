@@ -1,0 +1,94 @@
+"""The issue's acceptance run on real data: the electronics/beauty/office catalog plus its
+Hugging Face-form copy, 3 intents x 100 candidates, built twice without Prefect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from flows.build import build_split
+from flows.catalog import load_snapshot
+from flows.settings import BuildConfig
+from schemas import schema_errors
+from stages.fields import load_field_table
+from stages.ingest import write_catalog_snapshot
+from stages.text import contains_phrase
+from validation.checkers import check
+from validation.leakage import value_forms
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "amazon-reviews-2023"
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"real data folder {DATA} is absent")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("real")
+    catalog = tmp / "catalog"
+    manifest = write_catalog_snapshot([DATA / "meta_electronics_beauty_office.jsonl",
+                                       DATA / "meta_hf_form_sample.jsonl"], [], catalog)
+    config = BuildConfig(catalog=str(catalog), candidates_per_intent=100)
+    first = build_split(config, "real", root=tmp / "splits")
+    second = build_split(config, "real", root=tmp / "splits")
+    products, _ = load_snapshot(catalog)
+    return manifest, first, second, products
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_hf_copies_are_reported_as_duplicates(built):
+    manifest, *_ = built
+    assert manifest["counts"]["bad_by_reason"] == {"duplicate_parent_asin": 300}
+
+
+def test_at_least_150_tasks_accepted(built):
+    _, first, _, _ = built
+    assert first.manifest["counts"]["tasks"] >= 150
+
+
+def test_every_task_matches_the_schema(built):
+    _, first, _, _ = built
+    for task in _lines(first.path / "tasks.jsonl"):
+        assert schema_errors("task", task) == [], task["id"]
+
+
+def test_every_target_passes_each_of_its_rubrics_by_code(built):
+    _, first, _, products = built
+    table = load_field_table()
+    by_id = {p["parent_asin"]: p for p in products.filter(
+        pl.col("parent_asin").is_in([t["target_product"]["parent_asin"] for t in _lines(first.path / "tasks.jsonl")])
+    ).to_dicts()}
+    for task in _lines(first.path / "tasks.jsonl"):
+        product = by_id[task["target_product"]["parent_asin"]]
+        for rubric in task["rubrics"]:
+            assert check(rubric, product, table).satisfied, (task["id"], rubric)
+
+
+def test_no_persona_or_clarification_value_appears_in_a_query(built):
+    _, first, _, _ = built
+    for task in _lines(first.path / "tasks.jsonl"):
+        for rubric in task["rubrics"]:
+            if rubric["info_source"] != "query":
+                for form in value_forms(rubric):
+                    assert not contains_phrase(task["user_query"], form), (task["id"], rubric["id"], form)
+
+
+def test_every_candidate_is_a_task_or_a_rejection_with_a_reason(built):
+    _, first, _, _ = built
+    tasks = _lines(first.path / "tasks.jsonl")
+    rejections = _lines(first.path / "rejections.jsonl")
+    sampled = sum(s["sampled"] for s in first.manifest["sampling"].values())
+    assert len(tasks) + len(rejections) == sampled == 300
+    assert all(r["reason"] and schema_errors("rejection", r) == [] for r in rejections)
+    assert {t["target_product"]["parent_asin"] for t in tasks}.isdisjoint({r["parent_asin"] for r in rejections})
+
+
+def test_same_config_gives_byte_identical_tasks(built):
+    _, first, second, _ = built
+    assert first.path != second.path
+    assert (first.path / "tasks.jsonl").read_bytes() == (second.path / "tasks.jsonl").read_bytes()
+    assert first.manifest["files"]["tasks.jsonl"]["sha256"] == second.manifest["files"]["tasks.jsonl"]["sha256"]
