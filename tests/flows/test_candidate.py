@@ -1,0 +1,117 @@
+"""One candidate through stages 2-7 on real products (flows/candidate.py::build_candidate)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flows.candidate import build_candidate
+from schemas import schema_errors
+from stages.hashing import canonical_json
+from stages.text import contains_phrase
+from validation.checkers import check
+from validation.findings import REASONS
+from validation.leakage import value_forms
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_accepted_tasks_match_the_task_schema(accepted_tasks):
+    assert {t["id"]: schema_errors("task", t) for t in accepted_tasks if schema_errors("task", t)} == {}
+
+
+def test_every_target_passes_every_rubric_by_code(accepted_tasks, rich_catalog):
+    failures = [(t["id"], r["id"]) for t in accepted_tasks for r in t["rubrics"]
+                if not check(r, rich_catalog.product(t["target_product"]["parent_asin"]), rich_catalog.table).satisfied]
+    assert failures == []
+
+
+def test_no_query_states_a_persona_or_clarification_value(accepted_tasks):
+    leaks = [(t["id"], r["id"], form) for t in accepted_tasks for r in t["rubrics"] if r["info_source"] != "query"
+             for form in value_forms(r) if contains_phrase(t["user_query"], form)]
+    assert leaks == []
+
+
+def test_the_query_states_every_query_value(accepted_tasks):
+    missing = [(t["id"], r["id"]) for t in accepted_tasks for r in t["rubrics"] if r["info_source"] == "query"
+               for form in value_forms(r) if not contains_phrase(t["user_query"], form)]
+    assert missing == []
+
+
+def test_persona_requirements_hold_exactly_the_persona_rubrics(accepted_tasks, rich_catalog):
+    for t in accepted_tasks:
+        expected = {rich_catalog.table.by_rubric_field(r["field"]).persona_key: r["expected_value"]
+                    for r in t["rubrics"] if r["info_source"] == "persona"}
+        assert t["user_persona"]["product_requirements"] == expected, t["id"]
+
+
+def test_every_task_meets_the_source_minimums(accepted_tasks):
+    assert all(t["difficulty"]["n_query"] >= 4 and t["difficulty"]["n_persona"] >= 2
+               and t["difficulty"]["n_clarification"] >= 2 for t in accepted_tasks)
+
+
+def test_task_ids_are_unique(accepted_tasks):
+    ids = [t["id"] for t in accepted_tasks]
+    assert len(ids) == len(set(ids))
+
+
+def test_a_product_with_too_few_details_is_rejected_at_stage_2(rich_catalog, rich_plan):
+    # B0BWG28M2X: a real notepad with only Brand and Color among its details (5 usable features).
+    result = build_candidate(rich_catalog.product("B0BWG28M2X"), "product_search", rich_plan[0])
+    assert result.task is None
+    assert (result.rejection["stage"], result.rejection["reason"]) == (2, "too_few_features")
+
+
+def test_a_stage_2_rejection_matches_the_rejection_schema(rich_catalog, rich_plan):
+    result = build_candidate(rich_catalog.product("B0BWG28M2X"), "product_search", rich_plan[0])
+    assert schema_errors("rejection", result.rejection) == []
+
+
+def test_every_real_rejection_matches_the_schema_and_its_stage(rich_results):
+    rejections = [r.rejection for _, _, r in rich_results if r.rejection]
+    assert rejections
+    assert [(r["candidate_id"], schema_errors("rejection", r)) for r in rejections
+            if schema_errors("rejection", r)] == []
+    assert all(r["reason"] in REASONS[r["stage"]] for r in rejections)
+
+
+def test_the_same_inputs_give_identical_task_json(rich_catalog, rich_plan, accepted_tasks):
+    t = accepted_tasks[0]
+    again = build_candidate(rich_catalog.product(t["target_product"]["parent_asin"]), t["intent"], rich_plan[0])
+    assert canonical_json(again.task) == canonical_json(t)
+
+
+SCRIPT = """
+import sys
+from flows.build import plan_build
+from flows.candidate import build_candidate
+from flows.settings import BuildConfig
+from stages.hashing import canonical_json
+ctx, products, sampling, _ = plan_build(BuildConfig(catalog=sys.argv[1], candidates_per_intent=8))
+rows = {r["parent_asin"]: r for r in products.to_dicts()}
+out = []
+for intent, s in sampling.items():
+    for asin in s["candidates"]:
+        r = build_candidate(rows[asin], intent, ctx)
+        out.append(r.task or r.rejection)
+print(canonical_json(out))
+"""
+
+
+def run_build(catalog: Path, hashseed: str) -> str:
+    env = dict(os.environ, PYTHONHASHSEED=hashseed, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(catalog)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_output_does_not_depend_on_the_process_hash_seed(rich_catalog):
+    # Regression for reference §15.1: seeds from Python's salted hash() changed between processes.
+    a, b = run_build(rich_catalog.path, "1"), run_build(rich_catalog.path, "2024")
+    assert json.loads(a) and a == b
