@@ -83,8 +83,8 @@ def test_find_phrase_is_none_when_absent():
     assert find_phrase("I need a bored-looking case", "red") is None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: find_phrase cannot span an inch mark (the '\"' span has no tokens), "
-                                       "so contains_phrase finds the value but the evidence span is None")
+# Regression: find_phrase could not span an inch mark, so contains_phrase found the value but the
+# evidence span was None.
 def test_find_phrase_finds_a_value_written_with_an_inch_mark():
     text = 'I need a watch band for a 1.69" screen.'
     assert contains_phrase(text, "1.69 Inches")
@@ -109,7 +109,6 @@ def test_fix_articles_keeps_a_before_a_consonant():
     assert fix_articles("I want a Black case") == "I want a Black case"
 
 
-@pytest.mark.xfail(strict=True, reason="DOUBTFUL: fix_articles goes by vowel letter, not sound; real query for "
-                                       "B09SPZN2PN reads 'with an USB connector'")
+# Regression: fix_articles goes by vowel letter, not sound; real query for B09SPZN2PN reads 'with an USB connector'
 def test_fix_articles_keeps_a_before_a_consonant_sound_written_with_a_vowel():
     assert fix_articles("with a USB connector") == "with a USB connector"
