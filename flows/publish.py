@@ -135,6 +135,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     if errors:
         raise SchemaError(f"manifest breaks schemas/split_manifest.schema.json: {errors[0]}")
     files["report.md"] = render_report(manifest, rejections).encode("utf-8")
+    manifest["files"]["report.md"] = {"sha256": sha256_hex(files["report.md"]), "bytes": len(files["report.md"]),
+                                      "rows": files["report.md"].count(b"\n")}
     files["manifest.json"] = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{version}.tmp-{os.getpid()}"

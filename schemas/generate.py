@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas.models import ClarificationScript, Persona, Rejection, Rubric, SplitManifest, Task
+from schemas.models import (ClarificationScript, Persona, Rejection, Rubric, SplitManifest, Task,
+                            value_type_by_rubric_type)
 
 SCHEMA_DIR = Path(__file__).parent
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -27,6 +28,9 @@ def render(name: str) -> str:
     """JSON text of the schema for artifact `name` (a key of MODELS)."""
     schema = {"$schema": DRAFT, "$id": f"https://ecombench.dev/schemas/{name}.schema.json"}
     schema.update(MODELS[name].model_json_schema())
+    rubric = schema if name == "rubric" else schema.get("$defs", {}).get("Rubric")
+    if rubric is not None:
+        value_type_by_rubric_type(rubric)
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 

@@ -49,8 +49,29 @@ class InfoSource(str, Enum):
     clarification = "clarification"
 
 
+def _require_a_bound(schema: dict[str, Any]) -> None:
+    # JSON Schema twin of NumericBound._one_bound: min or max must be a number.
+    schema["anyOf"] = [{"required": ["min"], "properties": {"min": {"type": "number"}}},
+                       {"required": ["max"], "properties": {"max": {"type": "number"}}}]
+
+
+def value_type_by_rubric_type(schema: dict[str, Any]) -> None:
+    """Add to a Rubric JSON Schema the twin of Rubric._value_fits_type (applied by schemas/generate.py,
+    since pydantic cannot emit a $ref of its own here), so jsonschema alone enforces the same rule."""
+    schema["allOf"] = [
+        {"if": {"properties": {"type": {"const": "numeric_range"}}},
+         "then": {"properties": {"expected_value": {"$ref": "#/$defs/NumericBound"}}}},
+        {"if": {"properties": {"type": {"const": "negative_attribute"}}},
+         "then": {"properties": {"expected_value": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}},
+        {"if": {"properties": {"type": {"enum": ["attribute_match", "entity_match", "review_opinion"]}}},
+         "then": {"properties": {"expected_value": {"type": "string", "minLength": 1}}}},
+    ]
+
+
 class NumericBound(_Model):
     """A numeric requirement with its bounds' inclusiveness stated in the data (fixes reference §15.10)."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=True, json_schema_extra=_require_a_bound)
 
     min: float | None = Field(None, description="Lower bound, or null for none.")
     max: float | None = Field(None, description="Upper bound, or null for none.")

@@ -55,6 +55,14 @@ class Feature:
     raw: str
 
 
+MAX_RAW_CHARS = 200
+
+
+def strip_markup(value: str) -> str:
+    """Raw detail text without HTML tags/entities and without a trailing "… See more"."""
+    return _SEE_MORE.sub("", html.unescape(_TAG.sub(" ", value)))
+
+
 def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | None, str]:
     """Clean one detail value, or say why it is unusable.
 
@@ -62,9 +70,7 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
         (clean value, "") or (None, reason) with reason one of: empty, placeholder, url, asin,
         emoji, variant_code, code, numeric_only, too_long, repeated_blurb, sentence.
     """
-    v = html.unescape(_TAG.sub(" ", value))
-    v = _SEE_MORE.sub("", v)
-    v = " ".join(v.split()).strip(" .,;:-–—‎\u200e")
+    v = " ".join(strip_markup(value).split()).strip(" .,;:-–—‎\u200e")
     if not v or not tokens(v):
         return None, "empty"
     if v.lower() in spec.placeholders:
@@ -85,7 +91,7 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
         return None, "repeated_blurb"
     if len(v) > table.max_value_chars or len(v.split()) > table.max_value_words:
         return None, "too_long"
-    if re.search(r"[.!?]\s+\w", v):
+    if re.search(r"[a-z]{2}[.!?]\s+\w", v):  # "Fits most. Easy" is prose; "C.P. Company" is a name
         return None, "sentence"
     return v, ""
 
@@ -176,7 +182,11 @@ def extract_features(
             continue
         options: list[str] = []
         reason = ""
-        for opt in split_options(spec, raws[0]):
+        text = strip_markup(raws[0])
+        if len(text) > MAX_RAW_CHARS:
+            dropped[spec.rubric_field] = "blurb"
+            continue
+        for opt in split_options(spec, text):
             clean, why = clean_value(spec, opt, table)
             if clean and clean.lower() not in {o.lower() for o in options}:
                 options.append(clean)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from stages.text import normalize
+
 FIELD_TABLE = Path(__file__).with_name("fields.toml")
 
 DETAIL_PREFIX = "details."
@@ -68,6 +70,16 @@ class FieldTable:
     max_value_chars: int
     max_value_words: int
     source_path: str
+    value_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def spellings(self, value: str) -> tuple[str, ...]:
+        """Every spelling of `value` from the table's value alias groups (the value itself first).
+
+        Matching is on normalised text ("usb-c" finds the "USB Type C" group); a value in no
+        group has only itself.
+        """
+        group = self.value_aliases.get(normalize(value), ())
+        return (value, *(g for g in group if normalize(g) != normalize(value)))
 
     def canonical_key(self, raw_key: str) -> str:
         """Canonical detail key for a raw Amazon key.
@@ -167,10 +179,17 @@ def load_field_table(path: str | None = None) -> FieldTable:
         fields[name] = spec
     for other in defaults.get("other_keys", []):
         alias_index.setdefault(_key_form(other), other)
+    value_aliases: dict[str, tuple[str, ...]] = {}
+    for group in data.get("values", {}).get("aliases", []):
+        for spelling in group:
+            if value_aliases.get(normalize(spelling), tuple(group)) != tuple(group):
+                raise ValueError(f"{src}: value spelling {spelling!r} is in two alias groups")
+            value_aliases[normalize(spelling)] = tuple(group)
     return FieldTable(
         fields=fields,
         alias_index=alias_index,
         max_value_chars=int(defaults.get("max_value_chars", 40)),
         max_value_words=int(defaults.get("max_value_words", 6)),
         source_path=str(src),
+        value_aliases=value_aliases,
     )

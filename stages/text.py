@@ -95,23 +95,29 @@ def contains_phrase(haystack: str, needle: str) -> bool:
 
 
 def find_phrase(haystack: str, needle: str) -> tuple[int, int] | None:
-    """Character span in `haystack` where `needle` occurs (token-aware), or None.
+    """Character span in `haystack` of the shortest run of whole words that contains `needle` (token-aware).
 
-    Used for evidence in rejection reports: the span points into the original text.
+    Used for evidence in reports: the span points into the original text, and is found with
+    the same `tokens` as `contains_phrase`, so inch marks, units and numbers behave alike.
+    Returns None when the needle is not contained.
     """
-    n = tokens(needle)
-    if not n:
+    n = normalize(needle)
+    if not n or f" {n} " not in f" {normalize(haystack)} ":
         return None
-    spans = [(m.start(), m.end()) for m in re.finditer(r"[^\W_]+(?:[.,]\d+)?|\"", haystack)]
-    hay = [tokens(haystack[s:e]) for s, e in spans]
-    flat: list[tuple[str, int]] = []
-    for idx, toks in enumerate(hay):
-        flat.extend((t, idx) for t in toks)
-    words = [t for t, _ in flat]
-    for i in range(len(words) - len(n) + 1):
-        if tuple(words[i : i + len(n)]) == n:
-            return spans[flat[i][1]][0], spans[flat[i + len(n) - 1][1]][1]
-    return None
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", haystack)]
+
+    def holds(i: int, j: int) -> bool:
+        return f" {n} " in f" {normalize(haystack[words[i][0]:words[j][1]])} "
+
+    last = next(j for j in range(len(words)) if holds(0, j))  # the first word where the needle is complete
+    first = next(i for i in range(last, -1, -1) if holds(i, last))  # the latest start that still holds it
+    start, end = words[first][0], words[last][1]
+    # Trim punctuation that clings to the words ("Black," -> "Black") while the needle stays whole.
+    while end - start > 1 and haystack[end - 1] in ".,;:!?)]'" and f" {n} " in f" {normalize(haystack[start:end - 1])} ":
+        end -= 1
+    while end - start > 1 and haystack[start] in "([\"'" and f" {n} " in f" {normalize(haystack[start + 1:end])} ":
+        start += 1
+    return start, end
 
 
 def keywords(text: str) -> frozenset[str]:
@@ -124,6 +130,23 @@ def format_number(x: float) -> str:
     return f"{x:,.2f}".rstrip("0").rstrip(".") if x != int(x) else f"{int(x):,}"
 
 
+_VOWEL_SOUND_LETTERS = set("AEFHILMNORSX")  # letters whose spoken name starts with a vowel: "an HDMI", "an LED"
+_CONSONANT_SOUND_START = re.compile(r"^(?:u(?:ni|s[aeiu]|sb|ti|r[aeiou]|k)|eu|one\b|once\b)", re.IGNORECASE)
+
+
+def _article(word: str) -> str:
+    if len(word) > 1 and word.isupper() and word.isalpha():
+        return "an" if word[0] in _VOWEL_SOUND_LETTERS else "a"
+    if word[:1].lower() in "aeiou" and not _CONSONANT_SOUND_START.match(word):
+        return "an"
+    return "a"
+
+
 def fix_articles(text: str) -> str:
-    """Use "an" before a vowel sound written with a vowel letter ("a Automobile" -> "an Automobile")."""
-    return re.sub(r"\b([Aa]) (?=[AEIOUaeiou])", lambda m: m.group(1) + "n ", text)
+    """Choose "a" or "an" by the next word's sound, as far as spelling tells: "an Automobile",
+    "a USB", "an HDMI", "a Universal". Only the lowercase/capitalised article words "a"/"an" change."""
+    def repl(m: re.Match) -> str:
+        art, word = m.group(1), m.group(2)
+        new = _article(word)
+        return (new.capitalize() if art[0] == "A" else new) + " " + word
+    return re.sub(r"\b(an?|An?) ([A-Za-z][\w-]*)", repl, text)

@@ -1,7 +1,7 @@
 """Stage 6, leakage checks: hidden values must not surface where they do not belong.
 
-- a persona or clarification value must not appear in the query (token-, number- and
-  unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
+- a persona or clarification value must not appear in the query, in any spelling the field
+  table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
   "1.69-inch"; reference §15.15 compared characters and skipped numbers);
 - persona noise must come from the whitelist and repeat no rubric value;
 - every clarification slot must be complete, and no keyword may open two slots.
@@ -25,6 +25,11 @@ def value_forms(rubric: dict[str, Any]) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v]
     return [str(v)]
+
+
+def leak_forms(rubric: dict[str, Any], table: FieldTable) -> list[str]:
+    """`value_forms` plus every alias spelling from the field table ("USB-C" for "USB Type C")."""
+    return [s for form in value_forms(rubric) for s in table.spellings(form)]
 
 
 def _noise_values(persona: dict[str, Any]) -> list[tuple[str, str]]:
@@ -53,7 +58,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     for r in rubrics:
         if r["info_source"] == "query":
             continue
-        for form in value_forms(r):
+        for form in leak_forms(r, table):
             if contains_phrase(query, form):
                 findings.append(Finding(
                     "hidden_value_in_query",
@@ -68,7 +73,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
             findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
                                     {"field": path, "value": value}))
         for r in rubrics:
-            for form in value_forms(r):
+            for form in leak_forms(r, table):
                 if isinstance(r["expected_value"], str) and contains_phrase(value, form):
                     findings.append(Finding(
                         "persona_noise_leak", f"persona noise {path} = {value!r} repeats rubric {r['id']} value {form!r}",
