@@ -29,7 +29,9 @@ _SEE_MORE = re.compile(r"(?:…|\.\.\.)?\s*see (?:more|less)\s*$", re.IGNORECASE
 _URL = re.compile(r"https?://|www\.", re.IGNORECASE)
 _ASIN = re.compile(r"\bB0[A-Z0-9]{8}\b")
 _EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF\uFE0F]")
-_VARIANT_CODE = re.compile(r"-[A-Za-z]\d{2,}$")
+# A word, a dash, one lower-case letter and digits: "Black-d04", "Color-a212". Upper-case model
+# numbers such as "SM-G998" or "HHR-P107" are real values and stay.
+_VARIANT_CODE = re.compile(r"\b[A-Za-z]{2,}-[a-z]\d{2,}")
 _SNAKE = re.compile(r"[A-Za-z0-9]+_[A-Za-z0-9_]+")
 _OPTION_SPLIT = re.compile(r"\s*[,;|]\s*|(?<!\d)\s*/\s*|\s*/\s*(?!\d)")
 _NUMERIC_ONLY = re.compile(r"^[\d.,\s]+$")

@@ -39,7 +39,8 @@ def describe(feature: Feature, table: FieldTable) -> str:
     """One readable sentence for the rubric of `feature`."""
     spec = table.by_rubric_field(feature.field)
     if feature.kind == "numeric":
-        return f"The product's {spec.label} is {bound_phrase(feature.field, feature.value)}."
+        verb = {"average_rating": "is rated", "rating_number": "has", "price": "costs"}.get(feature.field, "is")
+        return f"The product {verb} {bound_phrase(feature.field, feature.value)}."
     if feature.kind == "entity":
         return f"The product is a kind of {feature.value} (its title says so)."
     return f"The product's {spec.label} is or includes \"{feature.value}\"."

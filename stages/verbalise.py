@@ -14,7 +14,7 @@ from typing import Any
 
 from stages.fields import FieldTable
 from stages.rubrics import bound_phrase
-from stages.text import contains_phrase, fix_articles
+from stages.text import contains_phrase, fix_articles, normalize
 
 PERSONA_VOCAB = Path(__file__).with_name("persona_vocab.toml")
 
@@ -35,12 +35,26 @@ def _join(parts: list[str]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
+def fill(template: str, value: str) -> str:
+    """Put a value into a field template without doubling the template's noun.
+
+    "with a {value} connector" + "barrel connector" -> "with a barrel connector" (not
+    "barrel connector connector"); articles follow the value ("an Automobile theme").
+    """
+    pre, _, post = template.partition("{value}")
+    noun = post.rstrip(".!?")
+    tail = normalize(noun).split()
+    if tail and normalize(value).split()[-len(tail):] == tail:
+        post = post[len(noun):]
+    return fix_articles(f"{pre}{value}{post}")
+
+
 def requirement_phrase(rubric: dict[str, Any], table: FieldTable) -> str:
     """How the query states one rubric: "made of Plastic", "cost no more than $20"."""
     spec = table.by_rubric_field(rubric["field"])
     if rubric["type"] == "numeric_range":
         return f"{NUMERIC_VERBS.get(rubric['field'], 'be')} {bound_phrase(rubric['field'], rubric['expected_value'])}"
-    return spec.query_phrase.format(value=rubric["expected_value"])
+    return fill(spec.query_phrase, rubric["expected_value"])
 
 
 def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Random) -> str:
@@ -107,7 +121,7 @@ def write_clarification(rubrics: list[dict[str, Any]], table: FieldTable, max_tu
         if r["type"] == "numeric_range":
             reply = spec.reply.format(bound=bound_phrase(r["field"], r["expected_value"]))
         else:
-            reply = fix_articles(spec.reply.format(value=r["expected_value"]))
+            reply = fill(spec.reply, r["expected_value"])
         slots.append({
             "slot_id": f"s{len(slots) + 1}",
             "linked_rubric_ids": [r["id"]],

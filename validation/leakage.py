@@ -4,7 +4,8 @@
   table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
   "1.69-inch"; reference §15.15 compared characters and skipped numbers);
 - persona noise must come from the whitelist and repeat no rubric value;
-- every clarification slot must be complete, and no keyword may open two slots.
+- every clarification slot must be complete, no keyword may belong to two slots, and each slot's
+  canonical question must open it and only it (validation/slots.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from stages.fields import FieldTable
 from stages.text import contains_phrase, format_number, find_phrase, normalize
 from stages.verbalise import persona_vocab
 from validation.findings import Finding
+from validation.slots import check_reachability
 
 
 def value_forms(rubric: dict[str, Any]) -> list[str]:
@@ -50,7 +52,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
 
     Returns:
         Findings with reasons hidden_value_in_query, persona_noise_leak,
-        persona_noise_not_whitelisted, slot_incomplete, slot_collision.
+        persona_noise_not_whitelisted, slot_incomplete, slot_collision, slot_unreachable.
     """
     findings: list[Finding] = []
     query = task["user_query"]
@@ -103,4 +105,5 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
             if other != slot["slot_id"]:
                 findings.append(Finding("slot_collision", f"keyword {kw!r} opens slots {other} and {slot['slot_id']}",
                                         {"keyword": kw, "slot_ids": [other, slot["slot_id"]]}))
+    findings.extend(check_reachability(script, table))
     return findings

@@ -46,7 +46,7 @@ def clean(table, field, value):
     ("Brand", "Generic", "placeholder"),                           # B0BG8MLDVF
     ("Color", "Multicolor", "placeholder"),                        # B00FY3LQJC
     ("Department", "Unisex-Adults", "placeholder"),                # B0BFDS7VYS (field placeholder)
-    ("Compatible Phone Models", "HHR-P107", "variant_code"),       # B0C6NFBR25
+    ("Color", "Color-a212", "variant_code"),                       # B08BY8TC9S
     ("Compatible Phone Models", "iPhone XR✅", "emoji"),            # B086ZM3C4R
     ("Hard Drive", "10240", "numeric_only"),                       # B06XK2FXPT
     ("Special Feature", "免提", "empty"),                           # B08KDS44WK (no Latin letters or digits)
@@ -54,6 +54,11 @@ def clean(table, field, value):
 ])
 def test_real_dirty_values_are_dropped_with_their_reason(table, field, value, reason):
     assert clean(table, field, value) == (None, reason)
+
+
+@pytest.mark.parametrize("value", ["HHR-P107", "SM-G998"])  # B0C6NFBR25; Samsung Galaxy S21 model number
+def test_upper_case_model_numbers_are_not_variant_codes(table, value):
+    assert clean(table, "Compatible Phone Models", value) == (value, "")
 
 
 def test_html_and_see_more_are_stripped_from_a_real_blurb_which_is_then_too_long(table):

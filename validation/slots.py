@@ -1,0 +1,56 @@
+"""The clarification slot matcher: which slots a shopper's question opens.
+
+One matcher for validation and, later, the agent sandbox's `ask_user`: a slot opens when one of
+its trigger keywords occurs in the question as whole tokens (so "use" does not open on
+"user", unlike the reference's loose substring test, §15.23). Validation asks each slot's
+canonical question — built from its field's label — and requires that it opens that slot and
+no other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stages.fields import FieldTable
+from stages.text import contains_phrase, tokens
+from validation.findings import Finding
+
+
+def opened_slots(question: str, slots: list[dict[str, Any]]) -> list[str]:
+    """Ids of the slots a question opens, in slot order.
+
+    A slot matches when one of its trigger keywords occurs in `question` as whole tokens. The
+    most specific match wins: only slots whose longest matching keyword has the most tokens
+    open, so "What screen size ...?" opens the screen-size slot, not a plain "size" slot. Equal
+    matches open every tied slot (a collision).
+    """
+    best: dict[str, int] = {}
+    for s in slots:
+        lengths = [len(tokens(kw)) for kw in s["trigger_keywords"] if contains_phrase(question, kw)]
+        if lengths:
+            best[s["slot_id"]] = max(lengths)
+    top = max(best.values(), default=0)
+    return [sid for sid, n in best.items() if n == top]
+
+
+def canonical_question(label: str) -> str:
+    """The plain question an agent would ask about a field: "What colour do you want?"."""
+    return f"What {label} do you want?"
+
+
+def check_reachability(script: dict[str, Any], table: FieldTable) -> list[Finding]:
+    """slot_unreachable when a slot's canonical question does not open it; slot_collision when it opens others too."""
+    findings = []
+    slots = script["clarification_slots"]
+    for slot in slots:
+        label = table.by_rubric_field(slot["field"]).label
+        question = canonical_question(label)
+        opened = opened_slots(question, slots)
+        if slot["slot_id"] not in opened:
+            findings.append(Finding("slot_unreachable", f"slot {slot['slot_id']} does not open on {question!r}",
+                                    {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
+        others = [o for o in opened if o != slot["slot_id"]]
+        if others:
+            findings.append(Finding("slot_collision", f"{question!r} opens slots {opened}, not only {slot['slot_id']}",
+                                    {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
+    return findings
