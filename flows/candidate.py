@@ -19,7 +19,7 @@ from stages.fields import FieldTable
 from stages.hashing import digest, rng
 from stages.intents import IntentSpec
 from stages.rubrics import build_rubrics, rubric_lock
-from stages.split import PartitionInfeasible, SplitConfig, select_features, split_features
+from stages.split import PartitionInfeasible, select_features, split_features
 from stages.verbalise import write_clarification, write_persona, write_query
 from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
@@ -40,12 +40,6 @@ class BuildContext:
     index: CatalogIndex
     catalog_fingerprint: str
     config_hash: str
-
-    @property
-    def split_config(self) -> SplitConfig:
-        c = self.config
-        return SplitConfig(c.query_ratio, c.persona_ratio, c.clarification_ratio,
-                           c.min_query, c.min_persona, c.min_clarification)
 
 
 @dataclass
@@ -73,7 +67,7 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     asin = product["parent_asin"]
     gen = rng(ctx.config.seed, "candidate", intent.name, asin, attempt)
     features, dropped = extract_features(product, intent, ctx.table, gen)
-    sc = ctx.split_config
+    sc = ctx.config.partition
     need = sc.min_query + sc.min_persona + sc.min_clarification
     if len(features) < need:
         return None, [Finding("too_few_features", f"{len(features)} usable features, {need} needed",

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.hashing import canonical_json, sha256_hex
+from stages.split import SplitConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("ECOMBENCH_ARTIFACTS", REPO_ROOT / "artifacts"))
@@ -46,12 +47,7 @@ class BuildConfig(BaseModel):
     max_answer_set: int = Field(default=5, ge=1, description="Reject candidates whose answer set is larger.")
     max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
     max_clarification_turns: int = Field(default=10, ge=1, le=10)
-    query_ratio: float = 0.5
-    persona_ratio: float = 0.25
-    clarification_ratio: float = 0.25
-    min_query: int = 4
-    min_persona: int = 2
-    min_clarification: int = 2
+    partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
     verbaliser: str = Field(default="template", pattern="^template$")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
 

@@ -125,3 +125,10 @@ def test_select_features_caps_at_max_features_and_keeps_the_entity(rich_catalog,
     chosen = select_features(features, intent, rng(0))
     assert len(chosen) <= intent.max_features
     assert chosen[0].kind == "entity"
+
+
+def test_ratios_that_do_not_sum_to_one_are_refused():
+    import pydantic
+
+    with pytest.raises(pydantic.ValidationError, match="sum to 1.25"):
+        SplitConfig(query_ratio=0.75)
