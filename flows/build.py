@@ -19,9 +19,11 @@ from typing import Any
 import polars as pl
 
 from flows.candidate import VERBALISER_ID, BuildContext, build_candidate
-from flows.catalog import load_snapshot
+from flows.catalog import load_reviews, load_snapshot
 from flows.publish import next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig
+from stages.cues import load_cues
+from stages.features import field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, sample_candidates
@@ -65,7 +67,12 @@ def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[st
     if unknown:
         raise ValueError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
     products, catalog_manifest = load_snapshot(Path(config.catalog))
-    index = CatalogIndex.build(products, table)
+    chosen = [intents[n] for n in config.intents]
+    reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
+    index = CatalogIndex.build(products, table, reviews)
+    negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
+    vocabulary = field_vocabulary(products, table, negative_fields) if negative_fields else {}
+    cues = load_cues(table) if any(i.implicit for i in chosen) else {}
     eligibility = eligibility_columns(products, table)
     used: set[str] = set()
     sampling: dict[str, Any] = {}
@@ -77,16 +84,27 @@ def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[st
                           "sampled": len(result.candidates), "shortfall": result.shortfall,
                           "by_category": result.by_category, "candidates": result.candidates}
     fingerprint = catalog_manifest["fingerprint"]
+    by_product: dict[str, list[dict[str, Any]]] | None = None
+    if reviews is not None:
+        by_product = {}
+        wanted = [a for s in sampling.values() for a in s["candidates"]]
+        for row in reviews.filter(pl.col("parent_asin").is_in(wanted)).sort("review_id").iter_rows(named=True):
+            by_product.setdefault(row["parent_asin"], []).append(row)
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
-                       catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint))
+                       catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
+                       vocabulary=vocabulary, reviews=by_product, cues=cues)
     return ctx, products, sampling, catalog_manifest
 
 
-def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(intent, product dicts) batches in sampling order."""
+def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
+               reviews: dict[str, list[dict[str, Any]]] | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(intent, product dicts) batches in sampling order; products carry "reviews" when loaded."""
     by_id = products.filter(pl.col("parent_asin").is_in(
         [a for s in sampling.values() for a in s["candidates"]]))
     rows = {r["parent_asin"]: r for r in by_id.to_dicts()}
+    if reviews is not None:
+        for asin, row in rows.items():
+            row["reviews"] = reviews.get(asin, [])
     out = []
     for intent, s in sampling.items():
         ids = s["candidates"]
@@ -139,7 +157,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     byte-identical tasks.jsonl.
     """
     ctx, products, sampling, catalog_manifest = plan_build(config)
-    results = [r for intent, batch in batches_of(products, sampling, config.batch_size)
+    results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
     return assemble(config, ctx, sampling, catalog_manifest, results, split, version, root or ARTIFACTS / "splits")
 
@@ -172,7 +190,7 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
         {"path": str, "manifest": dict} of the published version.
     """
     ctx, products, sampling, catalog_manifest = plan_build(config)
-    batches = batches_of(products, sampling, config.batch_size)
+    batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     futures = [build_batch_task.submit(batch, intent, ctx) for intent, batch in batches]
     results = []
     for done, fut in enumerate(futures, 1):

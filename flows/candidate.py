@@ -17,9 +17,10 @@ from schemas import schema_errors
 from stages.features import detail_values, extract_features
 from stages.fields import FieldTable
 from stages.hashing import digest, rng
+from stages.text import normalize
 from stages.intents import IntentSpec
 from stages.rubrics import build_rubrics, rubric_lock
-from stages.split import PartitionInfeasible, select_features, split_features
+from stages.split import PartitionInfeasible, entangled_fields, select_features, split_features
 from stages.verbalise import write_clarification, write_persona, write_query
 from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
@@ -28,6 +29,8 @@ from validation.leakage import check_leakage
 from validation.semantic import check_answer_set, check_sources
 
 VERBALISER_ID = "template-v1"
+# Outcomes another draw cannot change: they end a candidate at once.
+NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric"})
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class BuildContext:
     index: CatalogIndex
     catalog_fingerprint: str
     config_hash: str
+    vocabulary: dict[str, list[str]] = field(default_factory=dict)
+    reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
+    cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -66,38 +72,60 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     """One attempt. Returns (task, [], 7) on success, else (None, findings, failing stage)."""
     asin = product["parent_asin"]
     gen = rng(ctx.config.seed, "candidate", intent.name, asin, attempt)
-    features, dropped = extract_features(product, intent, ctx.table, gen)
-    sc = ctx.config.partition
+    features, dropped = extract_features(product, intent, ctx.table, gen, vocabulary=ctx.vocabulary,
+                                         reviews=product.get("reviews"))
+    sc = ctx.config.partition.model_copy(update=intent.split_overrides())
     need = sc.min_query + sc.min_persona + sc.min_clarification
+    for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
+        if dropped.get(key) == reason:
+            what = ("a price a voucher can apply to" if key == "budget"
+                    else f"{intent.review_opinions} distinct opinions in its positive reviews")
+            return None, [Finding(reason, f"target has no {what}", {"price": product.get("price"),
+                                                                      "reviews": len(product.get("reviews") or [])})], 2
     if len(features) < need:
         return None, [Finding("too_few_features", f"{len(features)} usable features, {need} needed",
                               {"features": [f.field for f in features], "dropped": dropped})], 2
     stats["stage2_passed"] += 1
+    selected = select_features(features, intent, gen)
+    tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
+    cueable = sorted(f.field for f in selected
+                     if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value))
+    implicit_fields = frozenset(gen.sample(cueable, min(intent.implicit, len(cueable))))
     try:
-        assignment = split_features(select_features(features, intent, gen), intent, sc, gen)
+        assignment = split_features(selected, intent, sc, gen, keep_in_query=implicit_fields)
     except PartitionInfeasible as exc:
         return None, [Finding("partition_infeasible", str(exc), exc.evidence)], 3
     stats["stage3_passed"] += 1
     rubrics = build_rubrics(assignment, ctx.table)
+    unmet = _unmet_requirements(rubrics, intent)
+    if unmet:
+        return None, [Finding("intent_requirement_unmet", f"{intent.name} needs {', '.join(unmet)}",
+                              {"missing": unmet, "rubric_types": [r["type"] for r in rubrics]})], 4
     failing = failing_rubrics(rubrics, product, ctx.table)
     if failing:
         return None, [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics",
                               {"failing": failing})], 4
     lock = rubric_lock(rubrics)
     stats["stage4_passed"] += 1
+    cues = {r["id"]: _cue(ctx, intent, r["field"], r["expected_value"]) for r in rubrics
+            if r["info_source"] == "query" and r["field"] in implicit_fields}
+    if len(cues) < intent.implicit:
+        return None, [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
+                              f"cues.toml has a {intent.cue_kind} cue for {len(cues)} of this target's query values",
+                              {"query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"]})], 5
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, attempt)[:10]
     task: dict[str, Any] = {
         "id": f"{intent.name}-{digest(intent.name, asin, lock)[:12]}",
         "intent": intent.name,
-        "user_query": write_query(rubrics, ctx.table, gen),
+        "user_query": write_query(rubrics, ctx.table, gen, cues),
         "user_persona": write_persona(rubrics, ctx.table, gen, user_id),
         "clarification_script": write_clarification(rubrics, ctx.table, ctx.config.max_clarification_turns),
         "target_product": _target_record(product, rubrics, ctx.table),
         "rubrics": rubrics,
         "rubric_lock": lock,
-        "implicit_rubric_ids": [],
+        "implicit_rubric_ids": sorted(cues, key=lambda rid: int(rid[1:])),
     }
-    problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(rubrics, 1),
+    problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(task, 1),
                                              "provenance": _provenance(ctx, attempt)})
     if problems:
         return None, [Finding("schema_invalid", f"verbalised task breaks the task schema: {problems[0]}",
@@ -107,22 +135,40 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     if findings:
         return None, findings, 6
     stats["stage6_passed"] += 1
-    findings = check_sources(task, ctx.table)
+    findings = check_sources(task, ctx.table, cues)
     answers, answer_findings = check_answer_set(rubrics, asin, ctx.index, ctx.config.max_answer_set)
     findings = [f for f in findings + answer_findings if f.severity == "error"]
     if findings:
         return None, findings, 7
     stats["stage7_passed"] += 1
     task["answer_set"] = answers
-    task["difficulty"] = _difficulty(rubrics, len(answers))
+    task["difficulty"] = _difficulty(task, len(answers))
     task["provenance"] = _provenance(ctx, attempt)
     return task, [], 7
 
 
-def _difficulty(rubrics: list[dict[str, Any]], answer_set_size: int) -> dict[str, int]:
+def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> str | None:
+    """The intent's kind of cue for (field, value), or None."""
+    if not intent.implicit or not isinstance(value, str):
+        return None
+    return ctx.cues.get((field_name.removeprefix("details."), normalize(value)), {}).get(intent.cue_kind)
+
+
+def _unmet_requirements(rubrics: list[dict[str, Any]], intent: IntentSpec) -> list[str]:
+    """What the intent's definition requires but the rubrics lack (required types, query fields)."""
+    have = Counter(r["type"] for r in rubrics)
+    missing = [f"{n} x {t}" for t, n in Counter(intent.required_types).items() if have[t] < n]
+    query_fields = {r["field"] for r in rubrics if r["info_source"] == "query"}
+    missing += [f"a query rubric on {f}" for f in intent.query_fields if f not in query_fields]
+    return missing
+
+
+def _difficulty(task: dict[str, Any], answer_set_size: int) -> dict[str, int]:
+    rubrics = task["rubrics"]
     by_source = Counter(r["info_source"] for r in rubrics)
     return {"n_rubrics": len(rubrics), "n_query": by_source["query"], "n_persona": by_source["persona"],
-            "n_clarification": by_source["clarification"], "implicit_count": 0, "answer_set_size": answer_set_size}
+            "n_clarification": by_source["clarification"], "implicit_count": len(task["implicit_rubric_ids"]),
+            "answer_set_size": answer_set_size}
 
 
 def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
@@ -133,8 +179,8 @@ def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
 def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext) -> CandidateResult:
     """Run stages 2-7 for one candidate, retrying up to `config.max_attempts` times.
 
-    Stage 2 (too few features) and stage 4 (target fails a rubric) do not depend on the draw
-    in a way a retry could fix, so they end the candidate at once.
+    Outcomes in NO_RETRY (too few features, no price or reviews, target failing a rubric) do
+    not depend on the draw in a way a retry could fix, so they end the candidate at once.
 
     Args:
         product: a products.parquet row as a dict.
@@ -156,7 +202,7 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
             result.stats["accepted"] += 1
             return result
         first = findings[0]
-        if attempt + 1 < ctx.config.max_attempts and stage not in (2, 4):
+        if attempt + 1 < ctx.config.max_attempts and first.reason not in NO_RETRY:
             earlier.append({"attempt": attempt, "stage": stage, "reason": first.reason})
             continue
         result.rejection = {

@@ -46,3 +46,16 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     if missing:
         raise SnapshotError(f"{products_path} lacks columns {missing}")
     return frame.select(PRODUCT_COLUMNS), manifest
+
+
+def load_reviews(path: Path) -> pl.DataFrame:
+    """reviews.parquet of a snapshot (review_id, parent_asin, rating, title, text, helpful_vote, ...).
+
+    Raises:
+        SnapshotError: the file is missing.
+    """
+    reviews_path = path / "reviews.parquet"
+    if not reviews_path.is_file():
+        raise SnapshotError(f"{reviews_path} not found: review-driven intents need a snapshot with reviews")
+    return pl.read_parquet(reviews_path, columns=["review_id", "parent_asin", "rating", "title", "text",
+                                                  "helpful_vote"])

@@ -63,7 +63,12 @@ def value_type_by_rubric_type(schema: dict[str, Any]) -> None:
          "then": {"properties": {"expected_value": {"$ref": "#/$defs/NumericBound"}}}},
         {"if": {"properties": {"type": {"const": "negative_attribute"}}},
          "then": {"properties": {"expected_value": {"type": "array", "minItems": 1, "items": {"type": "string"}}}}},
-        {"if": {"properties": {"type": {"enum": ["attribute_match", "entity_match", "review_opinion"]}}},
+        {"if": {"properties": {"type": {"const": "budget_match"}}},
+         "then": {"properties": {"expected_value": {"$ref": "#/$defs/Budget"}}}},
+        {"if": {"properties": {"type": {"const": "review_opinion"}}},
+         "then": {"properties": {"expected_value": {"type": "string", "minLength": 1}},
+                  "required": ["source_review_ids"]}},
+        {"if": {"properties": {"type": {"enum": ["attribute_match", "entity_match"]}}},
          "then": {"properties": {"expected_value": {"type": "string", "minLength": 1}}}},
     ]
 
@@ -85,6 +90,32 @@ class NumericBound(_Model):
         return self
 
 
+class Coupon(_Model):
+    """One coupon: a discount that applies when the running total reaches `threshold` (reference §5.2)."""
+
+    voucher_type: str = Field(pattern="^(platform|shop|brand)$", description="Who issues the coupon.")
+    threshold: float = Field(ge=0, description="Minimum running total (dollars) for the coupon to apply.")
+    discount_type: str = Field(pattern="^(fixed|percentage)$")
+    face_value: float | None = Field(None, ge=0, description="fixed: dollars off.")
+    percent: float | None = Field(None, gt=0, lt=100, description="percentage: percent off the running total.")
+    cap: float | None = Field(None, gt=0, description="percentage: the most it takes off, in dollars.")
+
+
+class Voucher(_Model):
+    """A voucher scenario: simple (one coupon), tiered (the best tier reached applies) or stacked
+    (coupons applied in order, each on the running total)."""
+
+    scenario: str = Field(pattern="^(simple|tiered|stacked)$")
+    coupons: list[Coupon] = Field(min_length=1, max_length=3)
+
+
+class Budget(_Model):
+    """A budget after a voucher: the price minus the voucher's discount must be at most `max_total`."""
+
+    max_total: float = Field(gt=0, description="The most the shopper will pay after the voucher, in dollars.")
+    voucher: Voucher
+
+
 class Rubric(_Model):
     """One gradable requirement of a task, tagged with the source that reveals it."""
 
@@ -93,15 +124,17 @@ class Rubric(_Model):
     type: RubricType = Field(description="Rubric type; decides which code checker grades it.")
     field: str = Field(description="Canonical field: `details.<Name>` from the field table, `price`, `average_rating`, "
                                    "`rating_number` or `title`.")
-    expected_value: str | NumericBound | list[str] = Field(
-        description="attribute_match/entity_match: a string; numeric_range: a NumericBound; "
-                    "negative_attribute: excluded values.")
+    expected_value: str | NumericBound | Budget | list[str] = Field(
+        description="attribute_match/entity_match/review_opinion: a string; numeric_range: a NumericBound; "
+                    "budget_match: a Budget; negative_attribute: the excluded values (never empty).")
     info_source: InfoSource = Field(description="Where the requirement is revealed.")
     description: str = Field(description="One sentence a person can read.")
+    source_review_ids: list[str] | None = Field(
+        None, description="review_opinion only: ids of the target's reviews that state the opinion.")
 
     @model_validator(mode="after")
     def _value_fits_type(self) -> Rubric:
-        want = {"numeric_range": NumericBound, "negative_attribute": list}.get(self.type, str)
+        want = {"numeric_range": NumericBound, "negative_attribute": list, "budget_match": Budget}.get(self.type, str)
         if not isinstance(self.expected_value, want):
             raise ValueError(f"{self.type} rubric {self.id} needs expected_value of type {want.__name__}")
         return self
@@ -136,7 +169,9 @@ class Persona(_Model):
     demographics: Demographics
     lifestyle: Lifestyle
     shopping_habits: ShoppingHabits
-    product_requirements: dict[str, str] = Field(description="persona_key -> value, one per persona rubric.")
+    product_requirements: dict[str, str | list[str]] = Field(
+        description="persona_key -> value, one per persona rubric; avoid_<persona_key> -> excluded values for a "
+                    "negative rubric; max_<field> / min_<field> -> a bound stated in words.")
 
 
 class ClarificationSlot(_Model):

@@ -18,7 +18,9 @@ from typing import Any
 
 from stages.fields import FieldSpec, FieldTable
 from stages.intents import IntentSpec
-from stages.text import keywords, tokens
+from stages.reviews import extract_opinions
+from stages.text import contains_phrase, format_number, keywords, normalize, tokens
+from stages.vouchers import budget_numbers, generate_budget
 
 PRICE_BUCKETS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
 RATING_COUNT_BUCKETS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -48,6 +50,10 @@ class Feature:
             {"min"|"max": float, "min_inclusive"|"max_inclusive": bool}.
         sources: info sources the field table allows for this field.
         raw: the raw catalog value it came from (provenance).
+        evidence: ids backing the feature (review ids for an opinion).
+
+    Kinds: "detail", "numeric", "entity", "negative" (value: excluded values), "budget"
+    (value: a schemas Budget dict) and "opinion" (value: a phrase from the target's reviews).
     """
 
     field: str
@@ -55,6 +61,7 @@ class Feature:
     value: Any
     sources: tuple[str, ...]
     raw: str
+    evidence: tuple[str, ...] = ()
 
 
 MAX_RAW_CHARS = 200
@@ -63,6 +70,21 @@ MAX_RAW_CHARS = 200
 def strip_markup(value: str) -> str:
     """Raw detail text without HTML tags/entities and without a trailing "… See more"."""
     return _SEE_MORE.sub("", html.unescape(_TAG.sub(" ", value)))
+
+
+def value_forms(value: Any) -> list[str]:
+    """The strings whose presence in text states a requirement's value.
+
+    A string is itself; excluded values are each value; a numeric bound is its numbers; a budget
+    is every number of its voucher and limit. Leakage and completeness checks both use this.
+    """
+    if isinstance(value, dict) and "voucher" in value:
+        return budget_numbers(value)
+    if isinstance(value, dict):
+        return [format_number(value[k]) for k in ("min", "max") if value.get(k) is not None]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [str(value)]
 
 
 def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | None, str]:
@@ -89,6 +111,8 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
         return None, "code"
     if _NUMERIC_ONLY.match(v):
         return None, "numeric_only"
+    if len(normalize(v).replace(" ", "")) < 2:
+        return None, "too_short"
     if len(v) > 50 and v[:30].lower() in v[len(v) // 2 :].lower():
         return None, "repeated_blurb"
     if len(v) > table.max_value_chars or len(v.split()) > table.max_value_words:
@@ -118,16 +142,17 @@ def detail_options(product: dict[str, Any], spec: FieldSpec) -> list[str]:
     return [opt for raw in detail_values(product, spec) for opt in split_options(spec, raw)]
 
 
-def entity_phrase(product: dict[str, Any]) -> str | None:
+def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozenset()) -> str | None:
     """The product type a title states, taken from the product's own category path.
 
     The deepest category whose content words all occur in the title (e.g. "Wall Clocks" for
     "Rooster 1 Wall Clock Farmer Kitchen ..."); broad categories with "&" are skipped. None when
-    no category qualifies.
+    no category qualifies. `not_entities` (lower case) are category names that say who a
+    product is for rather than what it is ("Women"): the field table's placeholders for `title`.
     """
     title = keywords(product.get("title") or "")
     for cat in reversed(product.get("categories") or []):
-        if "&" in cat or len(cat.split()) > 4:
+        if "&" in cat or len(cat.split()) > 4 or cat.lower() in not_entities:
             continue
         words = keywords(cat)
         if words and words <= title:
@@ -155,7 +180,8 @@ def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
 
 
 def extract_features(
-    product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random
+    product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random, *,
+    vocabulary: dict[str, list[str]] | None = None, reviews: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -168,13 +194,18 @@ def extract_features(
         intent: the intent being built.
         table: the field table.
         rng: the candidate's seeded generator.
+        vocabulary: frequent values per field over the catalog (`field_vocabulary`), for the
+            excluded values of negative features.
+        reviews: the target's reviews, for review opinions.
 
     Returns:
-        (features in field-table order, {field: reason} for every detail field present but unusable).
+        (features, {field: reason} for every field present but unusable). Intent-specific
+        features (negative, budget, opinions) follow the intent's settings; when they cannot be
+        made, "budget" -> "no_price" or "review" -> "no_reviews" appears among the reasons.
     """
     features: list[Feature] = []
     dropped: dict[str, str] = {}
-    entity = entity_phrase(product)
+    entity = entity_phrase(product, table.fields["title"].placeholders)
     if entity:
         spec = table.fields["title"]
         features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))
@@ -208,4 +239,86 @@ def extract_features(
         bound = numeric[name](product)
         if bound is not None:
             features.append(Feature(name, "numeric", bound, table.fields[name].sources, str(product.get(name))))
+    if intent.negatives:
+        features = _make_negatives(features, product, intent, table, rng, vocabulary or {})
+    if intent.voucher:
+        budget = generate_budget(product.get("price") or 0.0, rng)
+        if budget is None:
+            dropped["budget"] = "no_price"
+        else:
+            features.append(Feature("budget", "budget", budget, table.fields["budget"].sources,
+                                    str(product.get("price"))))
+    if intent.review_opinions:
+        opinions = extract_opinions(reviews or [], intent.review_opinions, rng)
+        if len(opinions) < intent.review_opinions:
+            dropped["review"] = "no_reviews"
+        for op in opinions:
+            features.append(Feature("review", "opinion", op["phrase"], table.fields["review"].sources, op["phrase"],
+                                    tuple(op["review_ids"])))
     return features, dropped
+
+
+def _overlaps(value: str, options: list[str], table: FieldTable) -> bool:
+    return any(contains_phrase(o, s) or contains_phrase(s, o) for o in options for s in table.spellings(value))
+
+
+def _make_negatives(features: list[Feature], product: dict[str, Any], intent: IntentSpec, table: FieldTable,
+                    rng: random.Random, vocabulary: dict[str, list[str]]) -> list[Feature]:
+    """Turn 1..intent.negatives detail features into negative ones.
+
+    The excluded values are real values of the same field from the catalog vocabulary, never
+    the target's own value, a value contained in it or one containing it, in any spelling
+    (fixes reference §15.13, whose negative rubrics could be empty).
+    """
+    pool = [f for f in features if f.kind == "detail" and f.field.removeprefix("details.") in intent.negative_fields]
+    rng.shuffle(pool)
+    want = rng.randint(1, intent.negatives)
+    swaps: dict[str, Feature] = {}
+    for f in pool:
+        if len(swaps) == want:
+            break
+        spec = table.by_rubric_field(f.field)
+        mine = detail_options(product, spec)
+        others = [v for v in vocabulary.get(spec.name, []) if not _overlaps(v, mine, table)]
+        if len(others) < 2:
+            continue
+        excluded = sorted(rng.sample(others[:10], 2), key=str.lower)
+        swaps[f.field] = Feature(f.field, "negative", excluded, f.sources, f.raw)
+    return [swaps.get(f.field, f) if f.kind == "detail" else f for f in features]
+
+
+def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[str], top: int = 20) -> dict[str, list[str]]:
+    """The most frequent clean values of each field over a catalog, most frequent first.
+
+    Args:
+        products: a products.parquet frame (details as list of {key, raw_key, value}).
+        table: the field table.
+        fields: canonical detail field names.
+        top: values kept per field.
+
+    Returns:
+        {field: [value, ...]}: each value in its most common spelling, ranked by how many
+        products have it (ties by normalised text), so negative rubrics exclude values shoppers
+        actually meet.
+    """
+    import polars as pl
+
+    rows = (products.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
+            .filter(pl.col("key").is_in(fields)).select("parent_asin", "key", "value").unique())
+    counts: dict[str, dict[str, set[str]]] = {}
+    spelled: dict[tuple[str, str], dict[str, int]] = {}
+    for (key, value), group in rows.group_by(["key", "value"]):
+        spec = table.fields[key]
+        ids = set(group.get_column("parent_asin").to_list())
+        for opt in split_options(spec, strip_markup(value)):
+            clean, _ = clean_value(spec, opt, table)
+            if clean:
+                norm = normalize(clean)
+                counts.setdefault(key, {}).setdefault(norm, set()).update(ids)
+                spelled.setdefault((key, norm), {}).setdefault(clean, 0)
+                spelled[(key, norm)][clean] += len(ids)
+    out = {}
+    for key, by_norm in counts.items():
+        ranked = sorted(by_norm, key=lambda n: (-len(by_norm[n]), n))[:top]
+        out[key] = [max(spelled[(key, n)].items(), key=lambda kv: (kv[1], kv[0]))[0] for n in ranked]
+    return out

@@ -31,7 +31,7 @@ class FieldSpec:
 
     Attributes:
         name: canonical name, e.g. "Operating System" (detail fields) or "price" (top-level).
-        kind: "detail", "numeric" or "entity".
+        kind: "detail", "numeric", "entity", "budget" (voucher budget) or "opinion" (review opinion).
         label: how a shopper names the field.
         sources: info sources a requirement on this field may be assigned to.
         aliases: raw Amazon keys that mean this field.
@@ -61,7 +61,7 @@ class FieldSpec:
         return DETAIL_PREFIX + self.name if self.kind == "detail" else self.name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: it keys caches of derived tables
 class FieldTable:
     """All field specs plus the alias index. Build with `load_field_table`."""
 
@@ -161,7 +161,7 @@ def load_field_table(path: str | None = None) -> FieldTable:
         except KeyError as exc:
             raise ValueError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None
         bad = set(spec.sources) - {"query", "persona", "clarification"}
-        if bad or spec.kind not in {"detail", "numeric", "entity"}:
+        if bad or spec.kind not in {"detail", "numeric", "entity", "budget", "opinion"}:
             raise ValueError(f"{src}: field {name!r} has unknown sources {sorted(bad)} or kind {spec.kind!r}")
         if "clarification" in spec.sources and not 7 <= len(spec.keywords) <= 10:
             raise ValueError(f"{src}: field {name!r} needs 7-10 keywords, has {len(spec.keywords)}")

@@ -28,6 +28,22 @@ class IntentSpec:
     min_query_attributes: int = 0
     min_query_fields: int = 0
     max_features: int = 10
+    negative_fields: tuple[str, ...] = ()
+    negatives: int = 0
+    voucher: bool = False
+    review_opinions: int = 0
+    min_reviews: int = 0
+    implicit: int = 0
+    cue_kind: str = "knowledge"
+    required_types: tuple[str, ...] = ()
+    min_query: int | None = None
+    min_persona: int | None = None
+    min_clarification: int | None = None
+
+    def split_overrides(self) -> dict[str, int]:
+        """This intent's overrides of the build's split minimums (for SplitConfig.model_copy(update=...))."""
+        return {k: getattr(self, k) for k in ("min_query", "min_persona", "min_clarification")
+                if getattr(self, k) is not None}
 
 
 @lru_cache(maxsize=8)
@@ -49,5 +65,8 @@ def load_intents(path: str | None = None) -> dict[str, IntentSpec]:
         if unknown:
             raise ValueError(f"{src}: intent {name!r} has unknown keys {sorted(unknown)}")
         row = {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
-        out[name] = IntentSpec(name=name, **row)
+        spec = IntentSpec(name=name, **row)
+        if spec.cue_kind not in ("knowledge", "scenario"):
+            raise ValueError(f"{src}: intent {name!r} has cue_kind {spec.cue_kind!r}; use knowledge or scenario")
+        out[name] = spec
     return out

@@ -15,7 +15,8 @@ from stages.hashing import canonical_json, sha256_hex
 from stages.split import Assignment
 from stages.text import format_number
 
-RUBRIC_TYPE_BY_KIND = {"detail": "attribute_match", "numeric": "numeric_range", "entity": "entity_match"}
+RUBRIC_TYPE_BY_KIND = {"detail": "attribute_match", "numeric": "numeric_range", "entity": "entity_match",
+                       "negative": "negative_attribute", "budget": "budget_match", "opinion": "review_opinion"}
 
 
 def bound_phrase(field: str, bound: dict[str, Any]) -> str:
@@ -43,6 +44,13 @@ def describe(feature: Feature, table: FieldTable) -> str:
         return f"The product {verb} {bound_phrase(feature.field, feature.value)}."
     if feature.kind == "entity":
         return f"The product is a kind of {feature.value} (its title says so)."
+    if feature.kind == "negative":
+        return f"The product's {spec.label} is none of " + ", ".join(f'"{v}"' for v in feature.value) + "."
+    if feature.kind == "budget":
+        return (f"After the {feature.value['voucher']['scenario']} voucher, the product costs at most "
+                f"${format_number(feature.value['max_total'])}.")
+    if feature.kind == "opinion":
+        return f"The product's reviews say \"{feature.value}\"."
     return f"The product's {spec.label} is or includes \"{feature.value}\"."
 
 
@@ -51,19 +59,23 @@ def build_rubrics(assignment: Assignment, table: FieldTable) -> list[dict[str, A
 
     Returns:
         A list of dicts matching schemas/rubric.schema.json:
-        {id, type, field, expected_value, info_source, description}.
+        {id, type, field, expected_value, info_source, description} (+ source_review_ids for
+        review opinions).
     """
     rubrics = []
     for source in ("query", "persona", "clarification"):
         for feature in getattr(assignment, source):
-            rubrics.append({
+            rubric = {
                 "id": f"r{len(rubrics) + 1}",
                 "type": RUBRIC_TYPE_BY_KIND[feature.kind],
                 "field": feature.field,
                 "expected_value": feature.value,
                 "info_source": source,
                 "description": describe(feature, table),
-            })
+            }
+            if feature.kind == "opinion":
+                rubric["source_review_ids"] = list(feature.evidence)
+            rubrics.append(rubric)
     return rubrics
 
 

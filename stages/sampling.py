@@ -36,7 +36,8 @@ class SamplingResult:
 
 
 def eligibility_columns(products: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
-    """parent_asin, main_category, detail_field_count (distinct field-table detail keys with a value), numerics."""
+    """parent_asin, main_category, detail_field_count (distinct field-table detail keys with a value), numerics,
+    review_count."""
     known = [f.name for f in table.detail_fields()]
     counts = (
         products.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
@@ -44,7 +45,7 @@ def eligibility_columns(products: pl.DataFrame, table: FieldTable) -> pl.DataFra
         .group_by("parent_asin").agg(pl.col("key").n_unique().alias("detail_field_count"))
     )
     return (
-        products.select("parent_asin", "main_category", "average_rating", "rating_number", "price")
+        products.select("parent_asin", "main_category", "average_rating", "rating_number", "price", "review_count")
         .join(counts, on="parent_asin", how="left")
         .with_columns(pl.col("detail_field_count").fill_null(0), pl.col("main_category").fill_null(NO_CATEGORY))
     )
@@ -79,6 +80,8 @@ def sample_candidates(
         cond &= pl.col("rating_number") >= intent.min_rating_number
     if intent.require_price:
         cond &= pl.col("price").is_not_null() & (pl.col("price") > 0)
+    if intent.min_reviews:
+        cond &= pl.col("review_count") >= intent.min_reviews
     if categories:
         cond &= pl.col("main_category").is_in(categories)
     pool = eligibility.filter(cond & ~pl.col("parent_asin").is_in(sorted(exclude)))

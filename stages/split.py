@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stages.features import Feature
+from stages.features import Feature, value_forms
 from stages.intents import IntentSpec
-from stages.text import contains_phrase, format_number
+from stages.text import contains_phrase
 
 
 class SplitConfig(BaseModel):
@@ -74,7 +74,7 @@ class PartitionInfeasible(ValueError):
 
 def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random) -> list[Feature]:
     """At most `intent.max_features` features: entity and intent-required fields first, the rest drawn with rng."""
-    fixed = [f for f in features if f.kind == "entity" or f.field in intent.query_fields]
+    fixed = [f for f in features if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields]
     rest = [f for f in features if f not in fixed]
     rng.shuffle(rest)
     if intent.min_query_attributes:
@@ -83,27 +83,21 @@ def select_features(features: list[Feature], intent: IntentSpec, rng: random.Ran
     return fixed + rest[: max(0, intent.max_features - len(fixed))]
 
 
-def feature_forms(feature: Feature) -> list[str]:
-    """Strings that state a feature's value in text: the value, or a bound's numbers."""
-    if isinstance(feature.value, dict):
-        return [format_number(feature.value[k]) for k in ("min", "max") if feature.value.get(k) is not None]
-    return [str(feature.value)]
-
-
-def _entangled(features: list[Feature]) -> set[str]:
+def entangled_fields(features: list[Feature]) -> set[str]:
     """Fields whose value is stated inside another feature's value ("Blue" colour and "Blue" ink,
     price cap 20 and "at least 20 ratings"). Hiding one would leak through the other, so both stay
     in the query."""
     out: set[str] = set()
     for a in features:
         for b in features:
-            if a is not b and any(contains_phrase(fb, fa) for fa in feature_forms(a) for fb in feature_forms(b)):
+            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value) for fb in value_forms(b.value)):
                 out.update((a.field, b.field))
     return out
 
 
 def split_features(
-    features: list[Feature], intent: IntentSpec, config: SplitConfig, rng: random.Random
+    features: list[Feature], intent: IntentSpec, config: SplitConfig, rng: random.Random,
+    keep_in_query: frozenset[str] = frozenset(),
 ) -> Assignment:
     """Assign features to sources.
 
@@ -112,6 +106,8 @@ def split_features(
         intent: gives `query_fields` and the feature_combination minimums.
         config: ratios and minimums.
         rng: the candidate's seeded generator.
+        keep_in_query: fields that must stay in the query (e.g. the ones chosen to be stated
+            through an implicit cue).
 
     Returns:
         An Assignment whose counts meet every minimum.
@@ -121,10 +117,11 @@ def split_features(
     """
     n = len(features)
     need = config.min_query + config.min_persona + config.min_clarification
-    entangled = _entangled(features)
+    entangled = entangled_fields(features)
     fixed, free = [], []
     for f in features:
-        pinned = f.kind == "entity" or f.field in intent.query_fields or f.field in entangled
+        pinned = (f.kind == "entity" or f.field in intent.query_fields or f.field in entangled
+                  or f.field in keep_in_query)
         (fixed if pinned else free).append(f)
     # feature_combination: keep enough detail features for the query before filling hidden sources.
     reserved: list[Feature] = []

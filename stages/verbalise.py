@@ -1,6 +1,7 @@
 """Stage 5, verbalisation: locked rubrics -> user query, persona and clarification script (offline templates).
 
-The template verbaliser is the default: deterministic, no network. It can only phrase what the
+The template verbaliser is the default: deterministic, no network; implicit requirements are
+stated through the curated cues of cues.toml. It can only phrase what the
 locked rubrics fix; stages 6 and 7 check the text it writes, exactly as they will check an LLM's.
 """
 
@@ -12,8 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from stages.features import value_forms
 from stages.fields import FieldTable
 from stages.rubrics import bound_phrase
+from stages.vouchers import describe_budget
 from stages.text import contains_phrase, fix_articles, normalize
 
 PERSONA_VOCAB = Path(__file__).with_name("persona_vocab.toml")
@@ -29,10 +32,10 @@ def persona_vocab(path: str | None = None) -> dict[str, dict[str, list[str]]]:
     return tomllib.loads(Path(path or PERSONA_VOCAB).read_text(encoding="utf-8"))
 
 
-def _join(parts: list[str]) -> str:
+def _join(parts: list[str], word: str = "and") -> str:
     if len(parts) <= 1:
         return "".join(parts)
-    return ", ".join(parts[:-1]) + " and " + parts[-1]
+    return ", ".join(parts[:-1]) + f" {word} " + parts[-1]
 
 
 def fill(template: str, value: str) -> str:
@@ -50,33 +53,80 @@ def fill(template: str, value: str) -> str:
 
 
 def requirement_phrase(rubric: dict[str, Any], table: FieldTable) -> str:
-    """How the query states one rubric: "made of Plastic", "cost no more than $20"."""
+    """How the query states one attribute or numeric rubric: "made of Plastic", "cost no more than $20"."""
     spec = table.by_rubric_field(rubric["field"])
     if rubric["type"] == "numeric_range":
         return f"{NUMERIC_VERBS.get(rubric['field'], 'be')} {bound_phrase(rubric['field'], rubric['expected_value'])}"
     return fill(spec.query_phrase, rubric["expected_value"])
 
 
-def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Random) -> str:
-    """A one-to-three-sentence request stating every query rubric and nothing else.
+def negative_phrase(rubric: dict[str, Any], table: FieldTable) -> str:
+    """"its colour must not be Blue or Red"."""
+    label = table.by_rubric_field(rubric["field"]).label
+    return f"its {label} must not be " + _join(list(rubric["expected_value"]), "or")
 
-    Sentence 1 names the product type (entity) and up to three attributes, sentence 2 the other
-    attributes, sentence 3 the numeric bounds.
+
+def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Random,
+                cues: dict[str, str] | None = None) -> str:
+    """A request of one to four sentences stating every query rubric and nothing else.
+
+    Sentence 1 names the product type (entity) and up to three attributes; sentence 2 the other
+    attributes and the excluded values; sentence 3 the numeric bounds and review opinions;
+    sentence 4 the voucher and budget.
+
+    Args:
+        rubrics: the locked rubrics.
+        table: the field table (phrases).
+        rng: the candidate's seeded generator (opening words).
+        cues: {rubric id: clause} for implicit rubrics: the clause replaces the rubric's phrase.
     """
+    cues = cues or {}
     q = [r for r in rubrics if r["info_source"] == "query"]
     entity = next((r["expected_value"] for r in q if r["type"] == "entity_match"), None)
-    attrs = [requirement_phrase(r, table) for r in q if r["type"] == "attribute_match"]
+    attrs = [cues.get(r["id"]) or requirement_phrase(r, table) for r in q if r["type"] == "attribute_match"]
+    negs = [negative_phrase(r, table) for r in q if r["type"] == "negative_attribute"]
     nums = [requirement_phrase(r, table) for r in q if r["type"] == "numeric_range"]
+    opinions = [f'"{r["expected_value"]}"' for r in q if r["type"] == "review_opinion"]
+    budgets = [describe_budget(r["expected_value"]) for r in q if r["type"] == "budget_match"]
     subject = entity.lower() if entity else "a product"
     first = f"{rng.choice(OPENERS)} {subject}"
     if attrs[:3]:
         first += " " + _join(attrs[:3])
     sentences = [first + ("?" if first.startswith("Can you") else ".")]
+    second = []
     if attrs[3:]:
-        sentences.append(f"It has to be one {_join(attrs[3:])}.")
+        second.append(f"it has to be one {_join(attrs[3:])}")
+    second += negs
+    if second:
+        sentences.append(_capitalise(_join(second)) + ".")
+    third = []
     if nums:
-        sentences.append(f"It must {_join(nums)}.")
+        third.append(f"it must {_join(nums)}")
+    if opinions:
+        third.append(f"its reviews should say {_join(opinions)}")
+    if third:
+        sentences.append(_capitalise(_join(third)) + ".")
+    sentences += budgets
     return fix_articles(" ".join(sentences))
+
+
+def _capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def persona_entry(rubric: dict[str, Any], table: FieldTable) -> tuple[str, str | list[str]]:
+    """The (key, value) a persona rubric takes under `product_requirements`.
+
+    attribute: (persona_key, value); negative: ("avoid_" + persona_key, excluded values);
+    numeric: (persona_key, the bound in words, e.g. "no more than $20"). Writer and semantic
+    check both use this, so they cannot disagree.
+    """
+    spec = table.by_rubric_field(rubric["field"])
+    if rubric["type"] == "negative_attribute":
+        return f"avoid_{spec.persona_key}", list(rubric["expected_value"])
+    if rubric["type"] == "numeric_range":
+        return spec.persona_key, bound_phrase(rubric["field"], rubric["expected_value"])
+    return spec.persona_key, rubric["expected_value"]
 
 
 def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Random, user_id: str) -> dict[str, Any]:
@@ -85,7 +135,7 @@ def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.
     Noise values that would repeat any rubric value (token-aware) are skipped, so background
     never states a requirement by accident.
     """
-    values = [str(r["expected_value"]) for r in rubrics if isinstance(r["expected_value"], str)]
+    values = [v for r in rubrics for v in value_forms(r["expected_value"])]
 
     def pick(options: list[str]) -> str:
         options = list(options)
@@ -106,28 +156,31 @@ def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.
                 persona[group][name] = [first, second]
             else:
                 persona[group][name] = pick(options)
-    persona["product_requirements"] = {
-        table.by_rubric_field(r["field"]).persona_key: r["expected_value"]
-        for r in rubrics if r["info_source"] == "persona"
-    }
+    persona["product_requirements"] = dict(persona_entry(r, table) for r in rubrics if r["info_source"] == "persona")
     return persona
 
 
+def clarification_reply(rubric: dict[str, Any], table: FieldTable) -> str:
+    """The shopper's reply revealing one clarification rubric."""
+    spec = table.by_rubric_field(rubric["field"])
+    if rubric["type"] == "numeric_range":
+        return spec.reply.format(bound=bound_phrase(rubric["field"], rubric["expected_value"]))
+    if rubric["type"] == "negative_attribute":
+        return f"Anything but {_join(list(rubric['expected_value']), 'or')} for the {spec.label}."
+    return fill(spec.reply, rubric["expected_value"])
+
+
 def write_clarification(rubrics: list[dict[str, Any]], table: FieldTable, max_turns: int) -> dict[str, Any]:
-    """One slot per clarification rubric: the field's keywords (label first) and a reply containing the value."""
+    """One slot per clarification rubric: the field's keywords (label included) and a reply containing the value."""
     slots = []
     for r in (r for r in rubrics if r["info_source"] == "clarification"):
         spec = table.by_rubric_field(r["field"])
-        if r["type"] == "numeric_range":
-            reply = spec.reply.format(bound=bound_phrase(r["field"], r["expected_value"]))
-        else:
-            reply = fill(spec.reply, r["expected_value"])
         slots.append({
             "slot_id": f"s{len(slots) + 1}",
             "linked_rubric_ids": [r["id"]],
             "field": r["field"],
             "trigger_keywords": list(spec.keywords[:10]),
-            "user_response": reply,
+            "user_response": clarification_reply(r, table),
         })
     return {"clarification_slots": slots, "default_response": DEFAULT_RESPONSE,
             "max_clarification_turns": max_turns}

@@ -16,9 +16,10 @@ import polars as pl
 
 from stages.features import split_options
 from stages.fields import FieldTable
+from stages.reviews import normalized_review_text
 from stages.text import keywords, normalize
+from validation.checkers import check_budget
 
-CODE_CHECKABLE = frozenset({"attribute_match", "numeric_range", "entity_match"})
 
 
 @dataclass
@@ -32,15 +33,19 @@ class CatalogIndex:
 
     products: pl.DataFrame
     options: pl.DataFrame
+    table: FieldTable
+    reviews: pl.DataFrame | None = None
 
     @classmethod
-    def build(cls, products: pl.DataFrame, table: FieldTable) -> CatalogIndex:
+    def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
         """Index a products.parquet frame. Normalises each distinct title and detail value once.
 
         Args:
             products: frame with parent_asin, title, price, average_rating, rating_number and
                 details (list of {key, raw_key, value}).
             table: the field table (which fields split into options).
+            reviews: reviews.parquet frame, when review opinions are to be checked; each
+                review's title and text are normalised once.
         """
         titles = products.select("parent_asin", "title", "price", "average_rating", "rating_number")
         uniq_titles = titles.get_column("title").fill_null("").unique()
@@ -58,16 +63,27 @@ class CatalogIndex:
         opt_map = pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String},
                                orient="row")
         options = details.join(opt_map, on=["key", "value"], how="inner").select("parent_asin", "key", "option_norm")
+        review_index = None
+        if reviews is not None:
+            review_index = pl.DataFrame({
+                "parent_asin": reviews.get_column("parent_asin"),
+                "text_norm": [normalized_review_text(r) for r in reviews.select("title", "text").iter_rows(named=True)],
+            }, schema={"parent_asin": pl.String, "text_norm": pl.String})
         return cls(products=prods.select("parent_asin", "title_norm", "price", "average_rating", "rating_number"),
-                   options=options)
+                   options=options, table=table, reviews=review_index)
 
     def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
 
-        Rubric types without a vectorised filter are ignored here (they are not code-checkable
-        over the whole catalog); the checkers grade them per product.
+        numeric_range, entity_match, attribute_match, negative_attribute and review_opinion are
+        vectorised filters; budget_match runs its checker's voucher arithmetic on the few
+        products left after the others. review_opinion needs the index built with reviews.
+
+        Raises:
+            ValueError: a review_opinion rubric but no review index.
         """
         frame = self.products.lazy()
+        budgets = []
         for r in rubrics:
             if r["type"] == "numeric_range":
                 frame = frame.filter(_bound_expr(pl.col(r["field"]), r["expected_value"]))
@@ -81,7 +97,30 @@ class CatalogIndex:
                         .filter((pl.col("key") == key) & pl.col("option_norm").str.contains(needle, literal=True))
                         .select("parent_asin").unique())
                 frame = frame.join(hits, on="parent_asin", how="semi")
-        return sorted(frame.select("parent_asin").collect().get_column("parent_asin").to_list())
+            elif r["type"] == "negative_attribute":
+                key = r["field"].removeprefix("details.")
+                has_field = self.options.lazy().filter(pl.col("key") == key).select("parent_asin").unique()
+                needles = [f" {normalize(s)} " for v in r["expected_value"] for s in self.table.spellings(v)]
+                hit = pl.lit(False)
+                for needle in needles:
+                    hit = hit | pl.col("option_norm").str.contains(needle, literal=True)
+                excluded = (self.options.lazy().filter((pl.col("key") == key) & hit).select("parent_asin").unique())
+                frame = frame.join(has_field, on="parent_asin", how="semi").join(excluded, on="parent_asin", how="anti")
+            elif r["type"] == "review_opinion":
+                if self.reviews is None:
+                    raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
+                needle = f" {normalize(r['expected_value'])} "
+                hits = (self.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
+                        .select("parent_asin").unique())
+                frame = frame.join(hits, on="parent_asin", how="semi")
+            elif r["type"] == "budget_match":
+                budgets.append(r)
+        left = frame.select("parent_asin", "price").collect()
+        ids = []
+        for asin, price in left.iter_rows():
+            if all(check_budget(r, {"price": price}, self.table).satisfied for r in budgets):
+                ids.append(asin)
+        return sorted(ids)
 
 
 def _bound_expr(col: pl.Expr, bound: dict[str, Any]) -> pl.Expr:

@@ -14,7 +14,11 @@ from typing import Any, Callable
 
 from stages.features import detail_options
 from stages.fields import FieldTable, load_field_table
+from stages.reviews import opinion_overlap, review_text
 from stages.text import contains_phrase, keywords
+from stages.vouchers import apply_voucher
+
+UNSCORABLE_OVERLAP = 0.6
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,57 @@ def check_entity(rubric: dict[str, Any], product: dict[str, Any], table: FieldTa
     if not missing:
         return SATISFIED
     return NotSatisfied(f"title lacks {sorted(missing)}")
+
+
+@checker("negative_attribute")
+def check_negative(rubric: dict[str, Any], product: dict[str, Any], table: FieldTable) -> Verdict:
+    """No option of the product's field contains any excluded value, in any spelling ("Blue-green" fails "Blue").
+
+    A product without the field cannot show it avoids the values: not satisfied.
+    """
+    spec = table.by_rubric_field(rubric["field"])
+    options = detail_options(product, spec)
+    if not options:
+        return NotSatisfied(f"product has no {spec.name}")
+    for excluded in rubric["expected_value"]:
+        for spelling in table.spellings(excluded):
+            hit = next((o for o in options if contains_phrase(o, spelling)), None)
+            if hit is not None:
+                return NotSatisfied(f"{spec.name} {hit!r} is excluded ({excluded!r})")
+    return SATISFIED
+
+
+@checker("budget_match")
+def check_budget(rubric: dict[str, Any], product: dict[str, Any], table: FieldTable) -> Verdict:
+    """The product's price after the rubric's voucher is at most the budget (stages.vouchers.apply_voucher)."""
+    price = product.get("price")
+    if price is None:
+        return NotSatisfied("product has no price")
+    budget = rubric["expected_value"]
+    total = apply_voucher(budget["voucher"], float(price))
+    if total <= budget["max_total"]:
+        return SATISFIED
+    return NotSatisfied(f"${price} is ${total:.2f} after the voucher, over ${budget['max_total']:g}")
+
+
+@checker("review_opinion")
+def check_review_opinion(rubric: dict[str, Any], product: dict[str, Any], table: FieldTable) -> Verdict:
+    """Some review of the product states the opinion (normalised phrase match).
+
+    Without an exact phrase, a review holding at least UNSCORABLE_OVERLAP of the opinion's
+    content words is evidence code cannot weigh: unscorable (for a judge), never a guess.
+    Needs `product["reviews"]` (reviews.parquet rows); without it the rubric is unscorable.
+    """
+    reviews = product.get("reviews")
+    if reviews is None:
+        return Unscorable("the product's reviews were not loaded")
+    phrase = rubric["expected_value"]
+    if any(contains_phrase(review_text(r), phrase) for r in reviews):
+        return SATISFIED
+    best = max((opinion_overlap(phrase, review_text(r)) for r in reviews), default=0.0)
+    if best >= UNSCORABLE_OVERLAP:
+        return Unscorable(f"a review shares {best:.0%} of the opinion's words but not the phrase")
+    return NotSatisfied("no review states the opinion" if reviews else "product has no reviews")
 
 
 def check(rubric: dict[str, Any], product: dict[str, Any], table: FieldTable | None = None) -> Verdict:

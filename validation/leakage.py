@@ -1,6 +1,7 @@
 """Stage 6, leakage checks: hidden values must not surface where they do not belong.
 
-- a persona or clarification value must not appear in the query, in any spelling the field
+- an implicit requirement's value must not appear in the query (only its cue), nor may
+- a persona or clarification value appear in the query, in any spelling the field
   table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
   "1.69-inch"; reference §15.15 compared characters and skipped numbers);
 - persona noise must come from the whitelist and repeat no rubric value;
@@ -13,25 +14,21 @@ from __future__ import annotations
 from typing import Any
 
 from stages.fields import FieldTable
-from stages.text import contains_phrase, format_number, find_phrase, normalize
+from stages.features import value_forms
+from stages.text import contains_phrase, find_phrase, normalize
 from stages.verbalise import persona_vocab
 from validation.findings import Finding
 from validation.slots import check_reachability
 
 
-def value_forms(rubric: dict[str, Any]) -> list[str]:
-    """The strings whose presence in text would state this rubric's value (numbers for bounds)."""
-    v = rubric["expected_value"]
-    if isinstance(v, dict):
-        return [format_number(v[k]) for k in ("min", "max") if v.get(k) is not None]
-    if isinstance(v, list):
-        return [str(x) for x in v]
-    return [str(v)]
+def rubric_forms(rubric: dict[str, Any]) -> list[str]:
+    """The strings whose presence in text states this rubric's value (stages.features.value_forms)."""
+    return value_forms(rubric["expected_value"])
 
 
 def leak_forms(rubric: dict[str, Any], table: FieldTable) -> list[str]:
     """`value_forms` plus every alias spelling from the field table ("USB-C" for "USB Type C")."""
-    return [s for form in value_forms(rubric) for s in table.spellings(form)]
+    return [s for form in rubric_forms(rubric) for s in table.spellings(form)]
 
 
 def _noise_values(persona: dict[str, Any]) -> list[tuple[str, str]]:
@@ -51,13 +48,22 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         table: the field table (slot keyword rules).
 
     Returns:
-        Findings with reasons hidden_value_in_query, persona_noise_leak,
+        Findings with reasons hidden_value_in_query, implicit_value_in_query, persona_noise_leak,
         persona_noise_not_whitelisted, slot_incomplete, slot_collision, slot_unreachable.
     """
     findings: list[Finding] = []
     query = task["user_query"]
     rubrics = task["rubrics"]
+    implicit = set(task.get("implicit_rubric_ids") or [])
     for r in rubrics:
+        if r["id"] in implicit:
+            for form in leak_forms(r, table):
+                if contains_phrase(query, form):
+                    findings.append(Finding(
+                        "implicit_value_in_query",
+                        f"implicit rubric {r['id']} ({r['field']}) is stated literally as {form!r}",
+                        {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
+                         "span": find_phrase(query, form)}))
         if r["info_source"] == "query":
             continue
         for form in leak_forms(r, table):
@@ -76,7 +82,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
                                     {"field": path, "value": value}))
         for r in rubrics:
             for form in leak_forms(r, table):
-                if isinstance(r["expected_value"], str) and contains_phrase(value, form):
+                if isinstance(r["expected_value"], (str, list)) and contains_phrase(value, form):
                     findings.append(Finding(
                         "persona_noise_leak", f"persona noise {path} = {value!r} repeats rubric {r['id']} value {form!r}",
                         {"rubric_id": r["id"], "field": path, "value": form, "text": value}))
@@ -95,7 +101,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         if label and normalize(label) not in {normalize(k) for k in kws}:
             problems.append(f"lacks the field's own name {label!r} among its keywords")
         for r in (r for r in linked if r is not None):
-            if not all(contains_phrase(slot["user_response"], f) for f in value_forms(r)):
+            if not all(contains_phrase(slot["user_response"], f) for f in rubric_forms(r)):
                 problems.append(f"reply does not contain the value of {r['id']}")
         for p in problems:
             findings.append(Finding("slot_incomplete", f"slot {slot['slot_id']} {p}",

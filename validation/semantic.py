@@ -12,33 +12,46 @@ from typing import Any
 
 from stages.fields import FieldTable
 from stages.rubrics import rubric_lock
+from stages.verbalise import persona_entry
 from stages.text import contains_phrase
 from validation.answer_set import CatalogIndex
 from validation.findings import Finding
-from validation.leakage import value_forms
+from validation.leakage import rubric_forms
 
 
-def check_sources(task: dict[str, Any], table: FieldTable) -> list[Finding]:
-    """Findings where a source does not carry its rubrics (query, persona, clarification) or the lock broke."""
+def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] | None = None) -> list[Finding]:
+    """Findings where a source does not carry its rubrics (query, persona, clarification) or the lock broke.
+
+    Args:
+        task: a task record.
+        table: the field table.
+        cues: {rubric id: cue clause} of the task's implicit rubrics; their value must not be in
+            the query (stage 6 checks that) and the cue must be. None skips the cue check.
+    """
     findings: list[Finding] = []
     query = task["user_query"]
     requirements = task["user_persona"]["product_requirements"]
     slots = task["clarification_script"]["clarification_slots"]
+    implicit = set(task.get("implicit_rubric_ids") or [])
     for r in task["rubrics"]:
-        forms = value_forms(r)
-        if r["info_source"] == "query":
+        forms = rubric_forms(r)
+        if r["id"] in implicit:
+            if cues is not None and not contains_phrase(query, cues.get(r["id"], "")):
+                findings.append(Finding("implicit_cue_missing", f"implicit rubric {r['id']} ({r['field']}) has no cue "
+                                        "in the query", {"rubric_id": r["id"], "cue": cues.get(r["id"]), "text": query}))
+        elif r["info_source"] == "query":
             missing = [f for f in forms if not contains_phrase(query, f)]
             if missing:
                 findings.append(Finding("query_missing_requirement",
                                         f"query rubric {r['id']} ({r['field']}) value {missing[0]!r} is not in the query",
                                         {"rubric_id": r["id"], "field": r["field"], "value": missing[0], "text": query}))
         elif r["info_source"] == "persona":
-            key = table.by_rubric_field(r["field"]).persona_key
-            if str(requirements.get(key, "")) != str(r["expected_value"]):
+            key, value = persona_entry(r, table)
+            if requirements.get(key) != value:
                 findings.append(Finding("persona_missing_requirement",
                                         f"persona rubric {r['id']} ({r['field']}) is not under product_requirements.{key}",
                                         {"rubric_id": r["id"], "field": r["field"], "persona_key": key,
-                                         "value": r["expected_value"], "found": requirements.get(key)}))
+                                         "value": value, "found": requirements.get(key)}))
         else:
             revealing = [s["slot_id"] for s in slots if r["id"] in s["linked_rubric_ids"]
                          and all(contains_phrase(s["user_response"], f) for f in forms)]
@@ -47,7 +60,7 @@ def check_sources(task: dict[str, Any], table: FieldTable) -> list[Finding]:
                                         f"clarification rubric {r['id']} ({r['field']}) is revealed by "
                                         f"{len(revealing)} slots, not exactly one",
                                         {"rubric_id": r["id"], "field": r["field"], "slot_ids": revealing}))
-    keys = {table.by_rubric_field(r["field"]).persona_key for r in task["rubrics"] if r["info_source"] == "persona"}
+    keys = {persona_entry(r, table)[0] for r in task["rubrics"] if r["info_source"] == "persona"}
     extra = sorted(set(requirements) - keys)
     if extra:
         findings.append(Finding("persona_missing_requirement",

@@ -17,7 +17,7 @@ from stages.fields import load_field_table
 from stages.ingest import write_catalog_snapshot
 from stages.text import contains_phrase
 from validation.checkers import check
-from validation.leakage import value_forms
+from validation.leakage import rubric_forms
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "amazon-reviews-2023"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"real data folder {DATA} is absent")
@@ -73,7 +73,7 @@ def test_no_persona_or_clarification_value_appears_in_a_query(built):
     for task in _lines(first.path / "tasks.jsonl"):
         for rubric in task["rubrics"]:
             if rubric["info_source"] != "query":
-                for form in value_forms(rubric):
+                for form in rubric_forms(rubric):
                     assert not contains_phrase(task["user_query"], form), (task["id"], rubric["id"], form)
 
 

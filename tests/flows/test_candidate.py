@@ -16,7 +16,8 @@ from stages.hashing import canonical_json
 from stages.text import contains_phrase
 from validation.checkers import check
 from validation.findings import REASONS
-from validation.leakage import value_forms
+from stages.rubrics import bound_phrase
+from validation.leakage import rubric_forms
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,20 +34,24 @@ def test_every_target_passes_every_rubric_by_code(accepted_tasks, rich_catalog):
 
 def test_no_query_states_a_persona_or_clarification_value(accepted_tasks):
     leaks = [(t["id"], r["id"], form) for t in accepted_tasks for r in t["rubrics"] if r["info_source"] != "query"
-             for form in value_forms(r) if contains_phrase(t["user_query"], form)]
+             for form in rubric_forms(r) if contains_phrase(t["user_query"], form)]
     assert leaks == []
 
 
 def test_the_query_states_every_query_value(accepted_tasks):
     missing = [(t["id"], r["id"]) for t in accepted_tasks for r in t["rubrics"] if r["info_source"] == "query"
-               for form in value_forms(r) if not contains_phrase(t["user_query"], form)]
+               for form in rubric_forms(r) if not contains_phrase(t["user_query"], form)]
     assert missing == []
 
 
 def test_persona_requirements_hold_exactly_the_persona_rubrics(accepted_tasks, rich_catalog):
     for t in accepted_tasks:
-        expected = {rich_catalog.table.by_rubric_field(r["field"]).persona_key: r["expected_value"]
-                    for r in t["rubrics"] if r["info_source"] == "persona"}
+        expected = {}
+        for r in t["rubrics"]:
+            if r["info_source"] == "persona":
+                key = rich_catalog.table.by_rubric_field(r["field"]).persona_key
+                value = r["expected_value"]
+                expected[key] = bound_phrase(r["field"], value) if isinstance(value, dict) else value
         assert t["user_persona"]["product_requirements"] == expected, t["id"]
 
 

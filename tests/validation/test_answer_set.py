@@ -62,11 +62,12 @@ def test_task_answer_set_is_the_index_answer_set(accepted_tasks, rich_catalog):
     assert all(t["answer_set"] == rich_catalog.index.answer_set(t["rubrics"]) for t in accepted_tasks)
 
 
-def test_rubric_types_without_a_filter_are_ignored(tasks, rich_catalog):
+def test_review_opinions_need_an_index_built_with_reviews(tasks, rich_catalog):
     t = tasks[0]
-    extra = {"id": "r99", "type": "review_opinion", "field": "title", "expected_value": "sturdy",
-             "info_source": "query", "description": ""}
-    assert rich_catalog.index.answer_set(t["rubrics"] + [extra]) == rich_catalog.index.answer_set(t["rubrics"])
+    extra = {"id": "r99", "type": "review_opinion", "field": "review", "expected_value": "sturdy",
+             "info_source": "query", "description": "", "source_review_ids": []}
+    with pytest.raises(ValueError, match="built with reviews"):
+        rich_catalog.index.answer_set(t["rubrics"] + [extra])
 
 
 def test_answer_set_is_sorted(tasks, rich_catalog):

@@ -112,7 +112,7 @@ def test_entity_match_needs_every_content_word(filter_20, rich_catalog):
 
 # ---------------------------------------------------------------- registry
 
-@pytest.mark.parametrize("type_", ["review_opinion", "negative_attribute", "budget_match", "no_such_type"])
+@pytest.mark.parametrize("type_", ["store_match", "no_such_type"])
 def test_a_type_without_a_checker_is_unscorable(tablet, rich_catalog, type_):
     v = check(rubric(type_, "details.Color", "Black"), tablet, rich_catalog.table)
     assert v.status == "unscorable" and type_ in v.why
