@@ -168,5 +168,35 @@ def report(version_dir: Annotated[Path, typer.Argument(help="A split version dir
     sys.stdout.write(path.read_text(encoding="utf-8"))
 
 
+@app.command()
+def categories(
+    catalog: Annotated[Path, typer.Option(help="Catalog snapshot directory.")],
+    top: Annotated[int, typer.Option(min=1, help="Most frequent detail keys listed per category.")] = 20,
+    min_coverage: Annotated[float, typer.Option(min=0.0, max=1.0, help="List keys missing from the field table "
+                                                "from this share of a category's products.")] = 0.10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Per main_category: products, eligible products per intent, frequent detail keys and which the field table lacks."""
+    import polars as pl
+
+    from flows.catalog import SnapshotError, load_snapshot
+    from stages.categories import category_report, format_report
+    from stages.fields import load_field_table
+    from stages.intents import load_intents
+
+    try:
+        products, _ = load_snapshot(catalog)
+    except SnapshotError as exc:
+        _fail(str(exc))
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        _fail(f"{catalog / 'products.parquet'}: cannot read ({str(exc).splitlines()[0]})")
+    try:
+        table, intents = load_field_table(), load_intents()
+    except ValueError as exc:  # a malformed row in stages/fields.toml or intents.toml; the message names it
+        _fail(str(exc).splitlines()[0])
+    result = category_report(products, table, intents, top=top, min_coverage=min_coverage)
+    typer.echo(json.dumps(result, indent=2, ensure_ascii=False) if as_json else format_report(result))
+
+
 if __name__ == "__main__":
     app()
