@@ -26,7 +26,7 @@ from stages.cues import load_cues
 from stages.features import field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
-from stages.sampling import eligibility_columns, sample_candidates
+from stages.sampling import eligibility_columns, sample_split
 from validation.answer_set import CatalogIndex
 
 
@@ -74,12 +74,9 @@ def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[st
     vocabulary = field_vocabulary(products, table, negative_fields) if negative_fields else {}
     cues = load_cues(table) if any(i.implicit for i in chosen) else {}
     eligibility = eligibility_columns(products, table)
-    used: set[str] = set()
     sampling: dict[str, Any] = {}
-    for name in config.intents:
-        result = sample_candidates(eligibility, intents[name], config.candidates_per_intent, config.seed,
-                                   exclude=used, categories=config.categories)
-        used.update(result.candidates)
+    for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
+                                     config.categories).items():
         sampling[name] = {"requested": result.requested, "eligible": result.eligible,
                           "sampled": len(result.candidates), "shortfall": result.shortfall,
                           "by_category": result.by_category, "candidates": result.candidates}

@@ -77,8 +77,7 @@ def build(
     version: Annotated[Optional[str], typer.Option(help="Version name; default: next free v<N>. "
                                                    "An existing version is never overwritten.")] = None,
     intent: Annotated[Optional[list[str]], typer.Option("--intent", help="Intent to build; repeatable. "
-                                                        "Default: product_search, rating_quality, "
-                                                        "feature_combination.")] = None,
+                                                        "Default: every intent of stages/intents.toml.")] = None,
     candidates: Annotated[Optional[int], typer.Option(help="Candidates sampled per intent [default: 100].")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Run seed; every random choice derives from it "
                                                 "[default: 0].")] = None,

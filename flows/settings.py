@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.hashing import canonical_json, sha256_hex
+from stages.intents import load_intents
 from stages.split import SplitConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +41,8 @@ class BuildConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog: str = Field(description="Catalog snapshot directory (artifacts/catalogs/<name>).")
-    intents: list[str] = Field(default=["product_search", "rating_quality", "feature_combination"])
+    intents: list[str] = Field(default_factory=lambda: list(load_intents()),
+                               description="Intents to build; default: every intent of stages/intents.toml.")
     candidates_per_intent: int = Field(default=100, ge=1)
     seed: int = 0
     categories: list[str] | None = Field(default=None, description="Restrict to these main_category values.")

@@ -97,3 +97,46 @@ def sample_candidates(
         eligible=pool.height,
         by_category=dict(sorted(chosen.group_by("main_category").len().iter_rows())),
     )
+
+
+def sample_split(
+    eligibility: pl.DataFrame,
+    intents: list[IntentSpec],
+    n: int,
+    seed: int,
+    categories: list[str] | None = None,
+) -> dict[str, SamplingResult]:
+    """Candidates for several intents, each product used by at most one intent.
+
+    Each intent ranks all its eligible products (`sample_candidates`); the intents then take
+    turns, in the given order, each taking its best product not yet taken, until each has `n`
+    or runs out. Turn-taking keeps a small catalog from going entirely to the first intents.
+
+    Returns:
+        {intent name: SamplingResult}, in the order of `intents`.
+    """
+    ranked = {i.name: sample_candidates(eligibility, i, eligibility.height, seed, categories=categories)
+              for i in intents}
+    taken: set[str] = set()
+    chosen: dict[str, list[str]] = {i.name: [] for i in intents}
+    cursor = {i.name: 0 for i in intents}
+    active = [i.name for i in intents]
+    while active:
+        for name in list(active):
+            order = ranked[name].candidates
+            while cursor[name] < len(order) and order[cursor[name]] in taken:
+                cursor[name] += 1
+            if cursor[name] == len(order) or len(chosen[name]) == n:
+                active.remove(name)
+                continue
+            chosen[name].append(order[cursor[name]])
+            taken.add(order[cursor[name]])
+    category = dict(eligibility.select("parent_asin", "main_category").iter_rows())
+    out = {}
+    for name, ids in chosen.items():
+        counts: dict[str, int] = {}
+        for a in ids:
+            counts[category[a]] = counts.get(category[a], 0) + 1
+        out[name] = SamplingResult(intent=name, candidates=ids, requested=n, eligible=ranked[name].eligible,
+                                   by_category=dict(sorted(counts.items())))
+    return out
