@@ -37,6 +37,10 @@ _VARIANT_CODE = re.compile(r"\b[A-Za-z]{2,}-[a-z]\d{2,}")
 _SNAKE = re.compile(r"[A-Za-z0-9]+_[A-Za-z0-9_]+")
 _OPTION_SPLIT = re.compile(r"\s*[,;|]\s*|(?<!\d)\s*/\s*|\s*/\s*(?!\d)")
 _NUMERIC_ONLY = re.compile(r"^[\d.,\s]+$")
+_REDUNDANT_PREFIX = re.compile(r"^(?:compatible with|compatible for|fits)\s+", re.IGNORECASE)
+# A token mixing letters and digits ("UA96", "YX4", "Equ-02"): a model or variant code, not a
+# description. Only refused in descriptive fields (colour, style, ...), where specs never need it.
+_MIXED_CODE = re.compile(r"\b(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]*-?[A-Za-z0-9]*\d[A-Za-z0-9-]*\b|-\d{2,}\b")
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,7 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
         emoji, variant_code, code, numeric_only, too_long, repeated_blurb, sentence.
     """
     v = " ".join(strip_markup(value).split()).strip(" .,;:-–—‎\u200e")
+    v = _REDUNDANT_PREFIX.sub("", v).strip()  # "Compatible with Galaxy S7" says no more than "Galaxy S7"
     if not v or not tokens(v):
         return None, "empty"
     if v.lower() in spec.placeholders:
@@ -107,7 +112,11 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
         return None, "emoji"
     if _VARIANT_CODE.search(v):
         return None, "variant_code"
-    if _SNAKE.search(v):
+    if _SNAKE.search(v) or "[" in v or "]" in v:
+        return None, "code"
+    if ":" in v:
+        return None, "label_in_value"
+    if spec.descriptive and (_MIXED_CODE.search(v) or v.count("-") >= 3):
         return None, "code"
     if _NUMERIC_ONLY.match(v):
         return None, "numeric_only"
@@ -125,11 +134,24 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
 def split_options(spec: FieldSpec, value: str) -> list[str]:
     """The options a raw value lists ("Black, Blue" -> ["Black", "Blue"]); one item when not multi-option.
 
-    Slashes split only when not between digits, so "1/4 inch" stays whole.
+    Slashes split only when not between digits, so "1/4 inch" stays whole, and nothing splits
+    inside parentheses or brackets.
     """
     if not spec.multi_option:
         return [value]
-    return [p for p in _OPTION_SPLIT.split(value) if p.strip()]
+    # Separators inside brackets belong to the option: "BAHAMA WAY (BAHAMA BLUE/WHETSTONE BLUE)" is one colour.
+    parts, depth, start = [], 0, 0
+    for m in re.finditer(r"[()\[\]]|" + _OPTION_SPLIT.pattern, value):
+        token = m.group(0)
+        if token in "([":
+            depth += 1
+        elif token in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and m.end() > m.start():
+            parts.append(value[start:m.start()])
+            start = m.end()
+    parts.append(value[start:])
+    return [p for p in parts if p.strip()]
 
 
 def detail_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
@@ -146,17 +168,23 @@ def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozen
     """The product type a title states, taken from the product's own category path.
 
     The deepest category whose content words all occur in the title (e.g. "Wall Clocks" for
-    "Rooster 1 Wall Clock Farmer Kitchen ..."); broad categories with "&" are skipped. None when
+    "Rooster 1 Wall Clock Farmer Kitchen ..."), or else its longest ending that does ("Cases"
+    of "Basic Cases"); broad categories with "&" are skipped. None when
     no category qualifies. `not_entities` (lower case) are category names that say who a
     product is for rather than what it is ("Women"): the field table's placeholders for `title`.
     """
     title = keywords(product.get("title") or "")
     for cat in reversed(product.get("categories") or []):
-        if "&" in cat or len(cat.split()) > 4 or cat.lower() in not_entities:
+        if "&" in cat or len(cat.split()) > 4:
             continue
-        words = keywords(cat)
-        if words and words <= title:
-            return cat
+        words = cat.split()
+        # the whole category first, then its head noun phrases: "Basic Cases" -> "Cases"
+        for start in range(len(words)):
+            phrase = " ".join(words[start:])
+            if phrase.lower() in not_entities:
+                break
+            if keywords(phrase) and keywords(phrase) <= title:
+                return phrase
     return None
 
 
@@ -239,6 +267,7 @@ def extract_features(
         bound = numeric[name](product)
         if bound is not None:
             features.append(Feature(name, "numeric", bound, table.fields[name].sources, str(product.get(name))))
+    features = _drop_repeated_values(features, dropped)
     if intent.negatives:
         features = _make_negatives(features, product, intent, table, rng, vocabulary or {})
     if intent.voucher:
@@ -256,6 +285,21 @@ def extract_features(
             features.append(Feature("review", "opinion", op["phrase"], table.fields["review"].sources, op["phrase"],
                                     tuple(op["review_ids"])))
     return features, dropped
+
+
+def _drop_repeated_values(features: list[Feature], dropped: dict[str, str]) -> list[Feature]:
+    """Keep one feature per value: "Floral" as both pattern and style would say the same thing twice."""
+    seen: set[str] = set()
+    out = []
+    for f in features:
+        if isinstance(f.value, str):
+            key = normalize(f.value)
+            if key in seen:
+                dropped[f.field] = "same_value_as_another_field"
+                continue
+            seen.add(key)
+        out.append(f)
+    return out
 
 
 def _overlaps(value: str, options: list[str], table: FieldTable) -> bool:

@@ -41,6 +41,7 @@ class FieldSpec:
         keywords: clarification trigger keywords, label first.
         reply: clarification reply template.
         placeholders: lower-cased values that mean "unknown" for this field.
+        descriptive: values describe (colour, style, ...): model-like codes are refused.
     """
 
     name: str
@@ -54,6 +55,7 @@ class FieldSpec:
     keywords: tuple[str, ...] = ()
     reply: str = "{value}"
     placeholders: frozenset[str] = field(default_factory=frozenset)
+    descriptive: bool = False
 
     @property
     def rubric_field(self) -> str:
@@ -140,6 +142,7 @@ def load_field_table(path: str | None = None) -> FieldTable:
     data = tomllib.loads(src.read_text(encoding="utf-8"))
     defaults = data.get("defaults", {})
     global_placeholders = {p.lower() for p in defaults.get("placeholders", [])}
+    descriptive = set(defaults.get("descriptive_fields", []))
     fields: dict[str, FieldSpec] = {}
     alias_index: dict[str, str] = {}
     keyword_owner: dict[str, str] = {}
@@ -157,6 +160,7 @@ def load_field_table(path: str | None = None) -> FieldTable:
                 keywords=tuple(row.get("keywords", ())),
                 reply=row.get("reply", "{value}"),
                 placeholders=frozenset(global_placeholders | {p.lower() for p in row.get("placeholders", [])}),
+                descriptive=name in descriptive,
             )
         except KeyError as exc:
             raise ValueError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

@@ -8,6 +8,7 @@ locked rubrics fix; stages 6 and 7 check the text it writes, exactly as they wil
 from __future__ import annotations
 
 import random
+import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -27,9 +28,24 @@ NUMERIC_VERBS = {"average_rating": "be rated", "rating_number": "have", "price":
 
 
 @lru_cache(maxsize=4)
-def persona_vocab(path: str | None = None) -> dict[str, dict[str, list[str]]]:
-    """The whitelist of persona noise values: {group: {field: [values]}}."""
+def persona_vocab(path: str | None = None) -> dict[str, Any]:
+    """The persona noise vocabulary as written in persona_vocab.toml (groups, plus by_age lists)."""
     return tomllib.loads(Path(path or PERSONA_VOCAB).read_text(encoding="utf-8"))
+
+
+def noise_whitelist() -> dict[str, set[str]]:
+    """Every allowed value per noise field path ("demographics.household" -> {...}), by_age lists merged."""
+    vocab = persona_vocab()
+    allowed: dict[str, set[str]] = {}
+    for group, fields in vocab.items():
+        if group == "by_age":
+            continue
+        for name, options in fields.items():
+            allowed[f"{group}.{name}"] = set(options)
+    for lists in vocab["by_age"].values():
+        allowed.setdefault("lifestyle.occupation", set()).update(lists["occupation"])
+        allowed.setdefault("demographics.household", set()).update(lists["household"])
+    return allowed
 
 
 def _join(parts: list[str], word: str = "and") -> str:
@@ -88,7 +104,9 @@ def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Ra
     nums = [requirement_phrase(r, table) for r in q if r["type"] == "numeric_range"]
     opinions = [f'"{r["expected_value"]}"' for r in q if r["type"] == "review_opinion"]
     budgets = [describe_budget(r["expected_value"]) for r in q if r["type"] == "budget_match"]
-    subject = entity.lower() if entity else "a product"
+    subject, plural = _subject(entity)
+    if plural:
+        attrs = [_plural_verb(a) for a in attrs]
     first = f"{rng.choice(OPENERS)} {subject}"
     if attrs[:3]:
         first += " " + _join(attrs[:3])
@@ -108,6 +126,33 @@ def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Ra
         sentences.append(_capitalise(_join(third)) + ".")
     sentences += budgets
     return fix_articles(" ".join(sentences))
+
+
+def _subject(entity: str | None) -> tuple[str, bool]:
+    """("wall clocks", True) / ("a VGA cable", False) / ("a product", False): the query's subject and
+    whether it is plural. Acronyms and codes keep their case; other words are lower-cased."""
+    if not entity:
+        return "a product", False
+    words = [w if (len(w) > 1 and w.isupper()) or any(c.isdigit() for c in w) else w.lower() for w in entity.split()]
+    last = words[-1].lower()
+    plural = last.endswith("s") and not last.endswith(("ss", "us", "is"))
+    phrase = " ".join(words)
+    return (phrase, True) if plural else (fix_articles(f"a {phrase}"), False)
+
+
+_VERB_AFTER_THAT = re.compile(r"\bthat (is|has|[a-z]+s)\b")
+
+
+def _plural_verb(clause: str) -> str:
+    """Make the verb after "that" agree with a plural subject: "that pairs" -> "that pair"."""
+    def fix(m: re.Match) -> str:
+        verb = m.group(1)
+        if verb in ("is", "has"):
+            return "that " + {"is": "are", "has": "have"}[verb]
+        if verb.endswith(("ches", "shes", "sses", "xes", "zzes")):
+            return "that " + verb[:-2]
+        return "that " + verb[:-1]
+    return _VERB_AFTER_THAT.sub(fix, clause, count=1)
 
 
 def _capitalise(text: str) -> str:
@@ -146,16 +191,18 @@ def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.
         return options[0]  # every option collides: stage 6 will reject with persona_noise_leak
 
     vocab = persona_vocab()
-    persona: dict[str, Any] = {"user_id": user_id}
-    for group, fields in vocab.items():
-        persona[group] = {}
-        for name, options in fields.items():
-            if name == "hobbies":
-                first = pick(options)
-                second = pick([o for o in options if o != first])
-                persona[group][name] = [first, second]
-            else:
-                persona[group][name] = pick(options)
+    age = pick(vocab["demographics"]["age_range"])
+    by_age = vocab["by_age"][age]
+    hobby = pick(vocab["lifestyle"]["hobbies"])
+    habits = vocab["shopping_habits"]
+    persona: dict[str, Any] = {
+        "user_id": user_id,
+        "demographics": {"age_range": age, "household": pick(by_age["household"]),
+                         "location_type": pick(vocab["demographics"]["location_type"])},
+        "lifestyle": {"occupation": pick(by_age["occupation"]),
+                      "hobbies": [hobby, pick([h for h in vocab["lifestyle"]["hobbies"] if h != hobby])]},
+        "shopping_habits": {name: pick(options) for name, options in habits.items()},
+    }
     persona["product_requirements"] = dict(persona_entry(r, table) for r in rubrics if r["info_source"] == "persona")
     return persona
 

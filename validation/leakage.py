@@ -16,7 +16,7 @@ from typing import Any
 from stages.fields import FieldTable
 from stages.features import value_forms
 from stages.text import contains_phrase, find_phrase, normalize
-from stages.verbalise import persona_vocab
+from stages.verbalise import noise_whitelist
 from validation.findings import Finding
 from validation.slots import check_reachability
 
@@ -74,10 +74,9 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
                     {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
                      "span": find_phrase(query, form)}))
     persona = task["user_persona"]
-    vocab = persona_vocab()
+    allowed = noise_whitelist()
     for path, value in _noise_values(persona):
-        group, name = path.split(".")
-        if value not in vocab.get(group, {}).get(name, []):
+        if value not in allowed.get(path, ()):
             findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
                                     {"field": path, "value": value}))
         for r in rubrics:
