@@ -76,16 +76,21 @@ def strip_markup(value: str) -> str:
     return _SEE_MORE.sub("", html.unescape(_TAG.sub(" ", value)))
 
 
-def value_forms(value: Any) -> list[str]:
+NUMBER_UNITS = {"price": ("$", ""), "average_rating": ("", " stars"), "rating_number": ("", " ratings")}
+
+
+def value_forms(value: Any, field: str = "") -> list[str]:
     """The strings whose presence in text states a requirement's value.
 
-    A string is itself; excluded values are each value; a numeric bound is its numbers; a budget
-    is every number of its voucher and limit. Leakage and completeness checks both use this.
+    A string is itself; excluded values are each value; a numeric bound is each of its numbers
+    with the field's unit ("$20", "4.5 stars", "100 ratings", so "$20" is not "20 ratings"); a
+    budget is every amount of its voucher and limit. Leakage and completeness checks both use this.
     """
     if isinstance(value, dict) and "voucher" in value:
         return budget_numbers(value)
     if isinstance(value, dict):
-        return [format_number(value[k]) for k in ("min", "max") if value.get(k) is not None]
+        before, after = NUMBER_UNITS.get(field, ("", ""))
+        return [f"{before}{format_number(value[k])}{after}" for k in ("min", "max") if value.get(k) is not None]
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
     return [str(value)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.features import Feature
+from stages.features import NUMBER_UNITS, Feature
 from stages.fields import FieldTable
 from stages.hashing import canonical_json, sha256_hex
 from stages.split import Assignment
@@ -24,8 +24,7 @@ def bound_phrase(field: str, bound: dict[str, Any]) -> str:
 
     Exclusive bounds say "more than" / "less than"; inclusive ones "at least" / "no more than".
     """
-    unit_before, unit_after = {"price": ("$", ""), "average_rating": ("", " stars"),
-                               "rating_number": ("", " ratings")}.get(field, ("", ""))
+    unit_before, unit_after = NUMBER_UNITS.get(field, ("", ""))
     parts = []
     if bound.get("min") is not None:
         word = "at least" if bound.get("min_inclusive", True) else "more than"

@@ -90,7 +90,7 @@ def entangled_fields(features: list[Feature]) -> set[str]:
     out: set[str] = set()
     for a in features:
         for b in features:
-            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value) for fb in value_forms(b.value)):
+            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value, a.field) for fb in value_forms(b.value, b.field)):
                 out.update((a.field, b.field))
     return out
 

@@ -16,6 +16,14 @@ _TAG = re.compile(r"<[^>]+>")
 _INCH_MARK = re.compile(r"(\d)\s*(?:\"|''|”|″)")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
+_DOLLAR = re.compile(r"\$\s*(\d+(?:\.\d+)?)")
+_PERCENT = re.compile(r"(\d)\s*%")
+_POSSESSIVE = re.compile(r"(\w)['’]s\b")
+# Plural forms the naive rule gets wrong, and words that only look plural.
+IRREGULAR = {"series": "series", "news": "news", "species": "species", "knives": "knife", "wives": "wife",
+             "shelves": "shelf", "leaves": "leaf", "halves": "half", "children": "child", "feet": "foot", "teeth": "tooth", "geese": "goose", "mice": "mouse",
+             "glasses": "glasses", "pants": "pants", "shorts": "shorts", "scissors": "scissors",
+             "jeans": "jeans", "earbuds": "earbud", "lens": "lens", "gas": "gas", "bus": "bus", "plus": "plus"}
 
 # Unit spellings folded to one token, applied only right after a number ("in" stays a word).
 UNIT_ALIASES: dict[str, str] = {
@@ -43,8 +51,12 @@ def _number(token: str) -> str:
 
 
 def _singular(token: str) -> str:
+    if token in IRREGULAR:
+        return IRREGULAR[token]
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
+    if len(token) > 4 and token.endswith(("ches", "shes", "xes", "sses", "zzes")):
+        return token[:-2]
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         return token[:-1]
     return token
@@ -55,8 +67,10 @@ def tokens(text: str) -> tuple[str, ...]:
     """Split text into normalised tokens.
 
     Lower-cases, folds accents and HTML entities, drops tags, splits digits from letters
-    ("5G" -> "5", "g"), drops thousands separators, trims trailing decimal zeros, folds unit
-    spellings that follow a number ("in", "inches", '"' -> "inch") and singularises naively.
+    ("5G" -> "5", "g"), drops thousands separators, trims trailing decimal zeros, reads "$20" as
+    "20 dollar" and "8%" as "8 percent", drops possessive 's ("Women's" = "Womens"), folds unit
+    spellings that follow a number ("in", "inches", '"' -> "inch") and singularises
+    (-ies, -ches/-shes/-xes/-sses, -s, plus an irregular list).
 
     Args:
         text: any string (None is not accepted).
@@ -69,6 +83,9 @@ def tokens(text: str) -> tuple[str, ...]:
     text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
     text = _INCH_MARK.sub(r"\1 inch ", text)
     text = _THOUSANDS.sub("", text)
+    text = _DOLLAR.sub(r"\1 dollar ", text)
+    text = _PERCENT.sub(r"\1 percent ", text)
+    text = _POSSESSIVE.sub(r"\1s", text)
     out: list[str] = []
     for raw in _TOKEN.findall(text):
         if raw[0].isdigit():

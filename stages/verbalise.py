@@ -180,7 +180,7 @@ def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.
     Noise values that would repeat any rubric value (token-aware) are skipped, so background
     never states a requirement by accident.
     """
-    values = [v for r in rubrics for v in value_forms(r["expected_value"])]
+    values = [v for r in rubrics for v in value_forms(r["expected_value"], r["field"])]
 
     def pick(options: list[str]) -> str:
         options = list(options)

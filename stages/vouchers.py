@@ -92,8 +92,12 @@ def generate_budget(price: float, rng: random.Random) -> dict[str, Any] | None:
 
 
 def _coupon_text(c: dict[str, Any]) -> str:
-    off = (f"${format_number(c['face_value'])} off" if c["discount_type"] == "fixed"
-           else f"{format_number(c['percent'])}% off (at most ${format_number(c['cap'])})")
+    if c["discount_type"] == "fixed":
+        off = f"${format_number(c['face_value'])} off"
+    else:
+        off = f"{format_number(c['percent'])}% off"
+        if c.get("cap") is not None:  # the schema allows an uncapped percentage
+            off += f" (at most ${format_number(c['cap'])})"
     return f"{off} orders of ${format_number(c['threshold'])} or more"
 
 
@@ -102,19 +106,20 @@ def describe_budget(budget: dict[str, Any]) -> str:
     more, and I can pay at most $24 after it."."""
     v = budget["voucher"]
     c = v["coupons"]
-    if v["scenario"] == "simple":
-        have = f"a {c[0]['voucher_type']} coupon for {_coupon_text(c[0])}"
-    elif v["scenario"] == "tiered":
-        have = (f"a tiered {c[0]['voucher_type']} coupon: {_coupon_text(c[0])}, or {_coupon_text(c[1])}")
+    # Every coupon is stated (the schema allows one to three), in the order apply_voucher uses them.
+    if v["scenario"] == "tiered":
+        have = f"a tiered {c[0]['voucher_type']} coupon: " + ", or ".join(_coupon_text(x) for x in c)
     else:
-        have = (f"a {c[0]['voucher_type']} coupon for {_coupon_text(c[0])}, then a {c[1]['voucher_type']} coupon for "
-                f"{_coupon_text(c[1])} applied to what is left")
+        have = f"a {c[0]['voucher_type']} coupon for {_coupon_text(c[0])}" + "".join(
+            f", then a {x['voucher_type']} coupon for {_coupon_text(x)} applied to what is left" for x in c[1:])
     return f"I have {have}, and I can pay at most ${format_number(budget['max_total'])} after the coupons."
 
 
 def budget_numbers(budget: dict[str, Any]) -> list[str]:
-    """Every number the budget's text states (for leakage and completeness checks)."""
-    out = [format_number(budget["max_total"])]
+    """Every amount the budget's text states, with its unit ("$24", "8%"), for leakage and completeness checks."""
+    out = [f"${format_number(budget['max_total'])}"]
     for c in budget["voucher"]["coupons"]:
-        out += [format_number(c[k]) for k in ("threshold", "face_value", "percent", "cap") if c.get(k) is not None]
+        out += [f"${format_number(c[k])}" for k in ("threshold", "face_value", "cap") if c.get(k) is not None]
+        if c.get("percent") is not None:
+            out.append(f"{format_number(c['percent'])}%")
     return out

@@ -23,7 +23,7 @@ from validation.slots import check_reachability
 
 def rubric_forms(rubric: dict[str, Any]) -> list[str]:
     """The strings whose presence in text states this rubric's value (stages.features.value_forms)."""
-    return value_forms(rubric["expected_value"])
+    return value_forms(rubric["expected_value"], rubric["field"])
 
 
 def leak_forms(rubric: dict[str, Any], table: FieldTable) -> list[str]:

@@ -7,7 +7,7 @@ import pytest
 from stages.features import extract_features
 from stages.hashing import rng
 from stages.intents import load_intents
-from stages.split import PartitionInfeasible, SplitConfig, select_features, split_features
+from stages.split import entangled_fields, PartitionInfeasible, SplitConfig, select_features, split_features
 
 CONFIG = SplitConfig()
 
@@ -83,7 +83,8 @@ def test_feature_combination_query_has_enough_attributes(splits):
 
 
 @pytest.mark.parametrize(("asin", "fields"), [
-    ("B07XCXHLDK", {"price", "rating_number"}),               # price cap 20 and at least 20 ratings
+    ("B06XP6B6XM", {"details.Brand", "details.Material"}),    # "Paper" material inside brand "Paper Clever Party"
+    ("B002NZWPQC", {"details.Material", "details.Size"}),     # "Plastic" inside size '4" X 18" Plastic Sign'
 ])
 def test_entangled_values_stay_in_the_query(rich_catalog, intents, asin, fields):
     features = features_of(rich_catalog, intents, asin)
@@ -101,6 +102,12 @@ def test_entangled_values_stay_in_the_query(rich_catalog, intents, asin, fields)
 ])
 def test_one_value_in_two_fields_becomes_one_feature(rich_catalog, intents, asin, fields):
     assert len(fields & {f.field for f in features_of(rich_catalog, intents, asin)}) == 1
+
+
+def test_a_price_cap_and_a_rating_count_with_the_same_number_are_not_entangled(rich_catalog, intents):
+    # B07XCXHLDK: "$20" and "20 ratings" are different statements once units are part of the value.
+    features = features_of(rich_catalog, intents, "B07XCXHLDK")
+    assert not {"price", "rating_number"} & entangled_fields(features)
 
 
 def test_too_few_features_is_infeasible_with_evidence(rich_catalog, intents):
