@@ -18,6 +18,7 @@ from stages.features import detail_values, extract_features
 from stages.fields import FieldTable
 from stages.hashing import digest, rng
 from stages.text import normalize
+from stages.vouchers import MIN_PRICE
 from stages.intents import IntentSpec
 from stages.rubrics import build_rubrics, rubric_lock
 from stages.split import PartitionInfeasible, entangled_fields, select_features, split_features
@@ -78,7 +79,7 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     need = sc.min_query + sc.min_persona + sc.min_clarification
     for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
         if dropped.get(key) == reason:
-            what = ("a price a voucher can apply to" if key == "budget"
+            what = (f"price a voucher can apply to (${MIN_PRICE:g} or more)" if key == "budget"
                     else f"{intent.review_opinions} distinct opinions in its positive reviews")
             return None, [Finding(reason, f"target has no {what}", {"price": product.get("price"),
                                                                       "reviews": len(product.get("reviews") or [])})], 2

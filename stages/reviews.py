@@ -9,6 +9,7 @@ kept neither the review id nor checked duplicates, §15.17).
 
 from __future__ import annotations
 
+import html
 import random
 import re
 from typing import Any
@@ -24,14 +25,17 @@ OPINION_WORDS = frozenset(
     "long lasts lasting fast quick well nice love loves good better best cheap value worth simple secure snug "
     "loud crisp clean gentle".split())
 _CLAUSE_SPLIT = re.compile(r"[.!?;,:()\n]+|\s+-\s+|\bbut\b|\band then\b", re.IGNORECASE)
+# Review bodies carry HTML ("<br />", "&amp;"): a tag ends a clause and never reaches a phrase.
+_MARKUP = re.compile(r"<[^>]+>")
 _LEADING = re.compile(r"^(?:and|so|also|it's|its|it is|this is|they are|they're|i|the)\s+", re.IGNORECASE)
 
 
 def opinion_clauses(text: str) -> list[str]:
     """Candidate opinion phrases of one review text, in text order."""
     out = []
+    text = html.unescape(_MARKUP.sub("\n", text))
     for clause in _CLAUSE_SPLIT.split(text):
-        clause = " ".join(clause.split())
+        clause = " ".join(clause.split()).strip("*•>\"'“” ")
         while _LEADING.match(clause):
             clause = _LEADING.sub("", clause, count=1)
         words = clause.split()

@@ -105,3 +105,84 @@ def accepted_tasks(rich_results) -> list[dict[str, Any]]:
     tasks = [r.task for _, _, r in rich_results if r.task is not None]
     assert len(tasks) >= 30, f"only {len(tasks)} tasks accepted; the fixtures expect at least 30"
     return tasks
+
+
+# ---- every shared real file: three metadata files and the electronics reviews -------------------
+
+ALL_META = [SHARED / "meta_electronics_beauty_office.jsonl", SHARED / "meta_home_toys_sports.jsonl",
+            SHARED / "with-reviews" / "meta_electronics_with_reviews.jsonl"]
+ALL_REVIEWS = [SHARED / "with-reviews" / "reviews_electronics.jsonl"]
+
+
+@dataclass
+class ReviewedCatalog(Catalog):
+    """A snapshot with reviews: its index holds the review index, products can carry their reviews."""
+
+    reviews: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+
+    def reviewed_product(self, parent_asin: str) -> dict[str, Any]:
+        """The real product with `product["reviews"]` attached (reviews.parquet rows by review_id; [] when none)."""
+        row = self.product(parent_asin)
+        row["reviews"] = [dict(r) for r in self.reviews.get(parent_asin, [])]
+        return row
+
+    def all_reviewed_products(self) -> list[dict[str, Any]]:
+        """Every product row (shallow copies: do not modify nested values) with its reviews attached."""
+        return [{**row, "reviews": self.reviews.get(row["parent_asin"], [])} for row in self.all_products()]
+
+
+@pytest.fixture(scope="session")
+def full_catalog(tmp_path_factory) -> ReviewedCatalog:
+    """Snapshot of every shared real file (~7,300 products, ~3,200 electronics reviews), indexed with reviews."""
+    missing = [p for p in ALL_META + ALL_REVIEWS if not p.is_file()]
+    if missing:
+        pytest.skip(f"shared real data not found: {[str(p) for p in missing]} (clone shared/ beside the repository)")
+    from flows.catalog import load_reviews, load_snapshot
+    from stages.fields import load_field_table
+    from stages.ingest import write_catalog_snapshot
+    from validation.answer_set import CatalogIndex
+
+    out = tmp_path_factory.mktemp("catalogs") / "all"
+    write_catalog_snapshot(ALL_META, ALL_REVIEWS, out)
+    products, _ = load_snapshot(out)
+    reviews = load_reviews(out)
+    table = load_field_table()
+    by_product: dict[str, list[dict[str, Any]]] = {}
+    for row in reviews.sort("review_id").iter_rows(named=True):
+        by_product.setdefault(row["parent_asin"], []).append(row)
+    return ReviewedCatalog(path=out, products=products, table=table,
+                           index=CatalogIndex.build(products, table, reviews), reviews=by_product)
+
+
+@dataclass
+class FullBuild:
+    """A published split of all eight intents over `full_catalog`."""
+
+    path: Path
+    manifest: dict[str, Any]
+    tasks: list[dict[str, Any]]
+    rejections: list[dict[str, Any]]
+
+    def of(self, intent: str) -> list[dict[str, Any]]:
+        """Accepted tasks of one intent, in tasks.jsonl order (sorted by id)."""
+        return [t for t in self.tasks if t["intent"] == intent]
+
+
+@pytest.fixture(scope="session")
+def full_build(full_catalog, tmp_path_factory) -> FullBuild:
+    """`build_split` of every intent in intents.toml, 60 candidates each, over the full snapshot (~15-20 s)."""
+    import json
+
+    from flows.build import build_split
+    from flows.settings import BuildConfig
+    from stages.intents import load_intents
+
+    config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=60)
+    outcome = build_split(config, "all", root=tmp_path_factory.mktemp("splits"))
+
+    def lines(name: str) -> list[dict[str, Any]]:
+        text = (outcome.path / name).read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    return FullBuild(path=outcome.path, manifest=outcome.manifest, tasks=lines("tasks.jsonl"),
+                     rejections=lines("rejections.jsonl"))
