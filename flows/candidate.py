@@ -44,7 +44,7 @@ class BuildContext:
     index: CatalogIndex
     catalog_fingerprint: str
     config_hash: str
-    vocabulary: dict[str, list[str]] = field(default_factory=dict)
+    vocabulary: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
     cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 

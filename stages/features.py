@@ -214,7 +214,7 @@ def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
 
 def extract_features(
     product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random, *,
-    vocabulary: dict[str, list[str]] | None = None, reviews: list[dict[str, Any]] | None = None,
+    vocabulary: dict[str, dict[str, list[str]]] | None = None, reviews: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -227,7 +227,7 @@ def extract_features(
         intent: the intent being built.
         table: the field table.
         rng: the candidate's seeded generator.
-        vocabulary: frequent values per field over the catalog (`field_vocabulary`), for the
+        vocabulary: frequent values per category and field (`field_vocabulary`), for the
             excluded values of negative features.
         reviews: the target's reviews, for review opinions.
 
@@ -312,13 +312,15 @@ def _overlaps(value: str, options: list[str], table: FieldTable) -> bool:
 
 
 def _make_negatives(features: list[Feature], product: dict[str, Any], intent: IntentSpec, table: FieldTable,
-                    rng: random.Random, vocabulary: dict[str, list[str]]) -> list[Feature]:
+                    rng: random.Random, vocabulary: dict[str, dict[str, list[str]]]) -> list[Feature]:
     """Turn 1..intent.negatives detail features into negative ones.
 
-    The excluded values are real values of the same field from the catalog vocabulary, never
-    the target's own value, a value contained in it or one containing it, in any spelling
-    (fixes reference §15.13, whose negative rubrics could be empty).
+    The excluded values are real values of the same field among products of the target's
+    main_category (so the exclusion rules out products a shopper would meet), never the target's own
+    value, a value contained in it or one containing it, in any spelling (fixes reference
+    §15.13, whose negative rubrics could be empty).
     """
+    local = vocabulary.get(product.get("main_category") or "(none)", {})
     pool = [f for f in features if f.kind == "detail" and f.field.removeprefix("details.") in intent.negative_fields]
     rng.shuffle(pool)
     want = rng.randint(1, intent.negatives)
@@ -328,7 +330,7 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
             break
         spec = table.by_rubric_field(f.field)
         mine = detail_options(product, spec)
-        others = [v for v in vocabulary.get(spec.name, []) if not _overlaps(v, mine, table)]
+        others = [v for v in local.get(spec.name, []) if not _overlaps(v, mine, table)]
         if len(others) < 2:
             continue
         excluded = sorted(rng.sample(others[:10], 2), key=str.lower)
@@ -336,38 +338,45 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     return [swaps.get(f.field, f) if f.kind == "detail" else f for f in features]
 
 
-def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[str], top: int = 20) -> dict[str, list[str]]:
-    """The most frequent clean values of each field over a catalog, most frequent first.
+def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[str],
+                     top: int = 20) -> dict[str, dict[str, list[str]]]:
+    """The most frequent clean values of each field, per main_category.
 
     Args:
         products: a products.parquet frame (details as list of {key, raw_key, value}).
         table: the field table.
         fields: canonical detail field names.
-        top: values kept per field.
+        top: values kept per field and category.
 
     Returns:
-        {field: [value, ...]}: each value in its most common spelling, ranked by how many
-        products have it (ties by normalised text), so negative rubrics exclude values shoppers
-        actually meet.
+        {main_category (or "(none)"): {field: [value, ...]}},
+        each value in its most common spelling, ranked by how many products have it (ties by
+        normalised text), so negative rubrics exclude values shoppers of that category meet.
     """
     import polars as pl
 
-    rows = (products.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
-            .filter(pl.col("key").is_in(fields)).select("parent_asin", "key", "value").unique())
-    counts: dict[str, dict[str, set[str]]] = {}
-    spelled: dict[tuple[str, str], dict[str, int]] = {}
-    for (key, value), group in rows.group_by(["key", "value"]):
+    rows = (products.select("parent_asin", pl.col("main_category").fill_null("(none)"), "details")
+            .explode("details").drop_nulls("details").unnest("details")
+            .filter(pl.col("key").is_in(fields)).select("parent_asin", "main_category", "key", "value").unique())
+    clean_options: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for key, value in rows.select("key", "value").unique().iter_rows():
         spec = table.fields[key]
-        ids = set(group.get_column("parent_asin").to_list())
+        opts = []
         for opt in split_options(spec, strip_markup(value)):
             clean, _ = clean_value(spec, opt, table)
             if clean:
-                norm = normalize(clean)
-                counts.setdefault(key, {}).setdefault(norm, set()).update(ids)
-                spelled.setdefault((key, norm), {}).setdefault(clean, 0)
-                spelled[(key, norm)][clean] += len(ids)
-    out = {}
-    for key, by_norm in counts.items():
+                opts.append((normalize(clean), clean))
+        clean_options[(key, value)] = opts
+    counts: dict[tuple[str, str], dict[str, set[str]]] = {}
+    spelled: dict[tuple[str, str, str], dict[str, int]] = {}
+    for asin, category, key, value in rows.iter_rows():
+        for norm, clean in clean_options[(key, value)]:
+            counts.setdefault((category, key), {}).setdefault(norm, set()).add(asin)
+            tally = spelled.setdefault((category, key, norm), {})
+            tally[clean] = tally.get(clean, 0) + 1
+    out: dict[str, dict[str, list[str]]] = {}
+    for (scope, key), by_norm in counts.items():
         ranked = sorted(by_norm, key=lambda n: (-len(by_norm[n]), n))[:top]
-        out[key] = [max(spelled[(key, n)].items(), key=lambda kv: (kv[1], kv[0]))[0] for n in ranked]
+        out.setdefault(scope, {})[key] = [max(spelled[(scope, key, n)].items(), key=lambda kv: (kv[1], kv[0]))[0]
+                                          for n in ranked]
     return out

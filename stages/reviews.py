@@ -27,7 +27,9 @@ OPINION_WORDS = frozenset(
 _CLAUSE_SPLIT = re.compile(r"[.!?;,:()\n]+|\s+-\s+|\bbut\b|\band then\b", re.IGNORECASE)
 # Review bodies carry HTML ("<br />", "&amp;"): a tag ends a clause and never reaches a phrase.
 _MARKUP = re.compile(r"<[^>]+>")
-_LEADING = re.compile(r"^(?:and|so|also|it's|its|it is|this is|they are|they're|i|the)\s+", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|nor|neither|none|never|nothing|hardly|barely|without)\b|n['’]t\b",
+                       re.IGNORECASE)
+_LEADING = re.compile(r"^(?:and|also|it's|its|it is|this is|they are|they're|i|the)\s+", re.IGNORECASE)
 
 
 def opinion_clauses(text: str) -> list[str]:
@@ -42,6 +44,8 @@ def opinion_clauses(text: str) -> list[str]:
         if not MIN_WORDS <= len(words) <= MAX_WORDS:
             continue
         if not (keywords(clause) & OPINION_WORDS) or any(ch.isdigit() for ch in clause) or "http" in clause:
+            continue
+        if _NEGATION.search(clause):  # "battery life isn't all that great" holds "great" but says the opposite
             continue
         out.append(clause)
     return out

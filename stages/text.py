@@ -111,6 +111,14 @@ def contains_phrase(haystack: str, needle: str) -> bool:
     return bool(n) and f" {n} " in f" {normalize(haystack)} "
 
 
+def count_phrase(haystack: str, needle: str) -> int:
+    """How many times `needle` occurs in `haystack` as whole tokens (overlaps counted)."""
+    n, h = tokens(needle), tokens(haystack)
+    if not n:
+        return 0
+    return sum(1 for i in range(len(h) - len(n) + 1) if h[i:i + len(n)] == n)
+
+
 def find_phrase(haystack: str, needle: str) -> tuple[int, int] | None:
     """Character span in `haystack` of the shortest run of whole words that contains `needle` (token-aware).
 

@@ -105,11 +105,10 @@ def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Ra
     opinions = [f'"{r["expected_value"]}"' for r in q if r["type"] == "review_opinion"]
     budgets = [describe_budget(r["expected_value"]) for r in q if r["type"] == "budget_match"]
     subject, plural = _subject(entity)
-    if plural:
-        attrs = [_plural_verb(a) for a in attrs]
     first = f"{rng.choice(OPENERS)} {subject}"
     if attrs[:3]:
-        first += " " + _join(attrs[:3])
+        # sentence 1 hangs the attributes on the subject; sentence 2 on the singular "one"
+        first += " " + _join([_plural_verb(a) for a in attrs[:3]] if plural else attrs[:3])
     sentences = [first + ("?" if first.startswith("Can you") else ".")]
     second = []
     if attrs[3:]:
@@ -140,19 +139,24 @@ def _subject(entity: str | None) -> tuple[str, bool]:
     return (phrase, True) if plural else (fix_articles(f"a {phrase}"), False)
 
 
-_VERB_AFTER_THAT = re.compile(r"\bthat (is|has|[a-z]+s)\b")
+# Verbs that open phrases ("that pairs over ...", cues.toml, fields.toml) and their plural forms.
+_PLURAL_VERBS = {"is": "are", "has": "have", "does": "do", "pairs": "pair", "joins": "join", "talks": "talk",
+                 "connects": "connect", "survives": "survive", "collapses": "collapse", "sticks": "stick",
+                 "runs": "run", "charges": "charge", "draws": "draw", "hangs": "hang", "sits": "sit",
+                 "attaches": "attach", "smells": "smell", "closes": "close", "cinches": "cinch", "works": "work",
+                 "holds": "hold", "comes": "come", "fits": "fit", "plugs": "plug", "goes": "go", "hides": "hide",
+                 "replaces": "replace", "keeps": "keep", "uses": "use"}
 
 
-def _plural_verb(clause: str) -> str:
-    """Make the verb after "that" agree with a plural subject: "that pairs" -> "that pair"."""
-    def fix(m: re.Match) -> str:
-        verb = m.group(1)
-        if verb in ("is", "has"):
-            return "that " + {"is": "are", "has": "have"}[verb]
-        if verb.endswith(("ches", "shes", "sses", "xes", "zzes")):
-            return "that " + verb[:-2]
-        return "that " + verb[:-1]
-    return _VERB_AFTER_THAT.sub(fix, clause, count=1)
+def _plural_verb(phrase: str) -> str:
+    """Make a phrase that opens with "that <verb>" agree with a plural subject: "that pairs" -> "that pair".
+
+    Only a phrase's opening verb changes, and only a listed one ("that keys in the same pocket
+    won't mark" has no verb there)."""
+    words = phrase.split(" ", 2)
+    if len(words) >= 2 and words[0] == "that" and words[1] in _PLURAL_VERBS:
+        words[1] = _PLURAL_VERBS[words[1]]
+    return " ".join(words)
 
 
 def _capitalise(text: str) -> str:

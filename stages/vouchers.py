@@ -80,6 +80,13 @@ def generate_budget(price: float, rng: random.Random) -> dict[str, Any] | None:
         coupons = [_coupon(rng, who, kind, price, price * rng.uniform(0.4, 0.7), (0.04, 0.10), (5, 12), (0.08, 0.18)),
                    _coupon(rng, who, kind, price, math.ceil(price * rng.uniform(1.1, 1.5)), (0.15, 0.25), (15, 25),
                            (0.25, 0.40))]
+        low, high = coupons
+        # Whole-dollar rounding can flatten the tiers on cheap targets; the upper tier must give more.
+        if kind == "fixed":
+            high["face_value"] = max(high["face_value"], low["face_value"] + 1)
+        else:
+            high["percent"] = max(high["percent"], low["percent"] + 5)
+            high["cap"] = max(high["cap"], low["cap"] + 1)
     else:
         coupons = [_coupon(rng, rng.choice(["platform", "brand"]), "percentage", price, price * rng.uniform(0.3, 0.6),
                            (0, 0), (5, 15), (0.08, 0.20)),

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from stages.fields import FieldTable
-from stages.rubrics import rubric_lock
+from stages.rubrics import bound_phrase, rubric_lock
 from stages.verbalise import persona_entry
-from stages.text import contains_phrase
+from stages.text import contains_phrase, count_phrase
 from validation.answer_set import CatalogIndex
 from validation.findings import Finding
 from validation.leakage import rubric_forms
@@ -40,7 +40,7 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
                 findings.append(Finding("implicit_cue_missing", f"implicit rubric {r['id']} ({r['field']}) has no cue "
                                         "in the query", {"rubric_id": r["id"], "cue": cues.get(r["id"]), "text": query}))
         elif r["info_source"] == "query":
-            missing = [f for f in forms if not contains_phrase(query, f)]
+            missing = _unstated(r, forms, task["rubrics"], implicit, query)
             if missing:
                 findings.append(Finding("query_missing_requirement",
                                         f"query rubric {r['id']} ({r['field']}) value {missing[0]!r} is not in the query",
@@ -70,6 +70,22 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
         findings.append(Finding("rubric_lock_mismatch", "rubrics changed after they were locked",
                                 {"expected": task["rubric_lock"], "found": rubric_lock(task["rubrics"])}))
     return findings
+
+
+def _unstated(rubric: dict[str, Any], forms: list[str], rubrics: list[dict[str, Any]], implicit: set[str],
+              query: str) -> list[str]:
+    """The forms of a query rubric the query does not state on their own.
+
+    A bound must appear with its direction and unit ("at least 4.5 stars"), so "$4.5" does not
+    stand for a rating. A value must occur more often than it occurs inside the other query
+    rubrics' values, so "Blue" inside "Dark Blue" does not stand for a dropped colour.
+    """
+    if rubric["type"] == "numeric_range":
+        phrase = bound_phrase(rubric["field"], rubric["expected_value"])
+        return [] if contains_phrase(query, phrase) else [phrase]
+    others = [f for o in rubrics if o["info_source"] == "query" and o["id"] != rubric["id"] and o["id"] not in implicit
+              for f in rubric_forms(o)]
+    return [f for f in forms if count_phrase(query, f) <= sum(count_phrase(o, f) for o in others)]
 
 
 def check_answer_set(rubrics: list[dict[str, Any]], target: str, index: CatalogIndex,

@@ -115,9 +115,6 @@ def test_every_opinion_of_the_review_file_is_a_short_opinion_clause(full_catalog
 NEGATION = re.compile(r"\b(?:not|no|never|neither|nor)\b|n[’']t\b", re.IGNORECASE)
 
 
-@pytest.mark.xfail(strict=True, reason="opinion_clauses accepts negated clauses of positive reviews because they hold a "
-                   "positive opinion word: 'battery life isn't all that great', 'knockoffs do not work' became "
-                   "review_driven requirements")
 def test_an_opinion_of_a_positive_review_is_never_a_negated_clause(full_catalog):
     negated = [op["phrase"] for asin, reviews in full_catalog.reviews.items()
                for op in extract_opinions(reviews, 2, random.Random(asin)) if NEGATION.search(op["phrase"])]
