@@ -19,15 +19,19 @@ from typing import Any
 import polars as pl
 
 from flows.candidate import VERBALISER_ID, BuildContext, build_candidate
-from flows.catalog import load_reviews, load_snapshot
-from flows.publish import next_version, publish_split
+from flows.catalog import SnapshotError, load_reviews, load_snapshot
+from flows.publish import VersionExists, next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig
 from stages.cues import load_cues
 from stages.features import field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
-from stages.sampling import eligibility_columns, sample_split
+from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex
+
+
+class NoCandidates(ValueError):
+    """Sampling found no eligible product for any intent; nothing is built or written."""
 
 
 @dataclass
@@ -79,7 +83,12 @@ def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[st
                                      config.categories).items():
         sampling[name] = {"requested": result.requested, "eligible": result.eligible,
                           "sampled": len(result.candidates), "shortfall": result.shortfall,
+                          "rule": eligibility_rule(intents[name]),
                           "by_category": result.by_category, "candidates": result.candidates}
+    if not any(s["sampled"] for s in sampling.values()):
+        raise NoCandidates("no product of the catalog is eligible for any intent ("
+                           + "; ".join(f"{n}: {s['rule']}" for n, s in sampling.items())
+                           + (f"; categories {config.categories}" if config.categories else "") + ")")
     fingerprint = catalog_manifest["fingerprint"]
     by_product: dict[str, list[dict[str, Any]]] | None = None
     if reviews is not None:
@@ -184,9 +193,13 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
         show_progress: print "batch i/n" lines to stderr as batches finish.
 
     Returns:
-        {"path": str, "manifest": dict} of the published version.
+        {"path": str, "manifest": dict} of the published version, or {"error": one line} when
+        the snapshot is unreadable, nothing is eligible or the version exists (nothing written).
     """
-    ctx, products, sampling, catalog_manifest = plan_build(config)
+    try:
+        ctx, products, sampling, catalog_manifest = plan_build(config)
+    except (SnapshotError, NoCandidates) as exc:  # a user's input problem: one line, no traceback
+        return {"error": str(exc)}
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     futures = [build_batch_task.submit(batch, intent, ctx) for intent, batch in batches]
     results = []
@@ -196,6 +209,9 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
             accepted = sum(r.task is not None for r in results)
             print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
-    outcome = assemble(config, ctx, sampling, catalog_manifest, results, split, version,
-                       Path(root) if root else ARTIFACTS / "splits")
+    try:
+        outcome = assemble(config, ctx, sampling, catalog_manifest, results, split, version,
+                           Path(root) if root else ARTIFACTS / "splits")
+    except VersionExists as exc:
+        return {"error": str(exc)}
     return {"path": str(outcome.path), "manifest": outcome.manifest}

@@ -31,10 +31,17 @@ def _fail(message: str) -> None:
 def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int) -> dict:
     from flows.ingest import ingest_flow
 
+    from stages.ingest import sniff_kind
+
     # Check what can be checked before the flow starts, so a typo costs no Prefect start-up.
     for path in [*meta, *reviews]:
         if not Path(path).is_file():
             _fail(f"input file not found: {path}")
+    for path, want, option in [*((p, "meta", "--meta") for p in meta), *((p, "reviews", "--reviews") for p in reviews)]:
+        kind = sniff_kind(path)
+        if kind is not None and kind != want:
+            other = "--reviews" if option == "--meta" else "--meta"
+            _fail(f"{path} looks like a {kind} file but was given as {option}; pass it with {other}")
     if out.exists():
         _fail(f"catalog snapshot {out} already exists; choose another --name/--out (nothing was written)")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
@@ -54,8 +61,9 @@ def ingest(
     from flows.ingest import sample_inputs
 
     if not meta:
-        meta, default_reviews = sample_inputs()
-        reviews = reviews if reviews is not None else default_reviews
+        if reviews:
+            _fail("--reviews needs the products they review: add --meta FILE (without both, the bundled sample is used)")
+        meta, reviews = sample_inputs()
     out = out or ARTIFACTS / "catalogs" / name
     try:
         manifest = _ingest(list(meta), list(reviews or []), out, batch_size)
@@ -67,6 +75,13 @@ def ingest(
                + (f" {c['bad_by_reason']}" if c["bad_records"] else ""))
     if c["bad_records"]:
         typer.echo(f"  bad records listed in {out / 'bad_records.jsonl'}")
+    for entry in manifest["inputs"]:
+        if entry["bad_by_reason"].get("truncated_gzip"):
+            typer.echo(f"  warning: {entry['path']} ends early (truncated gzip); records before the cut were kept",
+                       err=True)
+    if c.get("orphan_reviews"):
+        typer.echo(f"  warning: {c['orphan_reviews']} reviews name products absent from the metadata and were skipped",
+                   err=True)
 
 
 @app.command()
@@ -78,17 +93,17 @@ def build(
                                                    "An existing version is never overwritten.")] = None,
     intent: Annotated[Optional[list[str]], typer.Option("--intent", help="Intent to build; repeatable. "
                                                         "Default: every intent of stages/intents.toml.")] = None,
-    candidates: Annotated[Optional[int], typer.Option(help="Candidates sampled per intent [default: 100].")] = None,
+    candidates: Annotated[Optional[int], typer.Option(help="Candidates sampled per intent (default 100).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Run seed; every random choice derives from it "
-                                                "[default: 0].")] = None,
+                                                "(default 0).")] = None,
     max_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates with a larger answer set "
-                                                          "[default: 5].")] = None,
+                                                          "(default 5).")] = None,
     category: Annotated[Optional[list[str]], typer.Option("--category", help="Restrict to a main_category; "
                                                           "repeatable.")] = None,
     config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
                                                    "BuildConfig); command-line options override it.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Splits root directory.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(help="Candidates per Prefect task [default: 50].")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(help="Candidates per Prefect task (default 50).")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -101,6 +116,11 @@ def build(
             settings = json.loads(config.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             _fail(f"{config}: cannot read build config ({exc})")
+        if not isinstance(settings, dict):
+            _fail(f"{config}: a build config is a JSON object of settings, not a {type(settings).__name__}")
+        unknown = sorted(set(settings) - set(BuildConfig.model_fields))
+        if unknown:
+            _fail(f"{config}: unknown build setting(s) {unknown}; valid: {sorted(BuildConfig.model_fields)}")
     if catalog is None and "catalog" not in settings:
         catalog = SAMPLE_CATALOG
         if not (catalog / "manifest.json").exists():
@@ -118,7 +138,8 @@ def build(
         cfg = BuildConfig(**settings)
     except ValidationError as exc:
         err = exc.errors()[0]
-        _fail(f"build setting {'.'.join(str(p) for p in err['loc'])}: {err['msg']}")
+        where = ".".join(str(p) for p in err["loc"]) or "partition"
+        _fail(f"build setting {where}: {err['msg']}")
     from flows.catalog import SnapshotError, check_snapshot
     from stages.intents import load_intents
 
@@ -143,6 +164,8 @@ def build(
         result = build_flow(cfg, split, version, str(splits_root), show_progress=True)
     except (SnapshotError, VersionExists, SchemaError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc).splitlines()[0])
+    if "error" in result:
+        _fail(result["error"])
     _print_summary(Path(result["path"]), result["manifest"])
 
 
@@ -155,6 +178,10 @@ def _print_summary(path: Path, manifest: dict) -> None:
     if c["rejection_reasons"]:
         typer.echo("  rejections by reason: " + ", ".join(f"{k} {v}" for k, v in c["rejection_reasons"].items()))
     typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
+    for intent, s in manifest["sampling"].items():
+        if s["shortfall"]:
+            typer.echo(f"  warning: {intent}: {s['sampled']} of {s['requested']} candidates; only {s['eligible']} "
+                       f"products have {s['rule']}", err=True)
     typer.echo(f"  report: {path / 'report.md'}")
 
 

@@ -34,9 +34,10 @@ def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
 
 
-def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts for the manifest: per intent, rubric type, source, type x source, and reason."""
-    per_intent: dict[str, Counter] = {}
+def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
+                intents: list[str] | None = None) -> dict[str, Any]:
+    """Counts for the manifest: per intent (in `intents` order), rubric type, source, type x source, and reason."""
+    per_intent: dict[str, Counter] = {name: Counter() for name in intents or []}
     for t in tasks:
         per_intent.setdefault(t["intent"], Counter())["accepted"] += 1
     for r in rejections:
@@ -49,7 +50,8 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]]) -
     return {
         "tasks": len(tasks),
         "rejections": len(rejections),
-        "per_intent": {k: {"accepted": v["accepted"], "rejected": v["rejected"]} for k, v in sorted(per_intent.items())},
+        "per_intent": {k: {"accepted": v["accepted"], "rejected": v["rejected"]}
+                       for k, v in (per_intent.items() if intents else sorted(per_intent.items()))},
         "rubric_types": dict(sorted(rubric_types.items())),
         "sources": dict(sorted(sources.items())),
         "rubric_type_by_source": dict(sorted(type_source.items())),
@@ -129,7 +131,7 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
                 key = rec.get("id") or rec.get("candidate_id")
                 raise SchemaError(f"{name} {key} breaks schemas/{name}.schema.json: {errors[0]}")
     files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes(rejections)}
-    manifest = dict(manifest, counts=count_tasks(tasks, rejections))
+    manifest = dict(manifest, counts=count_tasks(tasks, rejections, manifest.get("config", {}).get("intents")))
     manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")} for n, b in files.items()}
     errors = schema_errors("split_manifest", manifest)
     if errors:

@@ -696,3 +696,33 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return manifest
+
+
+META_MARKERS = frozenset({"main_category", "average_rating", "rating_number", "details", "features", "store"})
+REVIEW_MARKERS = frozenset({"rating", "text", "user_id", "helpful_vote", "verified_purchase"})
+
+
+def sniff_kind(path: str | os.PathLike, lines: int = 20) -> str | None:
+    """Guess whether a file holds product metadata ("meta") or reviews ("reviews") from its first records.
+
+    Returns None when the first `lines` lines hold no parseable record. Used to refuse a review
+    file given as metadata (or the reverse) before anything is written.
+    """
+    votes = {"meta": 0, "reviews": 0}
+    for item in iter_lines(path):
+        if isinstance(item, TruncatedInput):
+            break
+        line_no, raw = item
+        if line_no > lines:
+            break
+        if not raw.strip():
+            continue
+        try:
+            keys = set(parse_line(raw))
+        except RecordError:
+            continue
+        votes["meta"] += len(keys & META_MARKERS)
+        votes["reviews"] += len(keys & REVIEW_MARKERS)
+    if not any(votes.values()):
+        return None
+    return max(votes, key=votes.get)

@@ -51,6 +51,20 @@ def eligibility_columns(products: pl.DataFrame, table: FieldTable) -> pl.DataFra
     )
 
 
+def eligibility_rule(intent: IntentSpec) -> str:
+    """The intent's sampling conditions in words, for reports and warnings."""
+    parts = [f"at least {intent.min_detail_fields} field-table detail fields"] if intent.min_detail_fields else []
+    if intent.min_average_rating is not None:
+        parts.append(f"average_rating >= {intent.min_average_rating:g}")
+    if intent.min_rating_number is not None:
+        parts.append(f"rating_number >= {intent.min_rating_number}")
+    if intent.require_price:
+        parts.append("a price")
+    if intent.min_reviews:
+        parts.append(f"at least {intent.min_reviews} reviews")
+    return ", ".join(parts) or "any product"
+
+
 def sample_candidates(
     eligibility: pl.DataFrame,
     intent: IntentSpec,
