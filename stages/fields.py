@@ -167,12 +167,14 @@ def load_field_table(path: str | None = None) -> FieldTable:
         bad = set(spec.sources) - {"query", "persona", "clarification"}
         if bad or spec.kind not in {"detail", "numeric", "entity", "budget", "opinion"}:
             raise ValueError(f"{src}: field {name!r} has unknown sources {sorted(bad)} or kind {spec.kind!r}")
-        if "clarification" in spec.sources and not 7 <= len(spec.keywords) <= 10:
-            raise ValueError(f"{src}: field {name!r} needs 7-10 keywords, has {len(spec.keywords)}")
-        if "clarification" in spec.sources and _key_form(spec.label) not in {_key_form(k) for k in spec.keywords}:
+        # Keywords are compared as the slot matcher sees them (normalised: "batteries" = "battery").
+        distinct = {normalize(k) for k in spec.keywords}
+        if "clarification" in spec.sources and not (7 <= len(distinct) and len(spec.keywords) <= 10):
+            raise ValueError(f"{src}: field {name!r} needs 7-10 distinct keywords, has {len(distinct)}")
+        if "clarification" in spec.sources and normalize(spec.label) not in distinct:
             raise ValueError(f"{src}: field {name!r} must list its label {spec.label!r} among its keywords")
-        for kw in spec.keywords:
-            owner = keyword_owner.setdefault(_key_form(kw), name)
+        for kw in distinct:
+            owner = keyword_owner.setdefault(kw, name)
             if owner != name:
                 raise ValueError(f"{src}: keyword {kw!r} of field {name!r} is already a keyword of {owner!r}")
         if spec.kind == "detail":

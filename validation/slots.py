@@ -12,25 +12,29 @@ from __future__ import annotations
 from typing import Any
 
 from stages.fields import FieldTable
-from stages.text import contains_phrase, tokens
+from stages.text import tokens
 from validation.findings import Finding
 
 
 def opened_slots(question: str, slots: list[dict[str, Any]]) -> list[str]:
     """Ids of the slots a question opens, in slot order.
 
-    A slot matches when one of its trigger keywords occurs in `question` as whole tokens. The
-    most specific match wins: only slots whose longest matching keyword has the most tokens
-    open, so "What screen size ...?" opens the screen-size slot, not a plain "size" slot. Equal
-    matches open every tied slot (a collision).
+    A slot matches where one of its trigger keywords occurs in `question` as whole tokens. A
+    match lying inside a longer match of another keyword is dropped, so "What screen size ...?"
+    opens the screen-size slot and not a plain "size" slot, while "What is it made from, and
+    what price?" opens both the material and the price slot. Equal matches on the same words
+    open every tied slot (a collision).
     """
-    best: dict[str, int] = {}
+    words = tokens(question)
+    matches: list[tuple[int, int, str]] = []
     for s in slots:
-        lengths = [len(tokens(kw)) for kw in s["trigger_keywords"] if contains_phrase(question, kw)]
-        if lengths:
-            best[s["slot_id"]] = max(lengths)
-    top = max(best.values(), default=0)
-    return [sid for sid, n in best.items() if n == top]
+        for kw in s["trigger_keywords"]:
+            k = tokens(kw)
+            matches += [(i, i + len(k), s["slot_id"]) for i in range(len(words) - len(k) + 1)
+                        if k and words[i:i + len(k)] == k]
+    kept = {sid for start, end, sid in matches
+            if not any(s2 <= start and end <= e2 and (e2 - s2) > (end - start) for s2, e2, _ in matches)}
+    return [s["slot_id"] for s in slots if s["slot_id"] in kept]
 
 
 def canonical_question(label: str) -> str:

@@ -97,7 +97,7 @@ def test_an_unknown_source_is_rejected_naming_the_file(tmp_path):
 def test_a_clarification_field_with_too_few_keywords_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Shape"]\nlabel = "shape"\nsources = ["clarification"]\n'
                                   'keywords = ["shape", "form"]\n')
-    with pytest.raises(ValueError, match="7-10 keywords"):
+    with pytest.raises(ValueError, match="7-10 distinct keywords"):
         load_field_table(path)
 
 

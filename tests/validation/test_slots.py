@@ -44,3 +44,19 @@ def test_two_slots_with_equally_specific_keywords_collide(rich_catalog):
     findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
     assert {f.reason for f in findings} == {"slot_collision"}
     assert findings[0].evidence["opened"] == ["s1", "s2"]
+
+
+def test_a_question_about_two_fields_opens_both_slots(rich_catalog):
+    slots = _slots(rich_catalog.table, "Material", "price")
+    assert opened_slots("What is it made from, and what price are you after?", slots) == ["s1", "s2"]
+
+
+def test_keywords_count_as_the_matcher_sees_them(tmp_path):
+    from stages.fields import load_field_table
+    import pytest
+
+    path = tmp_path / "fields.toml"
+    path.write_text('[fields."Size"]\nlabel = "size"\nsources = ["clarification"]\n'
+                    'keywords = ["size", "sizes", "sizing", "dimension", "dimensions", "how big", "fit size"]\n')
+    with pytest.raises(ValueError, match="7-10 distinct keywords, has 5"):
+        load_field_table(str(path))
