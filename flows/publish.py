@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from schemas import SchemaError, schema_errors
+from stages.fields import load_field_table
+from validation.semantic import task_problems
 from stages.hashing import sha256_hex
 from validation.findings import STAGE_NAMES
 
@@ -117,7 +119,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
 
     Raises:
         VersionExists: the version directory already exists (nothing written).
-        SchemaError: a record or the manifest breaks its schema (nothing written).
+        SchemaError: a record or the manifest breaks its schema, a task breaks an invariant of
+            validation.semantic.task_problems, or two tasks share an id (nothing written).
     """
     final = root / split / version
     if final.exists():
@@ -130,6 +133,14 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
             if errors:
                 key = rec.get("id") or rec.get("candidate_id")
                 raise SchemaError(f"{name} {key} breaks schemas/{name}.schema.json: {errors[0]}")
+    table = load_field_table()
+    for task in tasks:
+        problems = task_problems(task, table)
+        if problems:
+            raise SchemaError(f"task {task['id']} is unsound: {problems[0]}")
+    ids = [t["id"] for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise SchemaError("two tasks share an id")
     files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes(rejections)}
     manifest = dict(manifest, counts=count_tasks(tasks, rejections, manifest.get("config", {}).get("intents")))
     manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")} for n, b in files.items()}

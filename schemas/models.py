@@ -8,7 +8,7 @@ validated against its JSON Schema before it is written (see `schemas.validate_re
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -123,12 +123,13 @@ class Rubric(_Model):
                     pattern=r"^r[0-9]+$")
     type: RubricType = Field(description="Rubric type; decides which code checker grades it.")
     field: str = Field(description="Canonical field: `details.<Name>` from the field table, `price`, `average_rating`, "
-                                   "`rating_number` or `title`.")
+                                   "`rating_number`, `title`, `budget` or `review`.",
+                       pattern=r"^(details\.\S.*|price|average_rating|rating_number|title|budget|review)$")
     expected_value: str | NumericBound | Budget | list[str] = Field(
         description="attribute_match/entity_match/review_opinion: a string; numeric_range: a NumericBound; "
                     "budget_match: a Budget; negative_attribute: the excluded values (never empty).")
     info_source: InfoSource = Field(description="Where the requirement is revealed.")
-    description: str = Field(description="One sentence a person can read.")
+    description: str = Field(min_length=1, description="One sentence a person can read.")
     source_review_ids: list[str] | None = Field(
         None, description="review_opinion only: ids of the target's reviews that state the opinion.")
 
@@ -180,9 +181,9 @@ class ClarificationSlot(_Model):
     slot_id: str = Field(pattern=r"^s[0-9]+$")
     linked_rubric_ids: list[str] = Field(min_length=1)
     field: str = Field(description="The rubric field this slot reveals.")
-    trigger_keywords: list[str] = Field(min_length=7, max_length=10,
-                                        description="Words or phrases that open the slot; the field's label first.")
-    user_response: str = Field(description="The shopper's reply; contains the value.")
+    trigger_keywords: list[Annotated[str, Field(min_length=1)]] = Field(
+        min_length=7, max_length=10, description="Words or phrases that open the slot; the field's label among them.")
+    user_response: str = Field(min_length=1, description="The shopper's reply; contains the value.")
 
 
 class ClarificationScript(_Model):
@@ -207,12 +208,12 @@ class TargetProduct(_Model):
 
 
 class Difficulty(_Model):
-    n_rubrics: int
-    n_query: int
-    n_persona: int
-    n_clarification: int
-    implicit_count: int
-    answer_set_size: int
+    n_rubrics: int = Field(ge=1)
+    n_query: int = Field(ge=0)
+    n_persona: int = Field(ge=0)
+    n_clarification: int = Field(ge=0)
+    implicit_count: int = Field(ge=0)
+    answer_set_size: int = Field(ge=1)
 
 
 class Provenance(_Model):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from stages.fields import FieldTable
+from stages.hashing import digest
 from stages.rubrics import bound_phrase, rubric_lock
 from stages.verbalise import persona_entry
 from stages.text import contains_phrase, count_phrase
@@ -105,3 +106,55 @@ def check_answer_set(rubrics: list[dict[str, Any]], target: str, index: CatalogI
                                 f"{len(answers)} catalog products satisfy every rubric (bound {max_size})",
                                 {"answer_set_size": len(answers), "bound": max_size, "examples": answers[:10]}))
     return answers, findings
+
+
+def task_problems(task: dict[str, Any], table: FieldTable) -> list[str]:
+    """Invariants of a finished task that JSON Schema cannot state, as readable problems (empty: sound).
+
+    The id is content-derived from (intent, target, lock); rubric ids are unique; the lock
+    matches the rubrics; every rubric's field is in the field table and fits its type; bounds
+    are ordered; every slot links existing clarification rubrics and every clarification rubric
+    has one slot; implicit ids name query rubrics; the answer set holds the target, is sorted
+    and unique, and its size is the one recorded.
+    """
+    problems = []
+    asin = task["target_product"]["parent_asin"]
+    if task["id"] != f"{task['intent']}-{digest(task['intent'], asin, task['rubric_lock'])[:12]}":
+        problems.append(f"id {task['id']} is not derived from its intent, target and rubric lock")
+    ids = [r["id"] for r in task["rubrics"]]
+    if len(set(ids)) != len(ids):
+        problems.append(f"rubric ids repeat: {ids}")
+    if rubric_lock(task["rubrics"]) != task["rubric_lock"]:
+        problems.append("rubric_lock does not match the rubrics")
+    kinds = {"attribute_match": "detail", "negative_attribute": "detail", "numeric_range": "numeric",
+             "entity_match": "entity", "budget_match": "budget", "review_opinion": "opinion"}
+    for r in task["rubrics"]:
+        try:
+            spec = table.by_rubric_field(r["field"])
+        except KeyError:
+            problems.append(f"rubric {r['id']} names field {r['field']!r}, absent from the field table")
+            continue
+        if kinds.get(r["type"]) != spec.kind:
+            problems.append(f"rubric {r['id']} is {r['type']} on {spec.kind} field {r['field']}")
+        v = r["expected_value"]
+        if isinstance(v, dict) and v.get("min") is not None and v.get("max") is not None and v["min"] > v["max"]:
+            problems.append(f"rubric {r['id']} has min {v['min']} above max {v['max']}")
+    by_id = {r["id"]: r for r in task["rubrics"]}
+    linked = [rid for s in task["clarification_script"]["clarification_slots"] for rid in s["linked_rubric_ids"]]
+    for rid in linked:
+        if rid not in by_id or by_id[rid]["info_source"] != "clarification":
+            problems.append(f"a slot links {rid}, which is not a clarification rubric of the task")
+    for r in task["rubrics"]:
+        if r["info_source"] == "clarification" and linked.count(r["id"]) != 1:
+            problems.append(f"clarification rubric {r['id']} is linked by {linked.count(r['id'])} slots")
+    for rid in task["implicit_rubric_ids"]:
+        if rid not in by_id or by_id[rid]["info_source"] != "query":
+            problems.append(f"implicit id {rid} is not a query rubric")
+    answers = task["answer_set"]
+    if asin not in answers:
+        problems.append(f"answer set lacks the target {asin}")
+    if answers != sorted(set(answers)):
+        problems.append("answer set is not sorted and unique")
+    if task["difficulty"]["answer_set_size"] != len(answers):
+        problems.append("difficulty.answer_set_size differs from the answer set")
+    return problems

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from stages.text import contains_phrase
 from tests.validation.conftest import first
-from validation.semantic import check_answer_set, check_sources
+from validation.semantic import check_answer_set, check_sources, task_problems
 
 
 def test_the_unbroken_task_has_no_source_findings(task, rich_catalog):
@@ -70,3 +72,42 @@ def test_a_target_outside_its_answer_set_is_reported(task, rich_catalog):
 def test_semantic_findings_belong_to_stage_7(task, rich_catalog):
     first(task, "clarification")["expected_value"] += " Plus"
     assert {f.stage for f in check_sources(task, rich_catalog.table)} == {7}
+
+
+# ---------------------------------------------------------------- task invariants (checked before publishing)
+
+def test_an_accepted_task_is_sound(task, rich_catalog):
+    assert task_problems(task, rich_catalog.table) == []
+
+
+def _break_and_report(task, table, breaker):
+    breaker(task)
+    return " | ".join(task_problems(task, table))
+
+
+@pytest.mark.parametrize(("breaker", "expected"), [
+    (lambda t: t.update(id=t["id"][:-1] + ("0" if t["id"][-1] != "0" else "1")), "is not derived from"),
+    (lambda t: t["rubrics"][1].update(id=t["rubrics"][0]["id"]), "rubric ids repeat"),
+    (lambda t: t["rubrics"][0].update(field="details.No Such Field"), "absent from the field table"),
+    (lambda t: next(r for r in t["rubrics"] if r["type"] == "attribute_match").update(type="numeric_range"),
+     "is numeric_range on detail field"),
+    (lambda t: t["clarification_script"]["clarification_slots"][0].update(linked_rubric_ids=["r99"]),
+     "which is not a clarification rubric"),
+    (lambda t: t.update(implicit_rubric_ids=["r99"]), "implicit id r99"),
+    (lambda t: t.update(answer_set=[a for a in t["answer_set"] if a != t["target_product"]["parent_asin"]]
+                        + ["B000000000"]), "answer set lacks the target"),
+    (lambda t: t["difficulty"].update(answer_set_size=t["difficulty"]["answer_set_size"] + 1),
+     "answer_set_size differs"),
+])
+def test_a_broken_task_is_reported(task, rich_catalog, breaker, expected):
+    assert expected in _break_and_report(task, rich_catalog.table, breaker)
+
+
+def test_publishing_refuses_an_unsound_task(task, tmp_path):
+    from flows.publish import publish_split
+    from schemas import SchemaError
+
+    task["answer_set"] = ["B000000000"]
+    with pytest.raises(SchemaError, match="is unsound: answer set lacks the target"):
+        publish_split(tmp_path, "s", "v1", [task], [], {})
+    assert not (tmp_path / "s" / "v1").exists()
