@@ -21,7 +21,7 @@ import polars as pl
 from flows.candidate import VERBALISER_ID, BuildContext, build_candidate
 from flows.catalog import SnapshotError, load_reviews, load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
-from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig
+from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
 from stages.cues import load_cues
 from stages.features import field_vocabulary
 from stages.fields import load_field_table
@@ -42,13 +42,20 @@ class BuildOutcome:
     manifest: dict[str, Any]
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5)
-        return out.stdout.strip() or None
+        out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def code_state() -> dict[str, Any]:
+    """The commit of the code and whether the work tree differs from it (a dirty build is not reproducible
+    from the commit alone)."""
+    commit = _git("rev-parse", "HEAD") or None
+    status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 
 def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
@@ -141,11 +148,14 @@ def assemble(config: BuildConfig, ctx: BuildContext, sampling: dict[str, Any], c
         "version": version,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "code_version": CODE_VERSION,
-        "git_commit": _git_commit(),
+        **code_state(),
+        "tables_sha256": data_tables_sha256(),
         "config": config.model_dump(),
         "config_hash": ctx.config_hash,
         "catalog": {"path": str(config.catalog), "fingerprint": ctx.catalog_fingerprint,
-                    "products": catalog_manifest.get("counts", {}).get("products")},
+                    "products": catalog_manifest.get("counts", {}).get("products"),
+                    "field_table_current": catalog_manifest.get("field_table_sha256")
+                    == data_tables_sha256()["fields.toml"]},
         "seed": config.seed,
         "verbaliser": {"id": VERBALISER_ID, "model": None, "prompt_sha256": None},
         "sampling": {k: {kk: vv for kk, vv in v.items() if kk != "candidates"} for k, v in sampling.items()},

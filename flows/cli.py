@@ -178,6 +178,9 @@ def _print_summary(path: Path, manifest: dict) -> None:
     if c["rejection_reasons"]:
         typer.echo("  rejections by reason: " + ", ".join(f"{k} {v}" for k, v in c["rejection_reasons"].items()))
     typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
+    if not manifest["catalog"].get("field_table_current", True):
+        typer.echo("  warning: the catalog was ingested with another stages/fields.toml; re-ingest it so changed "
+                   "aliases apply", err=True)
     for intent, s in manifest["sampling"].items():
         if s["shortfall"]:
             typer.echo(f"  warning: {intent}: {s['sampled']} of {s['requested']} candidates; only {s['eligible']} "

@@ -62,5 +62,19 @@ class BuildConfig(BaseModel):
         return self.model_dump(exclude={"catalog", "batch_size"})
 
     def config_hash(self, catalog_fingerprint: str) -> str:
-        """sha256 of the content fields plus the catalog fingerprint."""
-        return sha256_hex(canonical_json({"config": self.content(), "catalog": catalog_fingerprint}))
+        """sha256 of the content fields, the catalog fingerprint and the data tables' digests.
+
+        The tables (fields, intents, cues, persona vocabulary) decide content as much as the
+        config does, and users are invited to edit them, so an edit changes the hash.
+        """
+        return sha256_hex(canonical_json({"config": self.content(), "catalog": catalog_fingerprint,
+                                          "tables": data_tables_sha256()}))
+
+
+DATA_TABLES = ("fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml")
+
+
+def data_tables_sha256() -> dict[str, str]:
+    """sha256 of each data table in stages/ that decides a split's content."""
+    folder = REPO_ROOT / "stages"
+    return {name: sha256_hex((folder / name).read_bytes()) for name in DATA_TABLES}

@@ -279,6 +279,9 @@ class SplitManifest(_Model):
     seed: int
     verbaliser: dict[str, Any]
     git_commit: str | None = Field(None, description="Commit of the code that built the split, when known.")
+    git_dirty: bool | None = Field(None, description="The work tree differed from git_commit (tracked files).")
+    tables_sha256: dict[str, str] = Field(description="sha256 of each data table in stages/ (fields, intents, "
+                                                       "cues, persona vocabulary); part of config_hash.")
     sampling: dict[str, dict[str, Any]] = Field(description="Per intent: requested, eligible, sampled, shortfall.")
     funnel: dict[str, dict[str, int]] = Field(description="Per intent: candidates still in after stage N.")
     stage_passes_all_attempts: dict[str, int] = Field(
