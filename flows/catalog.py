@@ -41,11 +41,11 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{manifest_path}: invalid JSON ({exc})") from None
-    frame = pl.read_parquet(products_path)
-    missing = [c for c in PRODUCT_COLUMNS if c not in frame.columns]
+    present = pl.read_parquet_schema(products_path)
+    missing = [c for c in PRODUCT_COLUMNS if c not in present]
     if missing:
         raise SnapshotError(f"{products_path} lacks columns {missing}")
-    return frame.select(PRODUCT_COLUMNS), manifest
+    return pl.read_parquet(products_path, columns=PRODUCT_COLUMNS), manifest  # features/description stay on disk
 
 
 def load_reviews(path: Path) -> pl.DataFrame:

@@ -174,22 +174,24 @@ def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozen
 
     The deepest category whose content words all occur in the title (e.g. "Wall Clocks" for
     "Rooster 1 Wall Clock Farmer Kitchen ..."), or else its longest ending that does ("Cases"
-    of "Basic Cases"); broad categories with "&" are skipped. None when
+    of "Basic Cases"); a category joining names with "&" ("Stickers & Decals") offers each. None when
     no category qualifies. `not_entities` (lower case) are category names that say who a
     product is for rather than what it is ("Women"): the field table's placeholders for `title`.
     """
     title = keywords(product.get("title") or "")
     for cat in reversed(product.get("categories") or []):
-        if "&" in cat or len(cat.split()) > 4:
-            continue
-        words = cat.split()
-        # the whole category first, then its head noun phrases: "Basic Cases" -> "Cases"
-        for start in range(len(words)):
-            phrase = " ".join(words[start:])
-            if phrase.lower() in not_entities:
-                break
-            if keywords(phrase) and keywords(phrase) <= title:
-                return phrase
+        # "Stickers & Decals" names two kinds of product: try each
+        for part in (p.strip() for p in re.split(r"\s*(?:&|,| and )\s*", cat)):
+            words = part.split()
+            if not words or len(words) > 4:
+                continue
+            # the whole name first, then its head noun phrases: "Basic Cases" -> "Cases"
+            for start in range(len(words)):
+                phrase = " ".join(words[start:])
+                if phrase.lower() in not_entities:
+                    break
+                if keywords(phrase) and keywords(phrase) <= title:
+                    return phrase
     return None
 
 

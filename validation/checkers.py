@@ -62,6 +62,8 @@ def checker(rubric_type: str) -> Callable[[Checker], Checker]:
 
 def in_bound(value: float, bound: dict[str, Any]) -> bool:
     """Whether `value` lies within a NumericBound dict (inclusiveness as stated in the bound)."""
+    if value != value:  # NaN states nothing, as polars' comparisons (false) treat it in answer sets
+        return False
     lo, hi = bound.get("min"), bound.get("max")
     if lo is not None and (value < lo or (value == lo and not bound.get("min_inclusive", True))):
         return False

@@ -96,7 +96,10 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         kws = slot["trigger_keywords"]
         if not 7 <= len(kws) <= 10:
             problems.append(f"has {len(kws)} trigger keywords (7-10 required)")
-        label = table.by_rubric_field(slot["field"]).label if slot["field"] else ""
+        spec = table.fields.get(slot["field"].removeprefix("details.")) if slot["field"] else None
+        if spec is None:
+            problems.append(f"names field {slot['field']!r}, absent from the field table")
+        label = spec.label if spec else ""
         if label and normalize(label) not in {normalize(k) for k in kws}:
             problems.append(f"lacks the field's own name {label!r} among its keywords")
         for r in (r for r in linked if r is not None):

@@ -47,7 +47,10 @@ def check_reachability(script: dict[str, Any], table: FieldTable) -> list[Findin
     findings = []
     slots = script["clarification_slots"]
     for slot in slots:
-        label = table.by_rubric_field(slot["field"]).label
+        spec = table.fields.get(slot["field"].removeprefix("details."))
+        if spec is None:  # reported as slot_incomplete by the leakage check; no question to ask
+            continue
+        label = spec.label
         question = canonical_question(label)
         opened = opened_slots(question, slots)
         if slot["slot_id"] not in opened:

@@ -178,11 +178,16 @@ def test_no_entity_when_the_title_states_no_category(rich_catalog):
     assert entity_phrase(rich_catalog.product("B00EABJUFG")) is None
 
 
-def test_categories_with_an_ampersand_are_never_the_entity(rich_catalog):
-    product = rich_catalog.product("B012I6UBXY")
-    product["categories"] = ["Computers & Accessories"]  # real category, with the deeper ones removed
-    product["title"] = "Computers & Accessories"
-    assert entity_phrase(product) is None
+def test_a_category_joining_two_names_offers_each(rich_catalog):
+    # B00FI9KXQE "Creative Teaching Press Poster A Bad Attitude is ..." under "Posters & Prints"
+    assert entity_phrase(rich_catalog.product("B00FI9KXQE")) == "Posters"
+
+
+def test_a_category_naming_who_a_product_is_for_is_never_the_entity(rich_catalog, table):
+    product = rich_catalog.product("B00FI9KXQE")
+    product["categories"] = ["Women"]  # a real category name, put on a real product
+    product["title"] = product["title"] + " for Women"
+    assert entity_phrase(product, table.fields["title"].placeholders) is None
 
 
 # ---------------------------------------------------------------- extract_features
