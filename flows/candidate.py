@@ -126,7 +126,7 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
         "rubric_lock": lock,
         "implicit_rubric_ids": sorted(cues, key=lambda rid: int(rid[1:])),
     }
-    problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(task, 1),
+    problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(task, 1, 1),
                                              "provenance": _provenance(ctx, attempt)})
     if problems:
         return None, [Finding("schema_invalid", f"verbalised task breaks the task schema: {problems[0]}",
@@ -143,7 +143,8 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
         return None, findings, 7
     stats["stage7_passed"] += 1
     task["answer_set"] = answers
-    task["difficulty"] = _difficulty(task, len(answers))
+    query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+    task["difficulty"] = _difficulty(task, len(answers), len(query_only))
     task["provenance"] = _provenance(ctx, attempt)
     return task, [], 7
 
@@ -164,12 +165,12 @@ def _unmet_requirements(rubrics: list[dict[str, Any]], intent: IntentSpec) -> li
     return missing
 
 
-def _difficulty(task: dict[str, Any], answer_set_size: int) -> dict[str, int]:
+def _difficulty(task: dict[str, Any], answer_set_size: int, query_answer_set_size: int) -> dict[str, int]:
     rubrics = task["rubrics"]
     by_source = Counter(r["info_source"] for r in rubrics)
     return {"n_rubrics": len(rubrics), "n_query": by_source["query"], "n_persona": by_source["persona"],
             "n_clarification": by_source["clarification"], "implicit_count": len(task["implicit_rubric_ids"]),
-            "answer_set_size": answer_set_size}
+            "answer_set_size": answer_set_size, "query_answer_set_size": query_answer_set_size}
 
 
 def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:

@@ -61,6 +61,7 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
         "rejections_by_stage": dict(sorted(by_stage.items())),
         "answer_set_sizes": dict(sorted(Counter(str(len(t["answer_set"])) for t in tasks).items(),
                                         key=lambda kv: int(kv[0]))),
+        "query_alone_pins_target": sum(t["difficulty"]["query_answer_set_size"] == 1 for t in tasks),
     }
 
 
@@ -100,6 +101,10 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
     lines += [f"| {k} | {v} |" for k, v in c["rubric_type_by_source"].items()]
     lines += ["", "## Answer-set sizes", "", "| size | tasks |", "|---:|---:|"]
     lines += [f"| {k} | {v} |" for k, v in c["answer_set_sizes"].items()]
+    if c["tasks"]:
+        lines += ["", f"In {c['query_alone_pins_target']} of {c['tasks']} tasks the query's own rubrics already leave "
+                      "a single product: there the persona and clarification confirm rather than narrow "
+                      "(`difficulty.query_answer_set_size`)."]
     return "\n".join(lines) + "\n"
 
 

@@ -214,6 +214,8 @@ class Difficulty(_Model):
     n_clarification: int = Field(ge=0)
     implicit_count: int = Field(ge=0)
     answer_set_size: int = Field(ge=1)
+    query_answer_set_size: int = Field(ge=1, description="Products passing the query's code-checkable rubrics alone: "
+                                                          "how much the hidden persona and clarification narrow it.")
 
 
 class Provenance(_Model):
