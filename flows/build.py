@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -181,6 +182,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
 # ---- Prefect -----------------------------------------------------------------------------------
 
 from prefect import flow, task  # noqa: E402  (kept below the plain functions they orchestrate)
+from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 
@@ -224,4 +226,8 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
                            Path(root) if root else ARTIFACTS / "splits")
     except VersionExists as exc:
         return {"error": str(exc)}
+    # The report shows up in the Prefect UI beside the run (artifact keys: lowercase, digits, dashes).
+    key = re.sub(r"[^a-z0-9-]+", "-", f"split-{split}-report".lower()).strip("-")
+    create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,
+                             description=f"Rejection report of {outcome.path}")
     return {"path": str(outcome.path), "manifest": outcome.manifest}

@@ -183,8 +183,8 @@ def _print_summary(path: Path, manifest: dict) -> None:
                    "aliases apply", err=True)
     for intent, s in manifest["sampling"].items():
         if s["shortfall"]:
-            typer.echo(f"  warning: {intent}: {s['sampled']} of {s['requested']} candidates; only {s['eligible']} "
-                       f"products have {s['rule']}", err=True)
+            typer.echo(f"  warning: {intent}: {s['sampled']} of {s['requested']} candidates ({s['eligible']} products "
+                       f"have {s['rule']}; each product serves one intent)", err=True)
     typer.echo(f"  report: {path / 'report.md'}")
 
 

@@ -88,7 +88,8 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
     shortfalls = {k: v for k, v in manifest["sampling"].items() if v["shortfall"]}
     if shortfalls:
         lines += ["", "## Sampling shortfalls (`not_enough_eligible_products`)", ""]
-        lines += [f"- {k}: {v['eligible']} eligible products for {v['requested']} requested" for k, v in shortfalls.items()]
+        lines += [f"- {k}: {v['sampled']} of {v['requested']} candidates; {v['eligible']} products have {v['rule']}, "
+                  "and each product serves one intent" for k, v in shortfalls.items()]
     lines += ["", "## Top rejection reasons", "", "| reason | stage | count | example |", "|---|---|---:|---|"]
     examples: dict[str, dict[str, Any]] = {}
     for r in rejections:

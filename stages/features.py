@@ -19,7 +19,7 @@ from typing import Any
 from stages.fields import FieldSpec, FieldTable
 from stages.intents import IntentSpec
 from stages.reviews import extract_opinions
-from stages.text import contains_phrase, format_number, keywords, normalize, tokens
+from stages.text import UNIT_ALIASES, contains_phrase, format_number, keywords, normalize, tokens
 from stages.vouchers import budget_numbers, generate_budget
 
 PRICE_BUCKETS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
@@ -127,6 +127,8 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
         return None, "numeric_only"
     if len(normalize(v).replace(" ", "")) < 2:
         return None, "too_short"
+    if all(t in UNIT_ALIASES for t in tokens(v)):
+        return None, "unit_only"  # "Inches" is a unit, not a size
     if len(v) > 50 and v[:30].lower() in v[len(v) // 2 :].lower():
         return None, "repeated_blurb"
     if len(v) > table.max_value_chars or len(v.split()) > table.max_value_words:
@@ -179,14 +181,17 @@ def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozen
     product is for rather than what it is ("Women"): the field table's placeholders for `title`.
     """
     title = keywords(product.get("title") or "")
-    for cat in reversed(product.get("categories") or []):
-        # "Stickers & Decals" names two kinds of product: try each
-        for part in (p.strip() for p in re.split(r"\s*(?:&|,| and )\s*", cat)):
+    cats = list(reversed(product.get("categories") or []))
+    for depth, cat in enumerate(cats):
+        # "Stickers & Decals" names two kinds of product: try each. Only the deepest category is
+        # cut down (to parts or endings); a parent such as "Camping & Hiking" names an activity.
+        parts = [p.strip() for p in re.split(r"\s*(?:&|,| and )\s*", cat)] if depth == 0 else [cat]
+        for part in parts:
             words = part.split()
             if not words or len(words) > 4:
                 continue
             # the whole name first, then its head noun phrases: "Basic Cases" -> "Cases"
-            for start in range(len(words)):
+            for start in range(len(words) if depth == 0 else 1):
                 phrase = " ".join(words[start:])
                 if phrase.lower() in not_entities:
                     break
