@@ -14,7 +14,7 @@ import polars as pl
 
 from stages.fields import FieldTable, _key_form
 from stages.intents import IntentSpec
-from stages.sampling import NO_CATEGORY, eligibility_columns
+from stages.sampling import NO_CATEGORY, eligibility_columns, eligibility_condition
 
 DEFAULT_TOP = 20
 DEFAULT_MIN_COVERAGE = 0.10
@@ -41,16 +41,7 @@ def eligible_mask(eligibility: pl.DataFrame, intent: IntentSpec) -> pl.Series:
     Returns:
         A boolean Series named after the intent, aligned with `eligibility`'s rows.
     """
-    cond = pl.col("detail_field_count") >= intent.min_detail_fields
-    if intent.min_average_rating is not None:
-        cond &= pl.col("average_rating") >= intent.min_average_rating
-    if intent.min_rating_number is not None:
-        cond &= pl.col("rating_number") >= intent.min_rating_number
-    if intent.require_price:
-        cond &= pl.col("price").is_not_null() & (pl.col("price") > 0)
-    if intent.min_reviews:
-        cond &= pl.col("review_count") >= intent.min_reviews
-    return eligibility.select(cond.fill_null(False).alias(intent.name)).to_series()
+    return eligibility.select(eligibility_condition(intent).fill_null(False).alias(intent.name)).to_series()
 
 
 def key_status(key: str, table: FieldTable) -> tuple[str, str | None]:

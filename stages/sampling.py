@@ -51,6 +51,21 @@ def eligibility_columns(products: pl.DataFrame, table: FieldTable) -> pl.DataFra
     )
 
 
+def eligibility_condition(intent: IntentSpec) -> pl.Expr:
+    """The intent's sampling conditions as one polars expression over `eligibility_columns`
+    (the one place they are written; `eligibility_rule` says them in words)."""
+    cond = pl.col("detail_field_count") >= intent.min_detail_fields
+    if intent.min_average_rating is not None:
+        cond &= pl.col("average_rating") >= intent.min_average_rating
+    if intent.min_rating_number is not None:
+        cond &= pl.col("rating_number") >= intent.min_rating_number
+    if intent.require_price:
+        cond &= pl.col("price").is_not_null() & (pl.col("price") > 0)
+    if intent.min_reviews:
+        cond &= pl.col("review_count") >= intent.min_reviews
+    return cond
+
+
 def eligibility_rule(intent: IntentSpec) -> str:
     """The intent's sampling conditions in words, for reports and warnings."""
     parts = [f"at least {intent.min_detail_fields} field-table detail fields"] if intent.min_detail_fields else []
@@ -87,15 +102,7 @@ def sample_candidates(
         A SamplingResult; `shortfall` > 0 means fewer eligible products than requested
         (reported as not_enough_eligible_products).
     """
-    cond = pl.col("detail_field_count") >= intent.min_detail_fields
-    if intent.min_average_rating is not None:
-        cond &= pl.col("average_rating") >= intent.min_average_rating
-    if intent.min_rating_number is not None:
-        cond &= pl.col("rating_number") >= intent.min_rating_number
-    if intent.require_price:
-        cond &= pl.col("price").is_not_null() & (pl.col("price") > 0)
-    if intent.min_reviews:
-        cond &= pl.col("review_count") >= intent.min_reviews
+    cond = eligibility_condition(intent)
     if categories:
         cond &= pl.col("main_category").is_in(categories)
     pool = eligibility.filter(cond & ~pl.col("parent_asin").is_in(sorted(exclude)))

@@ -56,23 +56,18 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     rubrics = task["rubrics"]
     implicit = set(task.get("implicit_rubric_ids") or [])
     for r in rubrics:
+        # An implicit requirement may show only its cue; a hidden one may not show at all.
         if r["id"] in implicit:
-            for form in leak_forms(r, table):
-                if contains_phrase(query, form):
-                    findings.append(Finding(
-                        "implicit_value_in_query",
-                        f"implicit rubric {r['id']} ({r['field']}) is stated literally as {form!r}",
-                        {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
-                         "span": find_phrase(query, form)}))
-        if r["info_source"] == "query":
+            reason, what = "implicit_value_in_query", f"implicit rubric {r['id']} ({r['field']}) is stated literally"
+        elif r["info_source"] != "query":
+            reason, what = "hidden_value_in_query", f"{r['info_source']} rubric {r['id']} ({r['field']}) appears"
+        else:
             continue
         for form in leak_forms(r, table):
             if contains_phrase(query, form):
-                findings.append(Finding(
-                    "hidden_value_in_query",
-                    f"{r['info_source']} rubric {r['id']} ({r['field']}) value {form!r} appears in the query",
-                    {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
-                     "span": find_phrase(query, form)}))
+                findings.append(Finding(reason, f"{what} in the query as {form!r}",
+                                        {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
+                                         "span": find_phrase(query, form)}))
     persona = task["user_persona"]
     allowed = noise_whitelist()
     for path, value in _noise_values(persona):
