@@ -13,7 +13,7 @@ from flows.publish import VersionExists, next_version, publish_split
 from schemas import SchemaError, schema_errors
 from stages.hashing import sha256_hex
 
-FILES = {"tasks.jsonl", "rejections.jsonl", "manifest.json", "report.md"}
+FILES = {"tasks.jsonl", "rejections.jsonl", "manifest.json", "report.md", "report.html"}
 
 
 @pytest.fixture(scope="module")
