@@ -1,15 +1,17 @@
 """Answer sets: every catalog product that passes all of a task's code-checkable rubrics.
 
-The catalog is indexed once per build (normalised titles, one row per detail option with its
-normalised text); each task's answer set is then a handful of vectorised polars filters, not a
-Python loop over products (reference §15.20 never searched for other matching products).
+The catalog is indexed once per build: normalised titles and detail options (polars frames) and
+token postings. A task's answer set is narrowed through the postings and graded by the rubric
+checkers on the few products left, or computed with vectorised polars filters when no rubric
+narrows — never a Python loop over the catalog (reference §15.20 never searched for other
+matching products).
 The filters follow the same rules as validation/checkers.py: tokens of stages.text, whole-token
 containment, bounds as stated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -17,8 +19,8 @@ import polars as pl
 from stages.features import split_options
 from stages.fields import FieldTable
 from stages.reviews import normalized_review_text
-from stages.text import keywords, normalize
-from validation.checkers import check_budget
+from stages.text import keywords, normalize, tokens
+from validation.checkers import check, check_budget
 
 
 
@@ -35,6 +37,10 @@ class CatalogIndex:
     options: pl.DataFrame
     table: FieldTable
     reviews: pl.DataFrame | None = None
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    option_postings: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, repr=False)
+    title_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    review_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
@@ -69,10 +75,81 @@ class CatalogIndex:
                 "parent_asin": reviews.get_column("parent_asin"),
                 "text_norm": [normalized_review_text(r) for r in reviews.select("title", "text").iter_rows(named=True)],
             }, schema={"parent_asin": pl.String, "text_norm": pl.String})
-        return cls(products=prods.select("parent_asin", "title_norm", "price", "average_rating", "rating_number"),
-                   options=options, table=table, reviews=review_index)
+        index = cls(products=prods.select("parent_asin", "title_norm", "price", "average_rating", "rating_number"),
+                    options=options, table=table, reviews=review_index)
+        index._build_postings(products, reviews)
+        return index
+
+    def _build_postings(self, products: pl.DataFrame, reviews: pl.DataFrame | None) -> None:
+        """Token -> products postings (titles, detail options per field, reviews) and a checker-ready row per product.
+
+        Postings only narrow the catalog to the products that hold every token of a value; the
+        answer set is then decided by the rubric checkers themselves on those few rows, so it
+        can never disagree with them.
+        """
+        cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
+        self.rows = {r["parent_asin"]: r for r in products.select(cols).to_dicts()}
+        title_post: dict[str, set[str]] = {}
+        for asin, norm in self.products.select("parent_asin", "title_norm").iter_rows():
+            for tok in set(norm.split()):
+                title_post.setdefault(tok, set()).add(asin)
+        option_post: dict[tuple[str, str], set[str]] = {}
+        for asin, key, norm in self.options.iter_rows():
+            for tok in set(norm.split()):
+                option_post.setdefault((key, tok), set()).add(asin)
+        review_post: dict[str, set[str]] = {}
+        if reviews is not None:
+            for row in self.rows.values():
+                row["reviews"] = []
+            for r in reviews.select("review_id", "parent_asin", "rating", "title", "text").to_dicts():
+                if r["parent_asin"] in self.rows:
+                    self.rows[r["parent_asin"]]["reviews"].append(r)
+            for asin, norm in self.reviews.iter_rows():
+                for tok in set(norm.split()):
+                    review_post.setdefault(tok, set()).add(asin)
+        self.title_postings = {k: frozenset(v) for k, v in title_post.items()}
+        self.option_postings = {k: frozenset(v) for k, v in option_post.items()}
+        self.review_postings = {k: frozenset(v) for k, v in review_post.items()}
+
+    def _narrow(self, rubric: dict[str, Any]) -> frozenset[str] | None:
+        """Products holding every token of the rubric's value where the rubric looks, or None (no narrowing)."""
+        if rubric["type"] == "attribute_match":
+            key = rubric["field"].removeprefix("details.")
+            words = tokens(rubric["expected_value"])
+            sets = [self.option_postings.get((key, t), frozenset()) for t in words]
+        elif rubric["type"] == "entity_match":
+            sets = [self.title_postings.get(t, frozenset()) for t in keywords(rubric["expected_value"])]
+        elif rubric["type"] == "review_opinion" and self.reviews is not None:
+            sets = [self.review_postings.get(t, frozenset()) for t in tokens(rubric["expected_value"])]
+        else:
+            return None
+        if not sets:
+            return None
+        return frozenset.intersection(*sorted(sets, key=len))
 
     def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
+        """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
+
+        When a rubric's value can narrow the catalog through the token postings (attributes,
+        product type, review opinions), the few products left are graded by the rubric checkers
+        themselves (validation.checkers.check); otherwise the vectorised polars filters run.
+        Both give the same set (tests compare them, and both with a brute-force checker loop).
+
+        Raises:
+            ValueError: a review_opinion rubric but no review index.
+        """
+        if self.reviews is None and any(r["type"] == "review_opinion" for r in rubrics):
+            raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
+        narrowed = None
+        for r in rubrics:
+            found = self._narrow(r)
+            if found is not None:
+                narrowed = found if narrowed is None else narrowed & found
+        if narrowed is None:
+            return self.answer_set_vectorised(rubrics)
+        return sorted(a for a in narrowed if all(check(r, self.rows[a], self.table).satisfied for r in rubrics))
+
+    def answer_set_vectorised(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
 
         numeric_range, entity_match, attribute_match, negative_attribute and review_opinion are

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from stages.fields import FieldTable
-from stages.text import tokens
+from stages.text import normalize, tokens
 from validation.findings import Finding
 
 
@@ -42,22 +42,30 @@ def canonical_question(label: str) -> str:
     return f"What {label} do you want?"
 
 
+def rephrased_question(synonym: str) -> str:
+    """A second way to ask, built from another of the field's own words: "Anything about fabric I should know?"."""
+    return f"Anything about {synonym} I should know?"
+
+
 def check_reachability(script: dict[str, Any], table: FieldTable) -> list[Finding]:
-    """slot_unreachable when a slot's canonical question does not open it; slot_collision when it opens others too."""
+    """Ask each slot's canonical question and one rephrased from the field's synonyms (its other keywords
+    in the field table): slot_unreachable when a question does not open the slot, slot_collision when
+    it opens other slots too. Findings carry the question and the slots it opened."""
     findings = []
     slots = script["clarification_slots"]
     for slot in slots:
         spec = table.fields.get(slot["field"].removeprefix("details."))
         if spec is None:  # reported as slot_incomplete by the leakage check; no question to ask
             continue
-        label = spec.label
-        question = canonical_question(label)
-        opened = opened_slots(question, slots)
-        if slot["slot_id"] not in opened:
-            findings.append(Finding("slot_unreachable", f"slot {slot['slot_id']} does not open on {question!r}",
-                                    {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
-        others = [o for o in opened if o != slot["slot_id"]]
-        if others:
-            findings.append(Finding("slot_collision", f"{question!r} opens slots {opened}, not only {slot['slot_id']}",
-                                    {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
+        synonyms = [k for k in spec.keywords if normalize(k) != normalize(spec.label)]
+        questions = [canonical_question(spec.label)] + [rephrased_question(k) for k in synonyms[:1]]
+        for question in questions:
+            opened = opened_slots(question, slots)
+            if slot["slot_id"] not in opened:
+                findings.append(Finding("slot_unreachable", f"slot {slot['slot_id']} does not open on {question!r}",
+                                        {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
+            if [o for o in opened if o != slot["slot_id"]]:
+                findings.append(Finding("slot_collision",
+                                        f"{question!r} opens slots {opened}, not only {slot['slot_id']}",
+                                        {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
     return findings

@@ -74,3 +74,10 @@ def test_answer_set_is_sorted(tasks, rich_catalog):
     q = [r for r in tasks[0]["rubrics"] if r["type"] == "numeric_range"]
     answers = rich_catalog.index.answer_set(q)
     assert answers == sorted(answers) and len(answers) > 1
+
+
+def test_the_postings_path_and_the_vectorised_path_agree(accepted_tasks, rich_catalog):
+    for t in accepted_tasks:
+        assert rich_catalog.index.answer_set(t["rubrics"]) == rich_catalog.index.answer_set_vectorised(t["rubrics"])
+        query = [r for r in t["rubrics"] if r["info_source"] == "query"]
+        assert rich_catalog.index.answer_set(query) == rich_catalog.index.answer_set_vectorised(query), t["id"]

@@ -35,7 +35,7 @@ def test_a_slot_whose_keywords_miss_its_label_is_unreachable(rich_catalog):
     slots = _slots(rich_catalog.table, "Shape")
     slots[0]["trigger_keywords"] = ["outline", "geometry", "contour", "profile", "silhouette", "edges", "corners"]
     findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
-    assert [f.reason for f in findings] == ["slot_unreachable"]
+    assert {f.reason for f in findings} == {"slot_unreachable"}
 
 
 def test_two_slots_with_equally_specific_keywords_collide(rich_catalog):
@@ -60,3 +60,24 @@ def test_keywords_count_as_the_matcher_sees_them(tmp_path):
                     'keywords = ["size", "sizes", "sizing", "dimension", "dimensions", "how big", "fit size"]\n')
     with pytest.raises(ValueError, match="7-10 distinct keywords, has 5"):
         load_field_table(str(path))
+
+
+def test_every_clarification_field_opens_on_a_question_rephrased_from_its_synonyms(rich_catalog):
+    from stages.text import normalize
+    from validation.slots import rephrased_question
+
+    table = rich_catalog.table
+    names = [f.name for f in table.fields.values() if "clarification" in f.sources]
+    slots = _slots(table, *names)
+    for slot, name in zip(slots, names):
+        spec = table.fields[name]
+        synonym = next(k for k in spec.keywords if normalize(k) != normalize(spec.label))
+        assert opened_slots(rephrased_question(synonym), slots) == [slot["slot_id"]], name
+
+
+def test_a_slot_that_opens_only_on_its_label_is_unreachable_when_rephrased(rich_catalog):
+    slots = _slots(rich_catalog.table, "Shape")
+    slots[0]["trigger_keywords"] = ["shape", "a", "b", "c", "d", "e", "f"]  # only the label still matches
+    findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
+    assert [f.reason for f in findings] == ["slot_unreachable"]
+    assert findings[0].evidence["question"].startswith("Anything about")
