@@ -227,5 +227,116 @@ def categories(
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False) if as_json else format_report(result))
 
 
+def _console():
+    from rich.console import Console
+
+    # soft_wrap: long queries and ids stay on one line, so output can be searched and piped.
+    return Console(soft_wrap=True, highlight=False)
+
+
+def _echo_json(data: object) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def inspect(
+    version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>).")],
+    task: Annotated[Optional[str], typer.Option("--task", help="Print the task with this id.")] = None,
+    reason: Annotated[Optional[str], typer.Option("--reason", help="Print the candidates rejected with this "
+                                                  "reason code.")] = None,
+    stage: Annotated[Optional[int], typer.Option("--stage", min=1, max=7, help="Print the candidates rejected "
+                                                 "at this stage (1-7).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print records as JSON.")] = False,
+) -> None:
+    """Read a split version: one task, the rejections of a reason or stage, or (no filter) counts per intent and reason."""
+    from flows.inspect import SplitReadError, load_version, render_rejections, render_summary, render_task, summary
+    from validation.findings import STAGE_NAMES, STAGE_OF_REASON
+
+    if sum(x is not None for x in (task, reason, stage)) > 1:
+        _fail("give at most one of --task, --reason, --stage")
+    try:
+        version = load_version(version_dir)
+    except SplitReadError as exc:
+        _fail(str(exc))
+    if task is not None:
+        found = next((t for t in version.tasks if t["id"] == task), None)
+        if found is None:
+            _fail(f"no task {task!r} in {version_dir / 'tasks.jsonl'} ({len(version.tasks)} tasks; "
+                  f"`ecombench inspect {version_dir}` lists counts)")
+        _echo_json(found) if as_json else render_task(found, _console())
+    elif reason is not None or stage is not None:
+        if reason is not None and reason not in STAGE_OF_REASON:
+            _fail(f"unknown reason code {reason!r}; known: {sorted(STAGE_OF_REASON)}")
+        chosen = [r for r in version.rejections
+                  if (reason is None or r["reason"] == reason) and (stage is None or r["stage"] == stage)]
+        title = f"reason {reason}" if reason is not None else f"stage {stage}. {STAGE_NAMES[stage]}"
+        _echo_json(chosen) if as_json else render_rejections(chosen, f"{version.name} {title}", _console())
+    else:
+        s = summary(version)
+        _echo_json(s) if as_json else render_summary(s, _console())
+
+
+@app.command()
+def diff(
+    old: Annotated[str, typer.Argument(help="Older version as <split>@<version>, e.g. sample@v1.")],
+    new: Annotated[str, typer.Argument(help="Newer version as <split>@<version>.")],
+    root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
+) -> None:
+    """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
+    from flows.inspect import SplitReadError, diff_versions, load_version, render_diff, resolve_version
+
+    splits_root = root or ARTIFACTS / "splits"
+    try:
+        versions = [load_version(resolve_version(spec, splits_root)) for spec in (old, new)]
+    except SplitReadError as exc:
+        _fail(str(exc))
+    d = diff_versions(*versions)
+    _echo_json(d) if as_json else render_diff(d, _console())
+
+
+@app.command()
+def validate(
+    tasks: Annotated[Path, typer.Argument(help="A tasks.jsonl (ours or an EComAgentBench release); "
+                                          "never modified.")],
+    catalog: Annotated[Path, typer.Option(help="Catalog snapshot directory to check the tasks against.")],
+    out: Annotated[Path, typer.Option(help="Findings report (JSONL, one finding a line).")] = Path("findings.jsonl"),
+    record_format: Annotated[str, typer.Option("--format", help="Record format: auto (per record), "
+                                               "ecombench or ecomagentbench.")] = "auto",
+    max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
+                                                          "manifest's, else 5).")] = None,
+) -> None:
+    """Re-run every check on an existing split and write the findings; exit 1 when any finding is an error."""
+    import polars as pl
+
+    from flows.catalog import SnapshotError
+    from flows.inspect import SplitReadError, render_validation, validate_file, validation_summary
+    from flows.publish import jsonl_bytes
+    from validation.validate import FORMATS
+
+    if record_format not in FORMATS:
+        _fail(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")
+    if out.resolve() == tasks.resolve():
+        _fail(f"--out {out} is the input file; validate never modifies its input")
+    try:
+        run = validate_file(tasks, catalog, record_format, max_answer_set)
+    except (SplitReadError, SnapshotError) as exc:
+        _fail(str(exc))
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        _fail(f"{catalog}: cannot read the snapshot ({str(exc).splitlines()[0]})")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(jsonl_bytes(run.findings))
+    except OSError as exc:
+        _fail(f"{out}: cannot write findings ({exc})")
+    for note in run.notes:
+        typer.echo(f"warning: {note}", err=True)
+    s = validation_summary(run)
+    render_validation(s, _console())
+    typer.echo(f"findings: {out}")
+    if s["errors"]:
+        raise typer.Exit(1)
+
+
 if __name__ == "__main__":
     app()

@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Stable reason codes by stage (DESIGN "The seven stages"). Reports and tests use these names.
+# Stage 0 holds what only a published split file can show, found by `ecombench validate`
+# (validation/validate.py): a line that is not a task, an id used twice, a broken task invariant,
+# a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
+# could not run (severity warn).
 REASONS: dict[int, tuple[str, ...]] = {
+    0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",
+        "answer_set_differs", "check_skipped"),
     1: ("not_enough_eligible_products",),
     2: ("too_few_features", "no_price", "no_reviews"),
     3: ("partition_infeasible",),
@@ -21,8 +27,8 @@ REASONS: dict[int, tuple[str, ...]] = {
     7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement", "clarification_not_revealed",
         "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "judge_rejected"),
 }
-STAGE_NAMES = {1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split", 4: "locked_rubrics",
-               5: "verbalisation", 6: "leakage_checks", 7: "semantic_validation"}
+STAGE_NAMES = {0: "split_record", 1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split",
+               4: "locked_rubrics", 5: "verbalisation", 6: "leakage_checks", 7: "semantic_validation"}
 STAGE_OF_REASON = {reason: stage for stage, reasons in REASONS.items() for reason in reasons}
 
 

@@ -1,0 +1,238 @@
+"""`ecombench validate`: every build check re-run on a published split, which is never modified.
+
+A real split is built from the bundled sample; broken copies are made from its own tasks, one
+defect per task, and each defect must come back under its reason code.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from flows.build import build_split
+from flows.cli import app
+from flows.inspect import validate_file
+from flows.settings import BuildConfig
+from stages.fields import load_field_table
+from stages.text import normalize
+from validation.slots import canonical_question, opened_slots
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def split(sample_catalog, tmp_path_factory) -> Path:
+    """A real split version of every intent over the bundled sample (20 candidates each)."""
+    config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=20)
+    return build_split(config, "sample", root=tmp_path_factory.mktemp("splits")).path
+
+
+def _tasks(split: Path) -> list[dict]:
+    return [json.loads(line) for line in (split / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _validate(tasks_path: Path, catalog: Path, out: Path, *extra: str):
+    return runner.invoke(app, ["validate", str(tasks_path), "--catalog", str(catalog), "--out", str(out), *extra])
+
+
+def _findings(out: Path) -> list[dict]:
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_an_unbroken_split_has_no_error_and_is_left_unchanged(split, sample_catalog, tmp_path):
+    before = (split / "tasks.jsonl").read_bytes()
+    result = _validate(split / "tasks.jsonl", sample_catalog.path, tmp_path / "findings.jsonl")
+    assert result.exit_code == 0, result.output
+    assert [f for f in _findings(tmp_path / "findings.jsonl") if f["severity"] == "error"] == []
+    assert f"{len(_tasks(split))} records: 0 error finding(s)" in result.output
+    assert (split / "tasks.jsonl").read_bytes() == before
+
+
+# ---- one defect per task ----------------------------------------------------------------------
+
+def _leak_persona_value(tasks: list[dict]) -> str:
+    """Copy a persona attribute value into the query."""
+    t = next(t for t in tasks if any(r["info_source"] == "persona" and r["type"] == "attribute_match"
+                                     for r in t["rubrics"]))
+    r = next(r for r in t["rubrics"] if r["info_source"] == "persona" and r["type"] == "attribute_match")
+    t["user_query"] += f" It should be {r['expected_value']}."
+    return t["id"]
+
+
+def _unreachable_slot(tasks: list[dict], table) -> str:
+    """Drop a slot's label keyword, so the canonical question no longer opens it."""
+    for t in tasks:
+        slots = t["clarification_script"]["clarification_slots"]
+        for slot in slots:
+            spec = table.fields.get(slot["field"].removeprefix("details."))
+            kept = [k for k in slot["trigger_keywords"] if normalize(k) != normalize(spec.label)]
+            trial = [dict(s, trigger_keywords=kept) if s is slot else s for s in slots]
+            if slot["slot_id"] not in opened_slots(canonical_question(spec.label), trial):
+                slot["trigger_keywords"] = kept
+                return t["id"]
+    raise AssertionError("no slot of the split becomes unreachable without its label")
+
+
+def _colliding_slots(tasks: list[dict], table) -> str:
+    """Give a second slot the first slot's label, its most specific keyword."""
+    t = next(t for t in tasks if len(t["clarification_script"]["clarification_slots"]) >= 2)
+    first, second = t["clarification_script"]["clarification_slots"][:2]
+    label = table.fields[first["field"].removeprefix("details.")].label
+    second["trigger_keywords"][-1] = label
+    return t["id"]
+
+
+def _rubric_the_target_fails(tasks: list[dict]) -> str:
+    """Raise a numeric bound above the target's own value; the lock and answer set are left as they were."""
+    for t in tasks:
+        for r in t["rubrics"]:
+            if r["type"] == "numeric_range" and r["field"] == "rating_number" and r["expected_value"].get("min"):
+                r["expected_value"]["min"] = t["target_product"]["rating_number"] * 10 + 1
+                return t["id"]
+    raise AssertionError("no rating_number bound in the split")
+
+
+@pytest.fixture(scope="module")
+def broken(split, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A copy of the split's tasks.jsonl with one defect per task, a repeated task and a malformed line."""
+    tasks = _tasks(split)
+    table = load_field_table()
+    pool = copy.deepcopy(tasks)
+    defects = {}
+    for reason, make in (("hidden_value_in_query", _leak_persona_value),
+                         ("slot_unreachable", lambda ts: _unreachable_slot(ts, table)),
+                         ("slot_collision", lambda ts: _colliding_slots(ts, table)),
+                         ("target_fails_rubric", _rubric_the_target_fails)):
+        task_id = make([t for t in pool if t["id"] not in defects.values()])
+        defects[reason] = task_id
+    untouched = next(t for t in pool if t["id"] not in defects.values())
+    defects["duplicate_task_id"] = untouched["id"]
+    lines = [json.dumps(t, ensure_ascii=False) for t in pool] + [json.dumps(untouched), '{"id": "broken']
+    path = tmp_path_factory.mktemp("broken") / "tasks.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    defects["malformed_record"] = len(lines)  # the line number of the malformed line
+    return path, defects
+
+
+def test_each_defect_of_a_broken_copy_is_caught_with_its_reason(broken, sample_catalog, tmp_path):
+    path, defects = broken
+    before = path.read_bytes()
+    result = _validate(path, sample_catalog.path, tmp_path / "findings.jsonl")
+    assert result.exit_code == 1, result.output
+    found = _findings(tmp_path / "findings.jsonl")
+    errors = {(f["task_id"], f["reason"]) for f in found if f["severity"] == "error"}
+    for reason in ("hidden_value_in_query", "slot_unreachable", "slot_collision", "target_fails_rubric",
+                   "duplicate_task_id"):
+        assert (defects[reason], reason) in errors, (reason, sorted(e for e in errors if e[0] == defects[reason]))
+    assert (defects["target_fails_rubric"], "rubric_lock_mismatch") in errors
+    malformed = [f for f in found if f["reason"] == "malformed_record"]
+    assert [f["line"] for f in malformed] == [defects["malformed_record"]]
+    assert path.read_bytes() == before
+
+
+def test_only_the_broken_tasks_have_errors(broken, sample_catalog):
+    path, defects = broken
+    run = validate_file(path, sample_catalog.path)
+    with_errors = {f["task_id"] for f in run.findings if f["severity"] == "error"}
+    assert with_errors == {v for v in defects.values() if isinstance(v, str)} | {None}
+    assert {f["stage"] for f in run.findings if f["reason"] == "hidden_value_in_query"} == {6}
+
+
+def test_the_findings_report_names_task_stage_reason_message_and_evidence(broken, sample_catalog):
+    path, defects = broken
+    leak = next(f for f in validate_file(path, sample_catalog.path).findings
+                if f["task_id"] == defects["hidden_value_in_query"] and f["reason"] == "hidden_value_in_query")
+    assert set(leak) >= {"task_id", "line", "stage", "reason", "severity", "message", "evidence"}
+    assert leak["evidence"]["value"] in leak["evidence"]["text"]
+
+
+# ---- the EComAgentBench release format (reference §14) ----------------------------------------
+
+def to_ecomagentbench(task: dict, table) -> dict:
+    """Our task as an EComAgentBench release record: its keys, raw detail keys, no lock/answer set/provenance."""
+    def raw(field: str) -> str:
+        if not field.startswith("details."):
+            return field
+        spec = table.fields[field.removeprefix("details.")]
+        return "details." + (spec.aliases[0] if spec.aliases else spec.name)
+
+    tp = task["target_product"]
+    rubrics = [{"id": r["id"], "type": r["type"], "field": raw(r["field"]), "expected_value": r["expected_value"],
+                "description": r["description"], "info_source": r["info_source"]}
+               | ({"query_surface": "explicit"} if r["info_source"] == "query" else
+                  {"implicit_eligible": False, "must_hide_value": True, "query_hint": ""})
+               for r in task["rubrics"]]
+    slots = [{"slot_id": s["slot_id"], "linked_rubric_ids": s["linked_rubric_ids"], "hidden_info": s["user_response"],
+              "trigger_keywords": s["trigger_keywords"], "user_response": s["user_response"], "revealed": False}
+             for s in task["clarification_script"]["clarification_slots"]]
+    return {
+        "id": "v3_sample_0001",
+        "intent_category": task["intent"],
+        "user_query": task["user_query"],
+        "user_persona": task["user_persona"],
+        "clarification_script": {"clarification_slots": slots,
+                                 "default_response": task["clarification_script"]["default_response"],
+                                 "max_clarification_turns": task["clarification_script"]["max_clarification_turns"]},
+        "target_product": {"product_id": tp["parent_asin"], **{k: tp[k] for k in (
+            "title", "main_category", "store", "average_rating", "rating_number", "price")},
+            "features": [], "description": [],
+            "details": {raw("details." + k).removeprefix("details."): v[0] for k, v in tp["details"].items()}},
+        "rubrics": rubrics,
+        "implicit_rubric_ids": task["implicit_rubric_ids"],
+        "difficulty_metrics": {"implicit_count": len(task["implicit_rubric_ids"])},
+        "generation_artifacts": {"sample_retry_count": 0, "judge_issues": []},
+        "voucher": None,
+        "validation_passed": True,
+        "validation_issues": [],
+        "judge_passed": True,
+        "judge_issues": [],
+        "sample_status": "ok",
+    }
+
+
+def test_an_ecomagentbench_record_has_findings_only_for_what_its_format_lacks(split, sample_catalog, tmp_path):
+    table = load_field_table()
+    task = next(t for t in _tasks(split) if any(
+        r["field"].startswith("details.") and table.fields[r["field"].removeprefix("details.")].aliases
+        for r in t["rubrics"]) and not any(r["type"] == "review_opinion" for r in t["rubrics"]))
+    record = to_ecomagentbench(task, table)
+    assert any(r["field"].startswith("details.") and r["field"] not in {x["field"] for x in task["rubrics"]}
+               for r in record["rubrics"])  # a raw alias the conversion must canonicalise
+    path = tmp_path / "benchmark.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = _validate(path, sample_catalog.path, tmp_path / "findings.jsonl", "--format", "ecomagentbench")
+    assert result.exit_code == 0, result.output
+    found = _findings(tmp_path / "findings.jsonl")
+    assert {(f["reason"], f["severity"]) for f in found} == {("check_skipped", "warn")}
+    assert {f["evidence"]["lacks"] for f in found} == {"content_id", "rubric_lock", "answer_set", "difficulty",
+                                                       "provenance"}
+    assert {f["task_id"] for f in found} == {"v3_sample_0001"}
+
+
+def test_auto_format_reads_ecomagentbench_records_and_still_finds_their_defects(split, sample_catalog, tmp_path):
+    table = load_field_table()
+    tasks = _tasks(split)
+    leaked_id = _leak_persona_value(tasks)
+    record = to_ecomagentbench(next(t for t in tasks if t["id"] == leaked_id), table)
+    path = tmp_path / "benchmark.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = _validate(path, sample_catalog.path, tmp_path / "findings.jsonl")
+    assert result.exit_code == 1
+    assert "hidden_value_in_query" in {f["reason"] for f in _findings(tmp_path / "findings.jsonl")}
+
+
+def test_validate_refuses_to_write_over_its_input(split, sample_catalog):
+    result = _validate(split / "tasks.jsonl", sample_catalog.path, split / "tasks.jsonl")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_validate_names_a_missing_catalog(split, tmp_path):
+    result = _validate(split / "tasks.jsonl", tmp_path / "nope", tmp_path / "f.jsonl")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1].startswith("error: ")
+    assert "nope" in result.output
