@@ -29,6 +29,7 @@ from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex
+from validation.expectations import ExpectationsFailed, run_suites
 
 
 class NoCandidates(ValueError):
@@ -127,9 +128,16 @@ def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
     return out
 
 
-def assemble(config: BuildConfig, ctx: BuildContext, sampling: dict[str, Any], catalog_manifest: dict[str, Any],
-             results: list[Any], split: str, version: str | None, root: Path) -> BuildOutcome:
-    """Merge batch results (stage counters included) and publish the split version."""
+def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sampling: dict[str, Any],
+             catalog_manifest: dict[str, Any], results: list[Any], split: str, version: str | None,
+             root: Path) -> BuildOutcome:
+    """Merge batch results (stage counters included), run the data expectations and publish the split version.
+
+    Raises:
+        ExpectationsFailed: an ERROR expectation of validation.expectations failed on the catalog
+            snapshot (`products`) or the accepted tasks; nothing is written.
+        VersionExists, SchemaError: from publish_split (nothing is written).
+    """
     tasks = [r.task for r in results if r.task is not None]
     rejections = [r.rejection for r in results if r.rejection is not None]
     # Funnel: a candidate counts once for each stage it cleared on its final attempt.
@@ -162,6 +170,8 @@ def assemble(config: BuildConfig, ctx: BuildContext, sampling: dict[str, Any], c
         "sampling": {k: {kk: vv for kk, vv in v.items() if kk != "candidates"} for k, v in sampling.items()},
         "funnel": funnel,
         "stage_passes_all_attempts": dict(sorted(attempts.items())),
+        # publish_split refuses (ExpectationsFailed) when an ERROR expectation failed.
+        "expectations": run_suites(products, tasks, config.partition, ctx.intents),
     }
     path = publish_split(root, split, version, tasks, rejections, manifest)
     return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
@@ -176,7 +186,8 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     ctx, products, sampling, catalog_manifest = plan_build(config)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
-    return assemble(config, ctx, sampling, catalog_manifest, results, split, version, root or ARTIFACTS / "splits")
+    return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
+                    root or ARTIFACTS / "splits")
 
 
 # ---- Prefect -----------------------------------------------------------------------------------
@@ -206,7 +217,8 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
 
     Returns:
         {"path": str, "manifest": dict} of the published version, or {"error": one line} when
-        the snapshot is unreadable, nothing is eligible or the version exists (nothing written).
+        the snapshot is unreadable, nothing is eligible, an ERROR data expectation failed or the
+        version exists (nothing written).
     """
     try:
         ctx, products, sampling, catalog_manifest = plan_build(config)
@@ -222,9 +234,9 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
             print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
     try:
-        outcome = assemble(config, ctx, sampling, catalog_manifest, results, split, version,
+        outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
                            Path(root) if root else ARTIFACTS / "splits")
-    except VersionExists as exc:
+    except (VersionExists, ExpectationsFailed) as exc:
         return {"error": str(exc)}
     # The report shows up in the Prefect UI beside the run (artifact keys: lowercase, digits, dashes).
     key = re.sub(r"[^a-z0-9-]+", "-", f"split-{split}-report".lower()).strip("-")

@@ -18,6 +18,7 @@ from schemas import SchemaError, schema_errors
 from stages.fields import load_field_table
 from validation.semantic import task_problems
 from stages.hashing import sha256_hex
+from validation.expectations import raise_if_blocking
 from validation.findings import STAGE_NAMES
 
 
@@ -106,6 +107,18 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
         lines += ["", f"In {c['query_alone_pins_target']} of {c['tasks']} tasks the query's own rubrics already leave "
                       "a single product: there the persona and clarification confirm rather than narrow "
                       "(`difficulty.query_answer_set_size`)."]
+    expectations = manifest.get("expectations")
+    if expectations:
+        lines += ["", "## Data expectations", "",
+                  f"great-expectations {expectations.get('great_expectations', '')} suites over the catalog snapshot "
+                  "and the task table; a failed `error` blocks publishing, a failed `warn` is reported here.", "",
+                  "| suite | expectation | severity | result | unexpected |", "|---|---|---|---|---:|"]
+        for suite, summary in expectations["suites"].items():
+            for e in summary["expectations"]:
+                result = "pass" if e["success"] else ("**FAIL**" if e["severity"] == "error" else "warn")
+                count, pct = e.get("unexpected_count"), e.get("unexpected_percent")
+                unexpected = "–" if count is None else f"{count} ({pct:.1f} %)" if pct else str(count)
+                lines.append(f"| {suite} | `{e['name']}` ({e['type']}) | {e['severity']} | {result} | {unexpected} |")
     return "\n".join(lines) + "\n"
 
 
@@ -124,10 +137,13 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
         The final version directory.
 
     Raises:
+        ExpectationsFailed: `manifest["expectations"]` (validation.expectations.run_suites) holds a
+            failed ERROR expectation (nothing written).
         VersionExists: the version directory already exists (nothing written).
         SchemaError: a record or the manifest breaks its schema, a task breaks an invariant of
             validation.semantic.task_problems, or two tasks share an id (nothing written).
     """
+    raise_if_blocking(manifest.get("expectations") or {})
     final = root / split / version
     if final.exists():
         raise VersionExists(f"split version {final} already exists; choose another --version (nothing was written)")

@@ -288,5 +288,9 @@ class SplitManifest(_Model):
     funnel: dict[str, dict[str, int]] = Field(description="Per intent: candidates still in after stage N.")
     stage_passes_all_attempts: dict[str, int] = Field(
         description="Stage counters summed over every attempt (stat_update style), from the stages themselves.")
+    expectations: dict[str, Any] = Field(
+        description="great-expectations results over the catalog snapshot and the task table "
+                    "(validation.expectations.run_suites): per suite and expectation its severity (error / warn), "
+                    "success and unexpected counts; `blocking` lists failed error expectations, which stop publishing.")
     counts: dict[str, Any]
     files: dict[str, FileEntry]

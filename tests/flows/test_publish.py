@@ -19,10 +19,10 @@ FILES = {"tasks.jsonl", "rejections.jsonl", "manifest.json", "report.md", "repor
 @pytest.fixture(scope="module")
 def published(rich_plan, rich_results, rich_catalog, tmp_path_factory):
     """The rich plan's results published as splits/dev/v1 under a temporary root."""
-    ctx, _, sampling = rich_plan
+    ctx, products, sampling = rich_plan
     _, catalog_manifest = load_snapshot(rich_catalog.path)
     root = tmp_path_factory.mktemp("splits")
-    outcome = assemble(ctx.config, ctx, sampling, catalog_manifest, [r for _, _, r in rich_results],
+    outcome = assemble(ctx.config, ctx, products, sampling, catalog_manifest, [r for _, _, r in rich_results],
                        "dev", "v1", root)
     return root, outcome
 
