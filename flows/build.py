@@ -19,11 +19,13 @@ from typing import Any
 
 import polars as pl
 
-from flows.candidate import VERBALISER_ID, BuildContext, build_candidate
+from flows.candidate import VERBALISER_ID, BuildContext, build_candidate, verbaliser_id
 from flows.catalog import SnapshotError, load_reviews, load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
 from stages.cues import load_cues
+from stages.llm import LLMClient, LLMSettings
+from stages.verbalise_llm import prompt_sha256
 from stages.features import field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
@@ -107,8 +109,32 @@ def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[st
             by_product.setdefault(row["parent_asin"], []).append(row)
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
-                       vocabulary=vocabulary, reviews=by_product, cues=cues)
+                       vocabulary=vocabulary, reviews=by_product, cues=cues, llm=llm_client(config))
     return ctx, products, sampling, catalog_manifest
+
+
+def llm_client(config: BuildConfig) -> LLMClient | None:
+    """The shared LLM client for an llm build (replies cached under artifacts/cache/llm), else None.
+
+    Raises:
+        ValueError: no server URL or model (one line, naming the option).
+    """
+    if config.verbaliser != "llm":
+        return None
+    settings = LLMSettings.from_env(
+        base_url=config.llm_base_url, model=config.llm_model, temperature=config.llm_temperature,
+        max_tokens=config.llm_max_tokens, seed=config.llm_seed, timeout=config.llm_timeout,
+        max_retries=config.llm_max_retries, concurrency=config.llm_concurrency,
+        response_format=config.llm_response_format, cache_dir=str(ARTIFACTS / "cache" / "llm"))
+    return LLMClient(settings)
+
+
+def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
+    """The verbaliser's entry in the manifest: id, model, prompt digests, calls, cache hits and tokens."""
+    if ctx.llm is None:
+        return {"id": VERBALISER_ID, "model": None, "prompt_sha256": None}
+    return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
+            "settings": ctx.llm.settings.public(), "usage": dict(sorted(ctx.llm.stats.items()))}
 
 
 def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
@@ -166,7 +192,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
                     "field_table_current": catalog_manifest.get("field_table_sha256")
                     == data_tables_sha256()["fields.toml"]},
         "seed": config.seed,
-        "verbaliser": {"id": VERBALISER_ID, "model": None, "prompt_sha256": None},
+        "verbaliser": verbaliser_manifest(ctx),
         "sampling": {k: {kk: vv for kk, vv in v.items() if kk != "candidates"} for k, v in sampling.items()},
         "funnel": funnel,
         "stage_passes_all_attempts": dict(sorted(attempts.items())),
@@ -222,7 +248,7 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
     """
     try:
         ctx, products, sampling, catalog_manifest = plan_build(config)
-    except (SnapshotError, NoCandidates) as exc:  # a user's input problem: one line, no traceback
+    except (SnapshotError, NoCandidates, ValueError) as exc:  # a user's input problem: one line, no traceback
         return {"error": str(exc)}
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     futures = [build_batch_task.submit(batch, intent, ctx) for intent, batch in batches]

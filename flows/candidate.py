@@ -22,7 +22,10 @@ from stages.vouchers import MIN_PRICE
 from stages.intents import IntentSpec
 from stages.rubrics import build_rubrics, rubric_lock
 from stages.split import PartitionInfeasible, entangled_fields, select_features, split_features
+from stages.llm import LLMClient, LLMError
 from stages.verbalise import write_clarification, write_persona, write_query
+from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
+from stages.verbalise_llm import write_query_llm
 from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
 from validation.findings import STAGE_NAMES, Finding
@@ -31,7 +34,7 @@ from validation.semantic import check_answer_set, check_sources
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
-NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric"})
+NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric", "llm_error"})
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class BuildContext:
     vocabulary: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
     cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    llm: LLMClient | None = None  # set when config.verbaliser == "llm"
 
 
 @dataclass
@@ -115,10 +119,15 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
                               f"cues.toml has a {intent.cue_kind} cue for {len(cues)} of this target's query values",
                               {"query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"]})], 5
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, attempt)[:10]
+    try:
+        query = (write_query(rubrics, ctx.table, gen, cues) if ctx.llm is None
+                 else write_query_llm(ctx.llm, rubrics, ctx.table, cues))
+    except LLMError as exc:
+        return None, [Finding(exc.reason, str(exc), exc.evidence)], 5
     task: dict[str, Any] = {
         "id": f"{intent.name}-{digest(intent.name, asin, lock)[:12]}",
         "intent": intent.name,
-        "user_query": write_query(rubrics, ctx.table, gen, cues),
+        "user_query": query,
         "user_persona": write_persona(rubrics, ctx.table, gen, user_id),
         "clarification_script": write_clarification(rubrics, ctx.table, ctx.config.max_clarification_turns),
         "target_product": _target_record(product, rubrics, ctx.table),
@@ -175,7 +184,13 @@ def _difficulty(task: dict[str, Any], answer_set_size: int, query_answer_set_siz
 
 def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
     return {"catalog_fingerprint": ctx.catalog_fingerprint, "config_hash": ctx.config_hash,
-            "seed": ctx.config.seed, "attempt": attempt, "verbaliser": VERBALISER_ID, "code_version": CODE_VERSION}
+            "seed": ctx.config.seed, "attempt": attempt, "verbaliser": verbaliser_id(ctx.config),
+            "code_version": CODE_VERSION}
+
+
+def verbaliser_id(config: BuildConfig) -> str:
+    """"template-v1", or "llm-query-v1:<model>" for the LLM verbaliser."""
+    return VERBALISER_ID if config.verbaliser == "template" else f"{LLM_VERBALISER_ID}:{config.llm_model}"
 
 
 def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext) -> CandidateResult:

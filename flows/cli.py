@@ -104,6 +104,10 @@ def build(
                                                    "BuildConfig); command-line options override it.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Splits root directory.")] = None,
     batch_size: Annotated[Optional[int], typer.Option(help="Candidates per Prefect task (default 50).")] = None,
+    verbaliser: Annotated[Optional[str], typer.Option(help="template (offline, default) or llm.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
+                                                    "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -132,7 +136,8 @@ def build(
                 _fail(str(exc).splitlines()[0])
     overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
                  "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
-                 "max_answer_set": max_answer_set}
+                 "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
+                 "llm_base_url": base_url}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     try:
         cfg = BuildConfig(**settings)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.hashing import canonical_json, sha256_hex
@@ -50,16 +52,32 @@ class BuildConfig(BaseModel):
     max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
     max_clarification_turns: int = Field(default=10, ge=1, le=10)
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
-    verbaliser: str = Field(default="template", pattern="^template$")
+    verbaliser: str = Field(default="template", pattern="^(template|llm)$",
+                            description="template (offline, default) or llm (an OpenAI-compatible server).")
+    llm_model: str | None = Field(default=None, description="llm: model id sent to the server.")
+    llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    llm_max_tokens: int = Field(default=256, ge=16)
+    llm_seed: int = 0
+    llm_base_url: str | None = Field(default=None, description="llm: server URL (else OPENAI_BASE_URL); the key "
+                                                                "comes only from OPENAI_API_KEY, never a config.")
+    llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
+    llm_max_retries: int = Field(default=4, ge=0, le=10)
+    llm_concurrency: int = Field(default=2, ge=1, le=64)
+    llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object|text)$")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
 
+    # Where and how fast things run, not what is built: left out of the config hash.
+    RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "llm_base_url", "llm_timeout",
+                                                   "llm_max_retries", "llm_concurrency"})
+
     def content(self) -> dict:
-        """The fields that decide content: everything but the catalog path and batching.
+        """The fields that decide content: everything but where the catalog lies and runtime knobs.
 
         The catalog enters the hash through its fingerprint instead, so moving a snapshot does
-        not change the hash; batch size only changes how work is scheduled.
+        not change the hash; batch size, server URL, timeouts and concurrency only change how
+        work is scheduled (an LLM reply is cached by model, messages and parameters).
         """
-        return self.model_dump(exclude={"catalog", "batch_size"})
+        return self.model_dump(exclude=set(self.RUNTIME))
 
     def config_hash(self, catalog_fingerprint: str) -> str:
         """sha256 of the content fields, the catalog fingerprint and the data tables' digests.

@@ -279,7 +279,8 @@ class SplitManifest(_Model):
     config_hash: str
     catalog: dict[str, Any]
     seed: int
-    verbaliser: dict[str, Any]
+    verbaliser: dict[str, Any] = Field(description="id, model, prompt digests; for an LLM: settings without the "
+                                                    "key, and usage (calls, cache hits, retries, repairs, tokens).")
     git_commit: str | None = Field(None, description="Commit of the code that built the split, when known.")
     git_dirty: bool | None = Field(None, description="The work tree differed from git_commit (tracked files).")
     tables_sha256: dict[str, str] = Field(description="sha256 of each data table in stages/ (fields, intents, "

@@ -21,7 +21,7 @@ REASONS: dict[int, tuple[str, ...]] = {
     2: ("too_few_features", "no_price", "no_reviews"),
     3: ("partition_infeasible",),
     4: ("target_fails_rubric", "intent_requirement_unmet"),
-    5: ("llm_error", "llm_invalid_output", "schema_invalid", "no_implicit_cue"),
+    5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
         "slot_unreachable", "slot_collision"),
     7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement", "clarification_not_revealed",
