@@ -290,6 +290,7 @@ class SplitManifest(_Model):
     stage_passes_all_attempts: dict[str, int] = Field(
         description="Stage counters summed over every attempt (stat_update style), from the stages themselves.")
     expectations: dict[str, Any] = Field(
+        default_factory=dict,
         description="great-expectations results over the catalog snapshot and the task table "
                     "(validation.expectations.run_suites): per suite and expectation its severity (error / warn), "
                     "success and unexpected counts; `blocking` lists failed error expectations, which stop publishing.")
