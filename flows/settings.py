@@ -63,7 +63,7 @@ class BuildConfig(BaseModel):
     llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
     llm_max_retries: int = Field(default=4, ge=0, le=10)
     llm_concurrency: int = Field(default=2, ge=1, le=64)
-    llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object|text)$")
+    llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object_schema|json_object|text)$")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
 
     # Where and how fast things run, not what is built: left out of the config hash.

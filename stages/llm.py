@@ -57,7 +57,8 @@ class LLMSettings:
         max_retries: retries after the first try for retryable failures.
         backoff: base seconds of the exponential backoff (doubled per retry, plus up to 50% jitter).
         concurrency: requests in flight at once.
-        response_format: "json_schema", "json_object" or "text" (the schema then goes in the prompt).
+        response_format: "json_schema" (OpenAI, vLLM, Ollama), "json_object_schema" (llama.cpp server:
+            json_object with its own `schema` key), "json_object", or "text" (schema in the prompt).
         cache_dir: reply cache folder (content-addressed files); None disables caching.
     """
 
@@ -138,6 +139,8 @@ class LLMClient:
                                          "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
         elif s.response_format == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
+        elif s.response_format == "json_object_schema":  # llama-cpp-python's own form (json_schema gives HTTP 500)
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         reply = self._with_retries(kwargs)
         if path is not None and reply["refusal"] is None:
             path.parent.mkdir(parents=True, exist_ok=True)

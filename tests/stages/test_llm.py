@@ -179,3 +179,12 @@ def test_an_error_carries_no_secret(tmp_path):
         with pytest.raises(LLMError) as exc:
             client.call_json([{"role": "user", "content": "hi"}], "q", {"type": "object"})
     assert exc.value.reason == "llm_error" and "sk-test-secret" not in json.dumps(exc.value.evidence)
+
+
+def test_llama_cpp_form_sends_the_schema_inside_json_object(rich_plan, accepted, tmp_path):
+    ctx, _, _ = rich_plan
+    intent, product, _ = accepted[0]
+    with ScriptedLLM(["good"]) as server:
+        _build(ctx, _client(server, tmp_path, response_format="json_object_schema"), intent, product)
+        fmt = server.requests[0]["response_format"]
+    assert fmt["type"] == "json_object" and fmt["schema"]["required"] == ["user_query"]
