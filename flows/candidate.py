@@ -30,7 +30,7 @@ from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
 from validation.findings import STAGE_NAMES, Finding
 from validation.leakage import check_leakage
-from validation.semantic import check_answer_set, check_sources
+from validation.semantic import check_answer_set, check_sources, intent_problems
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
@@ -102,7 +102,7 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
         return None, [Finding("partition_infeasible", str(exc), exc.evidence)], 3
     stats["stage3_passed"] += 1
     rubrics = build_rubrics(assignment, ctx.table)
-    unmet = _unmet_requirements(rubrics, intent)
+    unmet = intent_problems(rubrics, intent)
     if unmet:
         return None, [Finding("intent_requirement_unmet", f"{intent.name} needs {', '.join(unmet)}",
                               {"missing": unmet, "rubric_types": [r["type"] for r in rubrics]})], 4
@@ -163,15 +163,6 @@ def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> 
     if not intent.implicit or not isinstance(value, str):
         return None
     return ctx.cues.get((field_name.removeprefix("details."), normalize(value)), {}).get(intent.cue_kind)
-
-
-def _unmet_requirements(rubrics: list[dict[str, Any]], intent: IntentSpec) -> list[str]:
-    """What the intent's definition requires but the rubrics lack (required types, query fields)."""
-    have = Counter(r["type"] for r in rubrics)
-    missing = [f"{n} x {t}" for t, n in Counter(intent.required_types).items() if have[t] < n]
-    query_fields = {r["field"] for r in rubrics if r["info_source"] == "query"}
-    missing += [f"a query rubric on {f}" for f in intent.query_fields if f not in query_fields]
-    return missing
 
 
 def _difficulty(task: dict[str, Any], answer_set_size: int, query_answer_set_size: int) -> dict[str, int]:

@@ -8,6 +8,7 @@ set no larger than the configured bound.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from stages.fields import FieldTable
@@ -158,3 +159,13 @@ def task_problems(task: dict[str, Any], table: FieldTable) -> list[str]:
     if task["difficulty"]["answer_set_size"] != len(answers):
         problems.append("difficulty.answer_set_size differs from the answer set")
     return problems
+
+
+def intent_problems(rubrics: list[dict[str, Any]], intent: Any) -> list[str]:
+    """What the intent's definition requires but the rubrics lack: its required rubric types (with
+    counts) and a query rubric on each of its query_fields (stages/intents.toml)."""
+    have = Counter(r["type"] for r in rubrics)
+    missing = [f"{n} x {t}" for t, n in Counter(intent.required_types).items() if have[t] < n]
+    query_fields = {r["field"] for r in rubrics if r["info_source"] == "query"}
+    missing += [f"a query rubric on {f}" for f in intent.query_fields if f not in query_fields]
+    return missing

@@ -22,7 +22,7 @@ from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
 from validation.findings import STAGE_NAMES, Finding
 from validation.leakage import check_leakage
-from validation.semantic import check_answer_set, check_sources, task_problems
+from validation.semantic import check_answer_set, check_sources, intent_problems, task_problems
 
 FORMATS = ("auto", "ecombench", "ecomagentbench")
 
@@ -254,7 +254,15 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
                                 "missing": sorted(set(task["answer_set"]) - set(answers))[:20]}))
         return out
 
+    def intent() -> list[Finding]:
+        spec = load_intents().get(task["intent"])
+        if spec is None:
+            return []  # the schema check reports an unknown intent
+        return [Finding("intent_requirement_unmet", f"{task['intent']} needs {p}", {"missing": p})
+                for p in intent_problems(task["rubrics"], spec)]
+
     findings += _guarded("task invariants", invariants)
+    findings += _guarded("intent requirements", intent)
     findings += _guarded("leakage checks", lambda: check_leakage(task, table))
     findings += _guarded("source checks", sources)
     findings += _guarded("answer set", answer_set)

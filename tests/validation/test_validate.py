@@ -236,3 +236,14 @@ def test_validate_names_a_missing_catalog(split, tmp_path):
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1].startswith("error: ")
     assert "nope" in result.output
+
+
+def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_results):
+    from stages.fields import load_field_table
+    from stages.intents import load_intents
+    from validation.semantic import intent_problems
+
+    task = next(r.task for intent, _, r in rich_results if r.task is not None and intent == "rating_quality")
+    rubrics = [r for r in task["rubrics"] if r["field"] != "average_rating"]
+    assert intent_problems(rubrics, load_intents()["rating_quality"]) == ["a query rubric on average_rating"]
+    assert intent_problems(task["rubrics"], load_intents()["rating_quality"]) == []
