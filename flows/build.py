@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import subprocess
+import threading
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from flows.candidate import VERBALISER_ID, BuildContext, build_candidate, verbaliser_id
+from flows.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
 from flows.catalog import SnapshotError, load_reviews, load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
 from stages.cues import load_cues
+from stages.hashing import digest, sha256_hex
 from stages.llm import LLMClient, LLMSettings
 from stages.verbalise_llm import prompt_sha256
 from stages.features import field_vocabulary
@@ -63,8 +67,36 @@ def code_state() -> dict[str, Any]:
 
 
 def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
-    """Stages 2-7 for a batch of candidates of one intent (plain Python; the flow wraps it in a task)."""
-    return [build_candidate(p, intent, ctx) for p in products]
+    """Stages 2-7 for a batch of candidates of one intent (plain Python; the flow wraps it in a task).
+
+    A finished batch leaves a completion file under artifacts/cache/batches/ (datatrove's
+    completion markers), keyed by the config hash, the code's digest, the intent and the batch's
+    products; a rerun of an interrupted build loads it instead of redoing the batch, so the rerun
+    finishes with the same tasks.jsonl.
+    """
+    marker = _batch_marker(products, intent, ctx)
+    if ctx.config.resume and marker.is_file():
+        return [CandidateResult(task=r["task"], rejection=r["rejection"], stats=Counter(r["stats"]), resumed=True)
+                for r in json.loads(marker.read_text(encoding="utf-8"))]
+    results = [build_candidate(p, intent, ctx) for p in products]
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
+    tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
+                              ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, marker)  # whole files only: a kill leaves no half marker
+    return results
+
+
+def _batch_marker(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> Path:
+    key = digest(ctx.config_hash, code_digest(), intent, [p["parent_asin"] for p in products])
+    return ARTIFACTS / "cache" / "batches" / ctx.config_hash[:16] / f"{key}.json"
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """sha256 over the project's Python sources: a code change never reuses an old batch result."""
+    files = sorted(p for d in ("stages", "validation", "flows", "schemas") for p in (REPO_ROOT / d).rglob("*.py"))
+    return sha256_hex(b"".join(p.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + p.read_bytes() for p in files))
 
 
 def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], dict[str, Any]]:
@@ -196,6 +228,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "sampling": {k: {kk: vv for kk, vv in v.items() if kk != "candidates"} for k, v in sampling.items()},
         "funnel": funnel,
         "stage_passes_all_attempts": dict(sorted(attempts.items())),
+        "resumed_candidates": sum(r.resumed for r in results),
         # publish_split refuses (ExpectationsFailed) when an ERROR expectation failed.
         "expectations": run_suites(products, tasks, config.partition, ctx.intents),
     }

@@ -60,6 +60,7 @@ class CandidateResult:
     task: dict[str, Any] | None = None
     rejection: dict[str, Any] | None = None
     stats: Counter = field(default_factory=Counter)
+    resumed: bool = False  # loaded from a finished batch of an earlier, interrupted run
 
 
 def _target_record(product: dict[str, Any], rubrics: list[dict[str, Any]], table: FieldTable) -> dict[str, Any]:

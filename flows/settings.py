@@ -65,9 +65,11 @@ class BuildConfig(BaseModel):
     llm_concurrency: int = Field(default=2, ge=1, le=64)
     llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object_schema|json_object|text)$")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
+    resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
+                                                   "(artifacts/cache/batches); false recomputes everything.")
 
     # Where and how fast things run, not what is built: left out of the config hash.
-    RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "llm_base_url", "llm_timeout",
+    RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",
                                                    "llm_max_retries", "llm_concurrency"})
 
     def content(self) -> dict:

@@ -287,6 +287,7 @@ class SplitManifest(_Model):
                                                        "cues, persona vocabulary); part of config_hash.")
     sampling: dict[str, dict[str, Any]] = Field(description="Per intent: requested, eligible, sampled, shortfall.")
     funnel: dict[str, dict[str, int]] = Field(description="Per intent: candidates still in after stage N.")
+    resumed_candidates: int = Field(0, description="Candidates whose batch an earlier, interrupted run had finished.")
     stage_passes_all_attempts: dict[str, int] = Field(
         description="Stage counters summed over every attempt (stat_update style), from the stages themselves.")
     expectations: dict[str, Any] = Field(

@@ -21,6 +21,19 @@ SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 RICH_META = SHARED / "meta_electronics_beauty_office.jsonl"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_artifacts(tmp_path_factory):
+    """Caches and outputs of in-process builds go to a temporary folder, never the repository's artifacts/."""
+    import flows.build
+    import flows.settings
+
+    folder = tmp_path_factory.mktemp("artifacts")
+    saved = flows.settings.ARTIFACTS, flows.build.ARTIFACTS
+    flows.settings.ARTIFACTS = flows.build.ARTIFACTS = folder
+    yield folder
+    flows.settings.ARTIFACTS, flows.build.ARTIFACTS = saved
+
+
 def pytest_configure(config):
     # Registered here because pyproject.toml belongs to the skeleton; move it there if preferred.
     config.addinivalue_line("markers", "prefect: runs a Prefect flow (starts a temporary Prefect server, 10-30 s)")

@@ -30,7 +30,7 @@ def built(tmp_path_factory):
     manifest = write_catalog_snapshot([DATA / "meta_electronics_beauty_office.jsonl",
                                        DATA / "meta_hf_form_sample.jsonl"], [], catalog)
     config = BuildConfig(catalog=str(catalog), intents=["product_search", "rating_quality", "feature_combination"],
-                         candidates_per_intent=100)
+                         candidates_per_intent=100, resume=False)  # both builds compute everything
     first = build_split(config, "real", root=tmp / "splits")
     second = build_split(config, "real", root=tmp / "splits")
     products, _ = load_snapshot(catalog)

@@ -1,0 +1,49 @@
+"""A build killed midway and rerun finishes with the same tasks.jsonl and does not redo finished batches."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from flows.build import build_split
+from flows.settings import BuildConfig
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = """
+import sys
+from pathlib import Path
+from flows.build import build_split
+from flows.settings import BuildConfig
+out = build_split(BuildConfig(catalog=sys.argv[1], batch_size=5), "resume", root=Path(sys.argv[2]))
+print("PATH", out.path)
+"""
+
+
+def test_a_killed_build_resumes_with_identical_output(sample_catalog, tmp_path):
+    env = dict(os.environ, ECOMBENCH_ARTIFACTS=str(tmp_path / "art"), PYTHONPATH=str(REPO))
+    batches = tmp_path / "art" / "cache" / "batches"
+    args = [sys.executable, "-c", SCRIPT, str(sample_catalog.path), str(tmp_path / "splits")]
+    first = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(batches.rglob("*.json"))) < 3 and first.poll() is None:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    finished = len(list(batches.rglob("*.json")))
+    assert finished >= 3 and not (tmp_path / "splits" / "resume").exists()  # killed before publishing
+
+    second = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    resumed = Path(second.stdout.split("PATH ", 1)[1].strip())
+    manifest = json.loads((resumed / "manifest.json").read_text())
+    assert manifest["resumed_candidates"] >= 3 * 5  # at least the batches finished before the kill
+
+    clean = build_split(BuildConfig(catalog=str(sample_catalog.path), batch_size=5, resume=False), "clean",
+                        root=tmp_path / "clean")
+    assert (resumed / "tasks.jsonl").read_bytes() == (clean.path / "tasks.jsonl").read_bytes()
+    assert (resumed / "rejections.jsonl").read_bytes() == (clean.path / "rejections.jsonl").read_bytes()
