@@ -43,7 +43,10 @@ def requirement_lines(rubrics: list[dict[str, Any]], table: FieldTable, cues: di
     """The query's requirements as the prompt lists them (same phrases as the template verbaliser)."""
     lines = []
     for r in rubrics:
-        if r["info_source"] != "query" or r["type"] == "entity_match":
+        if r["info_source"] != "query":
+            continue
+        if r["type"] == "entity_match":
+            lines.append(f"- it is {r['expected_value'].lower()}")
             continue
         if r["id"] in cues:
             lines.append(f"- CUE: {cues[r['id']]}")

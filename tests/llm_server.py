@@ -25,7 +25,7 @@ def good_query(prompt: str) -> str:
     real = prompt.split("Now the real one.", 1)[1]
     product = re.search(r"PRODUCT TYPE: <<<(.*?)>>>", real).group(1)
     lines = [line[2:] for line in real.splitlines() if line.startswith("- ")]
-    reqs = [line.removeprefix("CUE: ") for line in lines]
+    reqs = [line.removeprefix("CUE: ") for line in lines if not line.startswith("it is ")]
     return f"I'm looking for {product} " + ", ".join(reqs) + "."
 
 
