@@ -253,6 +253,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
 
 from prefect import flow, task  # noqa: E402  (kept below the plain functions they orchestrate)
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
+from prefect.utilities.annotations import quote  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 
@@ -284,7 +285,9 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
     except (SnapshotError, NoCandidates, ValueError) as exc:  # a user's input problem: one line, no traceback
         return {"error": str(exc)}
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
-    futures = [build_batch_task.submit(batch, intent, ctx) for intent, batch in batches]
+    # quote(): Prefect would otherwise walk the whole context (catalog index, postings) looking for
+    # futures on every submission.
+    futures = [build_batch_task.submit(batch, intent, quote(ctx)) for intent, batch in batches]
     results = []
     for done, fut in enumerate(futures, 1):
         results.extend(fut.result())  # raises if the batch failed, failing the flow
