@@ -15,6 +15,8 @@ from typing import Any
 import polars as pl
 import pytest
 
+from flows.inspect import SplitVersion, load_version
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = REPO / "data" / "sample"
 SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
@@ -167,14 +169,8 @@ def full_catalog(tmp_path_factory) -> ReviewedCatalog:
                            index=CatalogIndex.build(products, table, reviews), reviews=by_product)
 
 
-@dataclass
-class FullBuild:
-    """A published split of all eight intents over `full_catalog`."""
-
-    path: Path
-    manifest: dict[str, Any]
-    tasks: list[dict[str, Any]]
-    rejections: list[dict[str, Any]]
+class FullBuild(SplitVersion):
+    """A published split of all eight intents over `full_catalog` (read with flows.inspect.load_version)."""
 
     def of(self, intent: str) -> list[dict[str, Any]]:
         """Accepted tasks of one intent, in tasks.jsonl order (sorted by id)."""
@@ -184,18 +180,11 @@ class FullBuild:
 @pytest.fixture(scope="session")
 def full_build(full_catalog, tmp_path_factory) -> FullBuild:
     """`build_split` of every intent in intents.toml, 60 candidates each, over the full snapshot (~15-20 s)."""
-    import json
-
     from flows.build import build_split
     from flows.settings import BuildConfig
     from stages.intents import load_intents
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=60)
     outcome = build_split(config, "all", root=tmp_path_factory.mktemp("splits"))
-
-    def lines(name: str) -> list[dict[str, Any]]:
-        text = (outcome.path / name).read_text(encoding="utf-8")
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-    return FullBuild(path=outcome.path, manifest=outcome.manifest, tasks=lines("tasks.jsonl"),
-                     rejections=lines("rejections.jsonl"))
+    version = load_version(outcome.path)
+    return FullBuild(path=version.path, manifest=version.manifest, tasks=version.tasks, rejections=version.rejections)
