@@ -193,9 +193,23 @@ def _print_summary(path: Path, manifest: dict) -> None:
     typer.echo(f"  report: {path / 'report.md'}")
 
 
+def _version_dir(arg: Path) -> Path:
+    """A version argument as given: a directory, or <split>@<version> under artifacts/splits."""
+    from flows.inspect import SplitReadError, resolve_version
+
+    if "@" in str(arg) and not arg.exists():
+        try:
+            return resolve_version(str(arg), ARTIFACTS / "splits")
+        except SplitReadError as exc:
+            _fail(str(exc))
+    return arg
+
+
 @app.command()
-def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory.")]) -> None:
+def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")]
+           ) -> None:
     """Print a split version's report.md."""
+    version_dir = _version_dir(version_dir)
     path = version_dir / "report.md"
     if not path.is_file():
         _fail(f"{path} not found: is {version_dir} a split version directory?")
@@ -245,7 +259,8 @@ def _echo_json(data: object) -> None:
 
 @app.command()
 def inspect(
-    version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>).")],
+    version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>) "
+                                                "or <split>@<version>.")],
     task: Annotated[Optional[str], typer.Option("--task", help="Print the task with this id.")] = None,
     reason: Annotated[Optional[str], typer.Option("--reason", help="Print the candidates rejected with this "
                                                   "reason code.")] = None,
@@ -259,6 +274,7 @@ def inspect(
 
     if sum(x is not None for x in (task, reason, stage)) > 1:
         _fail("give at most one of --task, --reason, --stage")
+    version_dir = _version_dir(version_dir)
     try:
         version = load_version(version_dir)
     except SplitReadError as exc:
@@ -271,7 +287,7 @@ def inspect(
         _echo_json(found) if as_json else render_task(found, _console())
     elif reason is not None or stage is not None:
         if reason is not None and reason not in STAGE_OF_REASON:
-            _fail(f"unknown reason code {reason!r}; known: {sorted(STAGE_OF_REASON)}")
+            _fail(f"unknown reason code {reason!r}; known: {', '.join(sorted(STAGE_OF_REASON))}")
         chosen = [r for r in version.rejections
                   if (reason is None or r["reason"] == reason) and (stage is None or r["stage"] == stage)]
         title = f"reason {reason}" if reason is not None else f"stage {stage}. {STAGE_NAMES[stage]}"
@@ -305,7 +321,8 @@ def validate(
     tasks: Annotated[Path, typer.Argument(help="A tasks.jsonl (ours or an EComAgentBench release); "
                                           "never modified.")],
     catalog: Annotated[Path, typer.Option(help="Catalog snapshot directory to check the tasks against.")],
-    out: Annotated[Path, typer.Option(help="Findings report (JSONL, one finding a line).")] = Path("findings.jsonl"),
+    out: Annotated[Optional[Path], typer.Option(help="Findings report (JSONL, one finding a line); default "
+                                                "artifacts/findings/<split>-<version>.findings.jsonl.")] = None,
     record_format: Annotated[str, typer.Option("--format", help="Record format: auto (per record), "
                                                "ecombench or ecomagentbench.")] = "auto",
     max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
@@ -321,6 +338,10 @@ def validate(
 
     if record_format not in FORMATS:
         _fail(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")
+    if out is None:
+        parts = [p for p in (tasks.resolve().parent.parent.name, tasks.resolve().parent.name) if p]
+        out = ARTIFACTS / "findings" / f"{'-'.join(parts) or tasks.stem}.findings.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tasks.resolve():
         _fail(f"--out {out} is the input file; validate never modifies its input")
     try:
