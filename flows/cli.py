@@ -194,10 +194,10 @@ def _print_summary(path: Path, manifest: dict) -> None:
 
 
 def _version_dir(arg: Path) -> Path:
-    """A version argument as given: a directory, or <split>@<version> under artifacts/splits."""
+    """A version argument as given: a directory, or <split>[@<version>] under artifacts/splits (newest if no version)."""
     from flows.inspect import SplitReadError, resolve_version
 
-    if "@" in str(arg) and not arg.exists():
+    if not arg.exists() and len(arg.parts) == 1:
         try:
             return resolve_version(str(arg), ARTIFACTS / "splits")
         except SplitReadError as exc:
@@ -206,7 +206,8 @@ def _version_dir(arg: Path) -> Path:
 
 
 @app.command()
-def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")]
+def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
+                                                                   "or <split> for its newest version.")]
            ) -> None:
     """Print a split version's report.md."""
     version_dir = _version_dir(version_dir)
@@ -259,8 +260,8 @@ def _echo_json(data: object) -> None:
 
 @app.command()
 def inspect(
-    version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>) "
-                                                "or <split>@<version>.")],
+    version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>), "
+                                                "<split>@<version>, or <split> for its newest version.")],
     task: Annotated[Optional[str], typer.Option("--task", help="Print the task with this id.")] = None,
     reason: Annotated[Optional[str], typer.Option("--reason", help="Print the candidates rejected with this "
                                                   "reason code.")] = None,

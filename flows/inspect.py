@@ -74,18 +74,24 @@ def load_version(path: Path) -> SplitVersion:
 
 
 def resolve_version(spec: str, root: Path) -> Path:
-    """`<split>@<version>` -> root/<split>/<version>.
+    """`<split>@<version>` -> root/<split>/<version>; `<split>` or `<split>@latest` -> its newest vN.
 
     Raises:
-        SplitReadError: the spec has no '@' or the version directory does not exist.
+        SplitReadError: the split or the version directory does not exist, or the spec is empty.
     """
-    split, sep, version = spec.partition("@")
-    if not sep or not split or not version:
-        raise SplitReadError(f"{spec!r}: name a version as <split>@<version>, e.g. sample@v1")
-    path = root / split / version
+    split, _, version = spec.partition("@")
+    if not split:
+        raise SplitReadError(f"{spec!r}: name a version as <split>@<version>, e.g. sample@v1, or a split alone")
+    split_dir = root / split
+    numbered = sorted((int(p.name[1:]), p.name) for p in split_dir.glob("v*")
+                      if p.is_dir() and p.name[1:].isdigit()) if split_dir.is_dir() else []
+    if version in ("", "latest"):
+        if not numbered:
+            raise SplitReadError(f"split {split_dir} not found or has no versions")
+        return split_dir / numbered[-1][1]
+    path = split_dir / version
     if not path.is_dir():
-        have = sorted(p.name for p in (root / split).iterdir() if p.is_dir() and not p.name.startswith(".")) \
-            if (root / split).is_dir() else []
+        have = [name for _, name in numbered]
         raise SplitReadError(f"split version {path} not found" + (f" (versions of {split}: {have})" if have else ""))
     return path
 

@@ -50,6 +50,8 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
     type_source = Counter(f"{r['type']}/{r['info_source']}" for t in tasks for r in t["rubrics"])
     reasons = Counter(r["reason"] for r in rejections)
     by_stage = Counter(f"{r['stage']}:{r['stage_name']}" for r in rejections)
+    pinned = [t["difficulty"]["query_answer_set_size"] for t in tasks
+              if "query_answer_set_size" in t.get("difficulty", {})]
     return {
         "tasks": len(tasks),
         "rejections": len(rejections),
@@ -62,7 +64,8 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
         "rejections_by_stage": dict(sorted(by_stage.items())),
         "answer_set_sizes": dict(sorted(Counter(str(len(t["answer_set"])) for t in tasks).items(),
                                         key=lambda kv: int(kv[0]))),
-        "query_alone_pins_target": sum(t["difficulty"]["query_answer_set_size"] == 1 for t in tasks),
+        # None when the tasks predate the field (a split built by older code), never a KeyError.
+        "query_alone_pins_target": (sum(size == 1 for size in pinned) if len(pinned) == len(tasks) else None),
     }
 
 

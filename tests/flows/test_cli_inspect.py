@@ -127,3 +127,29 @@ def test_diff_lists_count_changes_and_added_removed_changed_tasks(versions):
 def test_diff_of_a_missing_version_is_one_error_line(versions):
     line = _error_line(runner.invoke(app, ["diff", "sample@v1", "sample@v7", "--root", str(versions)]))
     assert "v7 not found" in line
+
+
+def test_a_split_name_alone_or_at_latest_means_its_newest_version(versions):
+    from flows.inspect import resolve_version
+
+    assert resolve_version("sample", versions) == versions / "sample" / "v2"
+    assert resolve_version("sample@latest", versions) == versions / "sample" / "v2"
+    assert resolve_version("sample@v1", versions) == versions / "sample" / "v1"
+    result = runner.invoke(app, ["diff", "sample@v1", "sample", "--root", str(versions), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["tasks"]["new"] == len(_lines(versions / "sample" / "v2" / "tasks.jsonl"))
+    assert "has no versions" in _error_line(runner.invoke(app, ["diff", "sample", "other", "--root", str(versions)]))
+
+
+def test_inspect_reads_a_version_whose_tasks_predate_a_difficulty_field(versions, tmp_path):
+    import shutil
+
+    old = tmp_path / "v1"
+    shutil.copytree(versions / "sample" / "v1", old)
+    tasks = _lines(old / "tasks.jsonl")
+    for t in tasks:
+        del t["difficulty"]["query_answer_set_size"]
+    (old / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    result = runner.invoke(app, ["inspect", str(old), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["tasks"] == len(tasks)
