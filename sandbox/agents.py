@@ -82,7 +82,8 @@ def run_oracle(episode: Episode, table: FieldTable) -> dict[str, Any]:
 
 def _oracle_search(episode: Episode, rubrics: list[dict[str, Any]]) -> None:
     words = [r["expected_value"] for r in rubrics if r["type"] in ("entity_match", "attribute_match")]
-    query = " ".join(words) if search_terms(" ".join(words)) else episode.task["user_query"]
+    from_rubrics = bool(search_terms(" ".join(words)))
+    query = " ".join(words) if from_rubrics else episode.task["user_query"]
     attributes = [r for r in rubrics if r["type"] == "attribute_match"]
     needs_stats = any(r["field"] in ("average_rating", "rating_number") for r in rubrics)
     opinions = [r for r in rubrics if r["type"] == "review_opinion"]
@@ -91,6 +92,8 @@ def _oracle_search(episode: Episode, rubrics: list[dict[str, Any]]) -> None:
     while not episode.done:
         found = episode.call("search_products", {"query": query, "page": page})
         ids = [p["product_id"] for p in found.get("products", [])]
+        if from_rubrics:  # every term is a requirement: past the products holding all of them, none qualifies
+            ids = ids[:max(0, found.get("total_matching_all_terms", 0) - page * found.get("page_size", 0))]
         if not ids:
             return
         for r in attributes:
