@@ -108,6 +108,9 @@ def build(
     model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
                                                     "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
+    oracle_check: Annotated[Optional[bool], typer.Option("--oracle-check/--no-oracle-check", help="Reject tasks the "
+                            "sandbox's oracle cannot solve (oracle_failed) and record oracle and null-agent accuracy "
+                            "(default off).")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -137,7 +140,7 @@ def build(
     overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
                  "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
                  "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
-                 "llm_base_url": base_url}
+                 "llm_base_url": base_url, "oracle_check": oracle_check}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     try:
         cfg = BuildConfig(**settings)
@@ -366,6 +369,7 @@ def validate(
 
 def _open_split(spec: Path, catalog: Optional[Path]):
     """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's."""
+    import flows.settings
     from flows.inspect import SplitReadError, load_version
     from sandbox.catalog import SandboxCatalog
 
@@ -375,7 +379,7 @@ def _open_split(spec: Path, catalog: Optional[Path]):
         _fail(str(exc))
     path = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
     try:
-        return version, SandboxCatalog.open(path, cache_dir=ARTIFACTS / "cache" / "sandbox")
+        return version, SandboxCatalog.open(path, cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
     except FileNotFoundError as exc:
         _fail(f"{exc} (give the split's catalog with --catalog)")
 

@@ -35,6 +35,7 @@ SEARCH_STOPWORDS = STOPWORDS | frozenset({
     "must", "most", "more", "least", "than", "that", "this", "these", "those", "some", "any", "am", "are",
     "was", "me", "get", "can", "could", "also", "its", "it", "so", "but", "from", "by", "as", "which", "what",
     "one", "something", "will", "im", "i m", "very", "just", "up", "do", "does"})
+RANKING_CACHE = 256  # whole rankings of recent searches kept, so paging re-scores nothing
 TITLE_WEIGHT = 3.0  # bm25 column weights: a term in the title counts three times one in features or details
 
 
@@ -89,6 +90,8 @@ class SandboxCatalog:
     path: Path | None = None
     db: sqlite3.Connection = field(init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _rankings: dict[tuple[str, ...], tuple[list[str], int]] = field(default_factory=dict, init=False, repr=False)
+    _asins: list[str] = field(default_factory=list, init=False, repr=False)  # rowid -> parent_asin
 
     @classmethod
     def open(cls, path: Path | str, table: FieldTable | None = None, cache_dir: Path | None = None) -> SandboxCatalog:
@@ -134,6 +137,7 @@ class SandboxCatalog:
                 if r["parent_asin"] in rows:
                     by_product.setdefault(r["parent_asin"], []).append(r)
         cat = cls(rows=rows, reviews=by_product, table=table, path=path)
+        cat._asins = ["", *sorted(rows)]  # the index numbers products 1.. in parent_asin order
         if index_file is not None and index_file.is_file():
             cat.db = sqlite3.connect(":memory:", check_same_thread=False)
             with sqlite3.connect(index_file) as disk:
@@ -177,29 +181,40 @@ class SandboxCatalog:
     # ---- queries ------------------------------------------------------------------------------
 
     def search(self, query: str, offset: int, limit: int) -> tuple[list[str], int, int]:
-        """Products matching `query`: those holding every term first, then those holding some, each by BM25.
+        """Products matching `query`: those holding every term first, then those holding some, each by BM25
+        (title weighted TITLE_WEIGHT), ties by parent_asin.
 
         Returns:
             (parent_asins of the page, total matching some term, total matching every term).
         """
-        terms = search_terms(query)
+        terms = tuple(search_terms(query))
         if not terms:
             return [], 0, 0
-        any_q, all_q = _fts(terms, "OR"), _fts(terms, "AND")
-        rank = "SELECT p.parent_asin FROM products_fts f JOIN products p ON p.id = f.rowid WHERE products_fts MATCH ? " \
-               "ORDER BY bm25(products_fts, ?, 1.0, 1.0), p.parent_asin LIMIT ? OFFSET ?"
+        ranked, total_all = self._ranked(terms)
+        return ranked[offset:offset + limit], len(ranked), total_all
+
+    def _ranked(self, terms: tuple[str, ...]) -> tuple[list[str], int]:
+        """The whole ranking of a search (all-terms list, then the rest) and the all-terms count, cached by terms.
+
+        BM25 scores every matching product whatever the LIMIT, so ranking once and slicing pages
+        costs one scoring per distinct search instead of one per page.
+        """
         with self._lock:
-            total = self.db.execute("SELECT count(*) FROM products_fts WHERE products_fts MATCH ?", (any_q,)).fetchone()[0]
-            total_all = self.db.execute("SELECT count(*) FROM products_fts WHERE products_fts MATCH ?",
-                                        (all_q,)).fetchone()[0]
-            # Two ranked lists, the all-terms one first: the second query runs only when the page reaches it.
-            rows = []
-            if offset < total_all:
-                rows = self.db.execute(rank, (all_q, TITLE_WEIGHT, limit, offset)).fetchall()
-            if len(rows) < limit and total > total_all and len(terms) > 1:
-                rows += self.db.execute(rank, (f"({any_q}) NOT ({all_q})", TITLE_WEIGHT, limit - len(rows),
-                                               max(0, offset - total_all))).fetchall()
-        return [r[0] for r in rows], total, total_all
+            hit = self._rankings.get(terms)
+            if hit is not None:
+                return hit
+            # One BM25 pass over the products holding some term, sorted here (an ORDER BY in SQLite cost
+            # more than the scoring); rowids follow parent_asin order, so they break ties by parent_asin.
+            scored = self.db.execute("SELECT rowid, bm25(products_fts, ?, 1.0, 1.0) FROM products_fts "
+                                     "WHERE products_fts MATCH ?", (TITLE_WEIGHT, _fts(list(terms), "OR"))).fetchall()
+            every = {r[0] for r in self.db.execute("SELECT rowid FROM products_fts WHERE products_fts MATCH ?",
+                                                   (_fts(list(terms), "AND"),))}
+            scored.sort(key=lambda r: (r[0] not in every, r[1], r[0]))
+            ranked = [self._asins[r[0]] for r in scored]
+            if len(self._rankings) >= RANKING_CACHE:
+                self._rankings.pop(next(iter(self._rankings)))
+            self._rankings[terms] = (ranked, len(every))
+            return self._rankings[terms]
 
     def store_products(self, store: str, offset: int, limit: int) -> tuple[list[str], int]:
         """parent_asins of one store (name matched case-insensitively, spaces trimmed), by parent_asin, and the total."""

@@ -8,11 +8,16 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def sandbox_catalog(full_catalog, tmp_path_factory):
-    """Every shared real file (~7,300 products, ~3,200 electronics reviews) opened for the sandbox."""
+def sandbox_catalog(full_catalog):
+    """Every shared real file (~7,300 products, ~3,200 electronics reviews) opened for the sandbox.
+
+    Its index is cached where the build's oracle check keeps it (the session's private artifacts), so
+    the snapshot is tokenised once per session."""
+    import flows.settings
     from sandbox.catalog import SandboxCatalog
 
-    return SandboxCatalog.open(full_catalog.path, full_catalog.table, cache_dir=tmp_path_factory.mktemp("sandbox"))
+    return SandboxCatalog.open(full_catalog.path, full_catalog.table,
+                               cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
 
 
 @pytest.fixture(scope="session")
