@@ -185,6 +185,12 @@ def _print_summary(path: Path, manifest: dict) -> None:
         typer.echo(f"  {intent:<22} accepted {v['accepted']:>4}  rejected {v['rejected']:>4}")
     if c["rejection_reasons"]:
         typer.echo("  rejections by reason: " + ", ".join(f"{k} {v}" for k, v in c["rejection_reasons"].items()))
+    checks = manifest.get("agent_checks") or {}
+    if checks:
+        o, n = checks["oracle"], checks["null"]
+        typer.echo(f"  oracle check: solved {o['solved']} of {o['candidates']} validated tasks within "
+                   f"{checks['budget']['max_tool_calls']} tool calls ({o['rejected_oracle_failed']} rejected as "
+                   f"oracle_failed); null agent {n['correct']} of {n['tasks']} ({n['accuracy']:.1%})")
     typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
     if not manifest["catalog"].get("field_table_current", True):
         typer.echo("  warning: the catalog was ingested with another stages/fields.toml; re-ingest it so changed "
