@@ -66,9 +66,11 @@ def run_oracle(episode: Episode, table: FieldTable) -> dict[str, Any]:
     listing requirement ids the tools never revealed.
 
     Search: the product type and every attribute value as one query (products holding every term
-    come first), page by page; on each page the attribute filters, then rating stats, details and
-    review searches narrow the candidates, cheapest first. Stops at the first product satisfying
-    every revealed rubric, or when the budget is spent.
+    come first; pages past those are skipped, since every term is a requirement), page by page; on
+    each page the attribute filters (one call for the page), then rating stats (one call), then per
+    product its review searches and its details narrow the candidates. Without a product type or an
+    attribute value to search for, it pages through the hits of the visible query instead. Stops at
+    the first product satisfying every revealed rubric, or when the budget is spent.
     """
     try:
         known, unknown = known_rubrics(episode, table)
