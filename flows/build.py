@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from flows.agent_check import check_agents
 from flows.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
 from flows.catalog import SnapshotError, load_reviews, load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
@@ -196,6 +197,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
             snapshot (`products`) or the accepted tasks; nothing is written.
         VersionExists, SchemaError: from publish_split (nothing is written).
     """
+    results, agent_checks = check_agents(config, results, ctx.table)  # construction check: oracle_failed
     tasks = [r.task for r in results if r.task is not None]
     rejections = [r.rejection for r in results if r.rejection is not None]
     # Funnel: a candidate counts once for each stage it cleared on its final attempt.
@@ -229,6 +231,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "funnel": funnel,
         "stage_passes_all_attempts": dict(sorted(attempts.items())),
         "resumed_candidates": sum(r.resumed for r in results),
+        "agent_checks": agent_checks,
         # publish_split refuses (ExpectationsFailed) when an ERROR expectation failed.
         "expectations": run_suites(products, tasks, config.partition, ctx.intents),
     }

@@ -108,6 +108,9 @@ def build(
     model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
                                                     "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
+    oracle_check: Annotated[Optional[bool], typer.Option("--oracle-check/--no-oracle-check", help="Reject tasks the "
+                            "sandbox's oracle cannot solve (oracle_failed) and record oracle and null-agent accuracy "
+                            "(default off).")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -137,7 +140,7 @@ def build(
     overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
                  "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
                  "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
-                 "llm_base_url": base_url}
+                 "llm_base_url": base_url, "oracle_check": oracle_check}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     try:
         cfg = BuildConfig(**settings)
@@ -182,6 +185,12 @@ def _print_summary(path: Path, manifest: dict) -> None:
         typer.echo(f"  {intent:<22} accepted {v['accepted']:>4}  rejected {v['rejected']:>4}")
     if c["rejection_reasons"]:
         typer.echo("  rejections by reason: " + ", ".join(f"{k} {v}" for k, v in c["rejection_reasons"].items()))
+    checks = manifest.get("agent_checks") or {}
+    if checks:
+        o, n = checks["oracle"], checks["null"]
+        typer.echo(f"  oracle check: solved {o['solved']} of {o['candidates']} validated tasks within "
+                   f"{checks['budget']['max_tool_calls']} tool calls ({o['rejected_oracle_failed']} rejected as "
+                   f"oracle_failed); null agent {n['correct']} of {n['tasks']} ({n['accuracy']:.1%})")
     typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
     if not manifest["catalog"].get("field_table_current", True):
         typer.echo("  warning: the catalog was ingested with another stages/fields.toml; re-ingest it so changed "
@@ -363,6 +372,124 @@ def validate(
     typer.echo(f"findings: {out}")
     if s["errors"]:
         raise typer.Exit(1)
+
+
+def _open_split(spec: Path, catalog: Optional[Path]):
+    """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's."""
+    import flows.settings
+    from flows.inspect import SplitReadError, load_version
+    from sandbox.catalog import SandboxCatalog
+
+    try:
+        version = load_version(_version_dir(spec))
+    except SplitReadError as exc:
+        _fail(str(exc))
+    path = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
+    try:
+        return version, SandboxCatalog.open(path, cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
+    except FileNotFoundError as exc:
+        _fail(f"{exc} (give the split's catalog with --catalog)")
+
+
+@app.command("run-agent")
+def run_agent(
+    split: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")],
+    agent: Annotated[str, typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
+                                       "for the query) or llm (a chat model with tool calling).")] = "oracle",
+    out: Annotated[Optional[Path], typer.Option(help="Trajectory file (JSONL); default artifacts/runs/"
+                                                "<split>-<version>/<agent>.trajectories.jsonl.")] = None,
+    catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot (default: the one in the split's "
+                                                    "manifest).")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Run only the first N tasks (by id).")] = None,
+    max_tool_calls: Annotated[int, typer.Option(min=1, max=100, help="Tool calls per episode.")] = 100,
+    model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
+                                                    "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
+    temperature: Annotated[float, typer.Option(help="llm: sampling temperature.")] = 0.0,
+    max_tokens: Annotated[int, typer.Option(help="llm: tokens per reply.")] = 1024,
+    timeout: Annotated[float, typer.Option(help="llm: seconds per request.")] = 120.0,
+) -> None:
+    """Run an agent on every task of a split in the sandbox (the paper's ten tools) and write its trajectories."""
+    from sandbox.agents import AGENTS, LLMAgent
+    from sandbox.tools import EpisodeLimits
+    from sandbox.trajectory import agent_runner, run_episodes, write_trajectories
+
+    if agent not in AGENTS:
+        _fail(f"--agent {agent!r}: use one of {', '.join(AGENTS)}")
+    llm = None
+    if agent == "llm":
+        from stages.llm import LLMSettings
+
+        try:
+            settings = LLMSettings.from_env(base_url=base_url, model=model, temperature=temperature,
+                                            max_tokens=max_tokens, timeout=timeout)
+        except ValueError as exc:
+            _fail(str(exc).replace("LLM verbaliser", "LLM agent"))
+        llm = LLMAgent(settings)
+    version, cat = _open_split(split, catalog)
+    tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
+    out = out or ARTIFACTS / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
+    typer.echo(f"running {agent} on {len(tasks)} tasks of {version.name} ...", err=True)
+
+    def progress(i: int, rec: dict) -> None:
+        if i % 50 == 0 or i == len(tasks):
+            typer.echo(f"  {i}/{len(tasks)} episodes", err=True)
+
+    records = run_episodes(tasks, cat, agent_runner(agent, cat, llm), EpisodeLimits(max_tool_calls=max_tool_calls),
+                           progress)
+    write_trajectories(out, records)
+    finished = sum(r["finished"] for r in records)
+    typer.echo(f"trajectories: {out}")
+    typer.echo(f"  {len(records)} episodes, {finished} finished with a recommendation, "
+               f"{sum(bool(r['error']) for r in records)} with errors")
+
+
+@app.command()
+def grade(
+    trajectories: Annotated[Path, typer.Argument(help="A trajectory file written by `ecombench run-agent`.")],
+    split: Annotated[Path, typer.Option(help="The split version the agent ran on (directory or <split>@<version>).")],
+    catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot (default: the split manifest's).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Metrics JSON; default <trajectories stem>.metrics.json beside "
+                                                "it (with a .summary.md and per-task .graded.jsonl).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="Model judging review opinions code cannot decide; "
+                                                       "without one they stay unscored.")] = None,
+    judge_base_url: Annotated[Optional[str], typer.Option(help="Judge server URL (else OPENAI_BASE_URL).")] = None,
+) -> None:
+    """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
+    from sandbox.grader import LLMJudge, grade as grade_all, summary_markdown
+    from sandbox.trajectory import read_trajectories
+    from flows.publish import jsonl_bytes
+
+    try:
+        records = read_trajectories(trajectories)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    judge = None
+    if judge_model:
+        from stages.llm import LLMClient, LLMSettings
+
+        try:
+            judge = LLMJudge(LLMClient(LLMSettings.from_env(base_url=judge_base_url, model=judge_model, max_tokens=256,
+                                                            cache_dir=str(ARTIFACTS / "cache" / "llm"))))
+        except ValueError as exc:
+            _fail(str(exc).replace("LLM verbaliser", "judge"))
+    version, cat = _open_split(split, catalog)
+    try:
+        graded, metrics = grade_all(version.tasks, records, cat, judge)
+    except ValueError as exc:
+        _fail(f"{trajectories}: {exc}")
+    agents = sorted({r.get("agent") or "?" for r in records})
+    metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
+               "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
+    stem = trajectories.name.removesuffix(".jsonl").removesuffix(".trajectories")
+    out = out or trajectories.with_name(f"{stem}.metrics.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    summary = summary_markdown(metrics, f"{'/'.join(agents)} on {version.name}")
+    out.with_name(f"{stem}.summary.md").write_text(summary, encoding="utf-8")
+    out.with_name(f"{stem}.graded.jsonl").write_bytes(jsonl_bytes(graded))
+    typer.echo(summary)
+    typer.echo(f"metrics: {out}")
 
 
 if __name__ == "__main__":

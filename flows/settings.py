@@ -64,6 +64,10 @@ class BuildConfig(BaseModel):
     llm_max_retries: int = Field(default=4, ge=0, le=10)
     llm_concurrency: int = Field(default=2, ge=1, le=64)
     llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object_schema|json_object|text)$")
+    oracle_check: bool = Field(default=False, description="Run the sandbox's oracle on every validated task and "
+                               "reject those it cannot solve within the episode budget (oracle_failed); record "
+                               "oracle and null-agent accuracy in the manifest (flows/agent_check.py). Off by "
+                               "default: on the shared real data it more than doubles a template build's time.")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
     resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
                                                    "(artifacts/cache/batches); false recomputes everything.")

@@ -179,12 +179,14 @@ class FullBuild(SplitVersion):
 
 @pytest.fixture(scope="session")
 def full_build(full_catalog, tmp_path_factory) -> FullBuild:
-    """`build_split` of every intent in intents.toml, 60 candidates each, over the full snapshot (~15-20 s)."""
+    """`build_split` of every intent in intents.toml, 60 candidates each, over the full snapshot, with the
+    sandbox's oracle check (~25-40 s)."""
     from flows.build import build_split
     from flows.settings import BuildConfig
     from stages.intents import load_intents
 
-    config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=60)
+    config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=60,
+                         oracle_check=True)
     outcome = build_split(config, "all", root=tmp_path_factory.mktemp("splits"))
     version = load_version(outcome.path)
     return FullBuild(path=version.path, manifest=version.manifest, tasks=version.tasks, rejections=version.rejections)

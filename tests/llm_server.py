@@ -4,7 +4,8 @@ It speaks the OpenAI chat-completions protocol. Each request takes the next beha
 script (the last one repeats). A "good" reply writes a query from the requirement lines of the
 prompt (stages/prompts/query.md), so it states every requirement exactly; other behaviours
 return broken JSON, schema-violating JSON, 429 with Retry-After, 500, a hang past the client
-timeout, a refusal, or a good query edited by a function (to leak or drop a requirement).
+timeout, a refusal, or a good query edited by a function (to leak or drop a requirement). A `Reply`
+behaviour writes the whole assistant message from the request (tool calls for the sandbox's LLM agent).
 """
 
 from __future__ import annotations
@@ -17,7 +18,23 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Behaviour = str | Callable[[str], str]
+
+
+class Reply:
+    """A behaviour that writes the whole assistant message from the request body: `Reply(fn)` with
+    fn(body) -> {"content": ..., "tool_calls": [...]} (tool-calling agents; see tests/sandbox)."""
+
+    def __init__(self, fn: Callable[[dict[str, Any]], dict[str, Any]]):
+        self.fn = fn
+
+
+def tool_call(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[str, Any]:
+    """One OpenAI tool call of an assistant message (arguments as JSON text, or raw text to send as is)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+Behaviour = str | Callable[[str], str] | Reply
 
 
 def good_query(prompt: str) -> str:
@@ -76,6 +93,13 @@ class ScriptedLLM:
             time.sleep(self.hang_seconds)
             return self._send(handler, 500, {"error": {"message": "too late"}})
         refusal = None
+        if isinstance(behaviour, Reply):
+            message = {"role": "assistant", "content": None, "refusal": None, **behaviour.fn(body)}
+            return self._send(handler, 200, {
+                "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
         if behaviour == "good":
             content = json.dumps({"user_query": good_query(prompt)})
         elif behaviour == "invalid_json":

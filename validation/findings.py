@@ -13,7 +13,8 @@ from typing import Any
 # Stage 0 holds what only a published split file can show, found by `ecombench validate`
 # (validation/validate.py): a line that is not a task, an id used twice, a broken task invariant,
 # a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
-# could not run (severity warn).
+# could not run (severity warn). Stage 7's oracle_failed comes from the build's construction check
+# (flows/agent_check.py): the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
     0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",
         "answer_set_differs", "check_skipped"),
@@ -25,7 +26,8 @@ REASONS: dict[int, tuple[str, ...]] = {
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
         "slot_unreachable", "slot_collision"),
     7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement", "clarification_not_revealed",
-        "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "judge_rejected"),
+        "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "judge_rejected",
+        "oracle_failed"),
 }
 STAGE_NAMES = {0: "split_record", 1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split",
                4: "locked_rubrics", 5: "verbalisation", 6: "leakage_checks", 7: "semantic_validation"}

@@ -1,0 +1,127 @@
+"""Reference agents and the build's construction check on real tasks: the oracle solves every published
+task within the budget, the null agent is recorded, the LLM agent runs end to end on a local server."""
+
+from __future__ import annotations
+
+import json
+
+import sandbox.tools
+import validation.slots
+from sandbox.agents import LLMAgent, run_null, run_oracle
+from sandbox.grader import grade_episode
+from sandbox.tools import Episode, EpisodeLimits
+from tests.llm_server import Reply, ScriptedLLM, tool_call
+from tests.sandbox.conftest import first_task
+from validation.slots import canonical_question, opened_slots
+
+
+def test_ask_user_uses_the_slot_matcher_validation_uses(sandbox_catalog, built_tasks):
+    assert sandbox.tools.opened_slots is validation.slots.opened_slots
+    table = sandbox_catalog.table
+    asked = 0
+    for task in built_tasks:
+        slots = task["clarification_script"]["clarification_slots"]
+        for slot in slots:
+            question = canonical_question(table.by_rubric_field(slot["field"]).label)
+            ep = Episode(sandbox_catalog, task)
+            ep.call("ask_user", {"question": question})
+            assert [r["slot_id"] for r in ep.revealed] == opened_slots(question, slots) == [slot["slot_id"]]
+            asked += 1
+    assert asked > 100
+
+
+def test_the_manifest_records_oracle_and_null_accuracy(full_build):
+    checks = full_build.manifest["agent_checks"]
+    oracle, null = checks["oracle"], checks["null"]
+    published = len(full_build.tasks)
+    assert oracle["solved"] == published and null["tasks"] == published
+    assert oracle["candidates"] == published + oracle["rejected_oracle_failed"]
+    assert oracle["tool_calls"]["max"] <= checks["budget"]["max_tool_calls"] == 100
+    assert null["accuracy"] < oracle["accuracy"]
+    failed = [r for r in full_build.rejections if r["reason"] == "oracle_failed"]
+    assert len(failed) == oracle["rejected_oracle_failed"]
+    for r in failed:
+        assert r["stage"] == 7 and r["evidence"]["task_id"] and r["evidence"]["tool_calls"] <= 100
+
+
+def test_the_oracle_solves_published_tasks_of_every_intent_within_the_budget(sandbox_catalog, built_tasks):
+    for intent in sorted({t["intent"] for t in built_tasks}):
+        for task in [t for t in built_tasks if t["intent"] == intent][:3]:
+            record = run_oracle(Episode(sandbox_catalog, task), sandbox_catalog.table)
+            assert record["finished"] and record["tool_calls"] <= 100 and record["unrevealed"] == []
+            assert grade_episode(task, record, sandbox_catalog)["status"] == "correct", task["id"]
+            assert record["get_profile_calls"] == 1
+            assert len(record["revealed_slots"]) == len(task["clarification_script"]["clarification_slots"])
+
+
+def test_the_oracle_fails_when_a_slot_never_opens(sandbox_catalog, built_tasks):
+    task = first_task(built_tasks, lambda t: any(
+        r["info_source"] == "clarification" and r["type"] == "attribute_match" for r in t["rubrics"]))
+    # The same task with its slots' keywords replaced: no canonical question can open them.
+    script = task["clarification_script"]
+    broken = dict(task, clarification_script=dict(script, clarification_slots=[
+        dict(s, trigger_keywords=["zqxj"] * 7) for s in script["clarification_slots"]]))
+    record = run_oracle(Episode(sandbox_catalog, broken), sandbox_catalog.table)
+    hidden = [r["id"] for r in task["rubrics"] if r["info_source"] == "clarification"]
+    assert record["unrevealed"] == hidden and record["revealed_slots"] == []
+
+
+def test_the_null_agent_recommends_the_first_search_hit(sandbox_catalog, built_tasks):
+    task = built_tasks[0]
+    ep = Episode(sandbox_catalog, task)
+    record = run_null(ep)
+    first = ep.steps[0]["result"]["products"][0]["product_id"]
+    assert [s["tool"] for s in record["steps"]] == ["search_products", "recommend_product"]
+    assert record["predicted_product_id"] == first
+
+
+def test_llm_agent_runs_end_to_end_with_tool_calls_on_a_local_server(sandbox_catalog, built_tasks):
+    from stages.llm import LLMSettings
+
+    task = first_task(built_tasks, lambda t: t["clarification_script"]["clarification_slots"])
+    slot = task["clarification_script"]["clarification_slots"][0]
+    label = sandbox_catalog.table.by_rubric_field(slot["field"]).label
+    target = task["target_product"]["parent_asin"]
+    turns = iter([
+        {"content": "Let me read the profile.", "tool_calls": [tool_call("c1", "get_user_profile", {})]},
+        # two calls in one reply: both run and both are answered
+        {"tool_calls": [tool_call("c2", "ask_user", {"question": canonical_question(label)}),
+                        tool_call("c3", "search_products", {"query": task["target_product"]["title"]})]},
+        {"tool_calls": [tool_call("c4", "get_product_details", "{broken json")]},
+        {"content": "Thinking without a tool."},
+        {"tool_calls": [tool_call("c5", "recommend_product", {"product_id": target, "reasoning": "fits"})]},
+    ])
+    with ScriptedLLM([Reply(lambda body: next(turns))]) as server:
+        agent = LLMAgent(LLMSettings(base_url=server.base_url, model="scripted-agent", max_retries=0))
+        record = agent.run(Episode(sandbox_catalog, task))
+        requests = server.requests
+    assert record["finished"] and record["predicted_product_id"] == target and record["error"] is None
+    assert [s["tool"] for s in record["steps"]] == ["get_user_profile", "ask_user", "search_products",
+                                                    "get_product_details", "recommend_product"]
+    assert "error" in record["steps"][3]["result"]
+    assert record["revealed_slots"][0]["slot_id"] == slot["slot_id"]
+    assert requests[0]["tools"] and len(requests[0]["tools"]) == 10
+    tool_msgs = [m for m in requests[2]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_msgs] == ["c1", "c2", "c3"]
+    assert json.loads(tool_msgs[0]["content"])["profile"] == task["user_persona"]
+    assert requests[4]["messages"][-1]["role"] == "user"  # the reminder after a reply without a tool call
+    assert grade_episode(task, record, sandbox_catalog)["status"] == "correct"
+
+
+def test_llm_agent_that_never_calls_a_tool_ends_unfinished(sandbox_catalog, built_tasks):
+    from stages.llm import LLMSettings
+
+    with ScriptedLLM([Reply(lambda body: {"content": "I think the first one."})]) as server:
+        agent = LLMAgent(LLMSettings(base_url=server.base_url, model="chatty", max_retries=0))
+        record = agent.run(Episode(sandbox_catalog, built_tasks[0], EpisodeLimits()))
+        assert len(server.requests) == 2
+    assert not record["finished"] and record["tool_calls"] == 0 and record["predicted_product_id"] is None
+
+
+def test_llm_agent_server_failure_is_recorded_not_raised(sandbox_catalog, built_tasks):
+    from stages.llm import LLMSettings
+
+    with ScriptedLLM(["server_error"]) as server:
+        agent = LLMAgent(LLMSettings(base_url=server.base_url, model="down", max_retries=0))
+        record = agent.run(Episode(sandbox_catalog, built_tasks[0]))
+    assert record["error"] and "500" in record["error"] and not record["finished"]
