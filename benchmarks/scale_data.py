@@ -231,10 +231,11 @@ def _init_worker(data_dir: str) -> None:
     _POOL = load_pool(Path(data_dir))
 
 
-def _block(args: tuple[int, int, int]) -> tuple[bytes, bytes, int, int]:
+def _block(args: tuple[int, int, int]) -> tuple[bytes, bytes, int, int, int]:
     seed, start, stop = args
     meta, reviews = product_lines(_POOL, seed, start, stop)
-    return _gzip_member(meta), _gzip_member(reviews) if reviews else b"", len(meta), reviews.count(b"\n")
+    return (_gzip_member(meta), _gzip_member(reviews) if reviews else b"", len(meta), len(reviews),
+            reviews.count(b"\n"))
 
 
 def _digest(path: Path) -> str:
@@ -282,13 +283,14 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, workers: int | None = None
     jobs = [(seed, s, min(s + BLOCK, n)) for s in range(0, n, BLOCK)]
     with open(tmp["meta.jsonl.gz"], "wb") as meta_fh, open(tmp["reviews.jsonl.gz"], "wb") as rev_fh, \
             ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(data_dir),)) as ex:
-        for k, (m, r, m_raw, r_count) in enumerate(ex.map(_block, jobs, chunksize=1), 1):
+        for k, (m, r, m_raw, r_raw, r_count) in enumerate(ex.map(_block, jobs, chunksize=1), 1):
             meta_fh.write(m)
             meta_sha.update(m)
             if r:
                 rev_fh.write(r)
                 rev_sha.update(r)
             raw["meta.jsonl.gz"] += m_raw
+            raw["reviews.jsonl.gz"] += r_raw
             n_reviews += r_count
             if k % 10 == 0 or k == len(jobs):
                 log(f"  {out_dir.name}: {min(k * BLOCK, n):,}/{n:,} products "
@@ -303,6 +305,7 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, workers: int | None = None
             "files": {"meta.jsonl.gz": {"bytes": (out_dir / "meta.jsonl.gz").stat().st_size,
                                         "uncompressed_bytes": raw["meta.jsonl.gz"], "sha256": meta_sha.hexdigest()},
                       "reviews.jsonl.gz": {"bytes": (out_dir / "reviews.jsonl.gz").stat().st_size,
+                                           "uncompressed_bytes": raw["reviews.jsonl.gz"],
                                            "sha256": rev_sha.hexdigest()}}}
     marker.write_text(json.dumps(done, indent=2) + "\n")
     return done

@@ -846,16 +846,16 @@ def _part_schema():
 
 
 class _RowGroups:
-    """Writes batches to a ParquetWriter in row groups of exactly `size` rows (the last shorter).
+    """Passes batches on to `write` as tables of exactly `size` rows (the last shorter).
 
     Row groups, and so the file's bytes, depend only on the rows and `size`, never on how the
     rows arrived (block sizes, worker count). Rows of consecutive input files share groups.
     """
 
-    def __init__(self, writer, size: int):
+    def __init__(self, write: Callable[[Any], None], size: int):
         from concurrent.futures import ThreadPoolExecutor
 
-        self.writer, self.size = writer, size
+        self.write, self.size = write, size
         self.pending: list = []
         self.rows = 0
         # Encoding a row group releases the GIL: one background thread overlaps it with reading
@@ -866,7 +866,7 @@ class _RowGroups:
     def _write(self, table) -> None:
         if self._writing is not None:
             self._writing.result()
-        self._writing = self._thread.submit(self.writer.write_table, table, row_group_size=self.size)
+        self._writing = self._thread.submit(self.write, table)
 
     def add(self, batch) -> None:
         import pyarrow as pa
@@ -1003,16 +1003,21 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         part_schema = _part_schema()
         reader = CatalogReader(table, batch_size)
         bad_total: Counter = Counter()
+        # The products part is Arrow IPC, not parquet: it is read back once, batch by batch, to
+        # add review_count, and an IPC write and read cost ~0.4 s per 100k products against ~4.4 s
+        # for parquet (benchmarks/RESULTS.md); it takes ~2.1 KB per product of temporary disk.
         with open(tmp / "bad_records.jsonl", "wb") as bad_fh, \
-                pq.ParquetWriter(tmp / "products.part.parquet", part_schema) as products_w, \
+                pa.ipc.new_file(tmp / "products.part.arrow", part_schema) as products_w, \
                 pq.ParquetWriter(tmp / "reviews.parquet", review_schema_) as reviews_w:
-            row_groups = {"meta": _RowGroups(products_w, batch_size), "reviews": _RowGroups(reviews_w, batch_size)}
+            row_groups = {"meta": _RowGroups(products_w.write_table, batch_size),
+                          "reviews": _RowGroups(lambda t: reviews_w.write_table(t, row_group_size=batch_size),
+                                                batch_size)}
             try:
                 for path, kind in inputs:
                     stats = reader.start(path, kind)
                     groups = row_groups[kind]
                     run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
-                    for block, conv in _ordered(iter_blocks(path), run, executor, 3 * workers):
+                    for block, conv in _ordered(iter_blocks(path, BLOCK_BYTES), run, executor, 3 * workers):
                         if isinstance(block, TruncatedInput):
                             bad = [reader.truncated(block, stats)]
                         else:
@@ -1040,16 +1045,18 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
 
         # Second pass: the counts are only known once every review is read.
         counts = reader.review_counts
-        part = pq.ParquetFile(tmp / "products.part.parquet")
-        with pq.ParquetWriter(tmp / "products.parquet", product_schema_) as writer:
-            for rb in part.iter_batches(batch_size=batch_size):
+        # Plain reads, not a memory map: mapped pages would count in this process's RSS.
+        with pa.OSFile(str(tmp / "products.part.arrow")) as source, \
+                pq.ParquetWriter(tmp / "products.parquet", product_schema_) as writer:
+            part = pa.ipc.open_file(source)
+            for k in range(part.num_record_batches):  # each batch is one row group of batch_size rows
+                rb = part.get_batch(k)
                 ids = rb.column(0).to_pylist()
                 review_count = pa.array([counts[i] for i in ids], type=pa.int64())
                 writer.write_batch(pa.RecordBatch.from_arrays([*rb.columns, review_count], schema=product_schema_))
         if progress is not None:
             progress("products.parquet", len(counts))
-        part.close()
-        (tmp / "products.part.parquet").unlink()
+        (tmp / "products.part.arrow").unlink()
 
         stats = reader.inputs
         manifest = {
