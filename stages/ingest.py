@@ -1,15 +1,19 @@
 """Catalog ingestion: Amazon Reviews 2023 metadata and review files into one normalised snapshot.
 
 Reads the official raw JSONL form and the Hugging Face form (price strings, `details` as a
-JSON-encoded string, column-dict images), plain or gzip, line by line in bounded batches. Every
-record that cannot be used becomes a bad record with a stable reason code; nothing stops a run.
-The pure part (`parse_price`, `normalize_product`, `normalize_review`, `CatalogReader`) takes
-bytes and dicts; `write_catalog_snapshot` at the bottom is the thin file-writing edge.
+JSON-encoded string, column-dict images), plain or gzip (inflated by ISA-L), in blocks of lines.
+Every record that cannot be used becomes a bad record with a stable reason code; nothing stops
+a run. The pure part (`parse_price`, `normalize_product`, `normalize_review`, `convert_block`,
+`CatalogReader`) takes bytes and dicts; `write_catalog_snapshot` at the bottom is the thin
+file-writing edge, which hands blocks to worker processes and applies the rules that need
+everything read before (duplicates, orphans, review copies) in file and line order, so the
+snapshot is the same whatever the worker count.
 
-Memory is bounded by the batch size plus one dict entry per ingested product id (which doubles
-as the review counter) and one integer per distinct review content (the occurrence counter of
-`review_id`); for the full release (48M products, 571M reviews) budget roughly 100 bytes per
-product and 70 bytes per review for those two tables.
+Memory is bounded by the blocks in flight and one row group being written, plus one dict entry
+per ingested product id (which doubles as the review counter) and one integer per distinct
+review content (the occurrence counter of `review_id`); for the full release (48M products,
+571M reviews) budget roughly 100 bytes per product and 70 bytes per review for those two
+tables.
 """
 
 from __future__ import annotations
