@@ -24,7 +24,13 @@ Results go to `<work>/results-<size>.json` and a section of `benchmarks/RESULTS.
 sections are kept). Run:
 
     .venv/bin/python benchmarks/scale.py --sizes 100k,1m,3.7m
-    .venv/bin/python benchmarks/scale.py --sizes 100k --skip build     # quick ingest-only run
+    .venv/bin/python benchmarks/scale.py --sizes 100k --skip build,answers     # quick run, no build
+
+Each step's output goes to `<work>/<size>/<step>.log` (`tail -f` it; the stage ingest prints every
+500,000 lines). A size whose run finished leaves `<work>/results-<size>.json`; `--reuse-results`
+then rebuilds the RESULTS.md section without measuring it again. Disk: the generated 3.7m
+catalog is ~4.4 GB (kept), its snapshot ~3.3 GB plus ~8 GB of temporary part file, the naive
+SQLite file ~16 GB (deleted after measuring unless `--keep`).
 """
 
 from __future__ import annotations
@@ -162,7 +168,16 @@ def child_stage(meta: str, reviews: str, out: str, workers: str) -> None:
     from stages.ingest import write_catalog_snapshot
 
     shutil.rmtree(out, ignore_errors=True)
-    manifest = write_catalog_snapshot([meta], [reviews], out, workers=int(workers) if workers != "auto" else None)
+    shown: dict[str, int] = {}
+    t0 = time.perf_counter()
+
+    def progress(name: str, lines: int) -> None:
+        if lines // 500_000 > shown.get(name, 0):
+            shown[name] = lines // 500_000
+            print(f"{name}: {lines:,} lines, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    manifest = write_catalog_snapshot([meta], [reviews], out, workers=int(workers) if workers != "auto" else None,
+                                      progress=progress)
     print(json.dumps(manifest["counts"]))
 
 
@@ -312,7 +327,7 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
     row: dict = {"size": label, "products": n, "reviews": gen["reviews"], "input_gz_mb": round(
         (files["meta.jsonl.gz"]["bytes"] + files["reviews.jsonl.gz"]["bytes"]) / 1e6),
         "input_raw_mb": round(raw_bytes / 1e6), "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "workers": args.workers, "steps": {}}
+        "workers": args.workers, "argv": args.argv, "steps": {}}
     steps = row["steps"]
     me = [PY, str(Path(__file__).resolve())]
     if "parse" in args.steps:
@@ -376,8 +391,12 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
     lines = [SECTION, "",
              f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by `benchmarks/scale.py` on {info['cpu']}, "
              f"{info['cores']} cores, {info['ram_gib']} GiB, Python {info['python']}, {info['platform']}.",
-             f"Command: `.venv/bin/python benchmarks/scale.py {' '.join(argv)}`. Load is the 1-minute load "
-             "average before/after each step (2 cores: above 2 means other work competed).", "",
+             "Load is the 1-minute load average before/after each step (2 cores: above 2 means other work "
+             "competed). Peak RSS: the largest process (/usr/bin/time) and, in brackets, the whole process "
+             "tree (sum, sampled every 0.2 s). Throughput counts products per second and uncompressed input "
+             "MB (metadata + reviews) per second of wall time.", "",
+             *(f"- {r['size']}: measured {r['measured_at']} with `.venv/bin/python benchmarks/scale.py "
+               f"{r.get('argv', '')}`" for r in rows), "",
              "| size | reviews | input gz / raw | reader | throughput | wall | CPU | peak RSS | load |",
              "|---|---|---|---|---|---|---|---|---|"]
     names = [("stage", "ecombench ingest (stage)"), ("cli", "ecombench ingest (CLI, with Prefect)"),
@@ -446,6 +465,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", type=Path, default=REPO / "benchmarks" / "RESULTS.md",
                         help="markdown file whose scale section is (re)written; '-' prints only")
     args = parser.parse_args(argv)
+    args.argv = " ".join(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if skip - set(STEPS):
         sys.exit(f"error: --skip: unknown step(s) {sorted(skip - set(STEPS))}; steps are {', '.join(STEPS)}")
