@@ -332,6 +332,15 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
     me = [PY, str(Path(__file__).resolve())]
     if "parse" in args.steps:
         steps["parse"] = measure("orjson parse-only", [*me, "_parse", meta, reviews], log_path=base / "parse.log")
+    if "stage" in args.steps:
+        # Other worker counts first, each into a scratch snapshot; the first count's snapshot is
+        # the one the build reads.
+        for w in args.also_workers:
+            scratch = base / f"snapshot-w{w}"
+            steps[f"stage-w{w}"] = measure(f"ecombench ingest (stage, workers={w})",
+                                           [*me, "_stage", meta, reviews, str(scratch), str(w)],
+                                           log_path=base / f"stage-w{w}.log")
+            shutil.rmtree(scratch, ignore_errors=True)
     if "stage" in args.steps or "build" in args.steps or "answers" in args.steps:
         steps["stage"] = measure(f"ecombench ingest (stage, workers={args.workers})",
                                  [*me, "_stage", meta, reviews, str(snap), str(args.workers)], log_path=base / "stage.log")
@@ -351,7 +360,7 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
         if not args.keep:
             for p in base.glob("naive.db*"):
                 p.unlink()
-    for key in ("stage", "cli", "naive", "parse"):
+    for key in ("stage", *(f"stage-w{w}" for w in args.also_workers), "cli", "naive", "parse"):
         if key in steps and steps[key]["returncode"] == 0:
             steps[key]["products_per_s"] = round(n / steps[key]["wall_s"])
             steps[key]["mb_per_s"] = round(raw_bytes / 1e6 / steps[key]["wall_s"], 1)
@@ -402,7 +411,9 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
     names = [("stage", "ecombench ingest (stage)"), ("cli", "ecombench ingest (CLI, with Prefect)"),
              ("naive", "naive json.loads → SQLite"), ("parse", "orjson parse-only")]
     for r in rows:
-        for key, name in names:
+        extra = [(k, f"ecombench ingest (stage, workers={k.removeprefix('stage-w')})")
+                 for k in r["steps"] if k.startswith("stage-w")]
+        for key, name in [*names[:1], *extra, *names[1:]]:
             s = r["steps"].get(key)
             if not s:
                 continue
@@ -455,7 +466,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=Path("/work/scale-data/bench"),
                         help="snapshots, splits, SQLite files, logs and per-size JSON results")
     parser.add_argument("--skip", default="", help=f"comma-separated steps to leave out of {','.join(STEPS)}")
-    parser.add_argument("--workers", default="auto", help="ingest worker processes (default: every CPU)")
+    parser.add_argument("--workers", default="auto",
+                        help="ingest worker processes (default auto: every CPU); a list like auto,1,3 also "
+                             "measures the stage ingest with the other counts (the first one feeds the build)")
     parser.add_argument("--candidates", type=int, default=125, help="build candidates per intent (8 intents)")
     parser.add_argument("--build-timeout", type=float, default=3600, help="seconds before a build is killed")
     parser.add_argument("--seed", type=int, default=0, help="generator seed")
@@ -474,8 +487,10 @@ def main(argv: list[str] | None = None) -> None:
         sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError as exc:
         sys.exit(f"error: --sizes: {exc}")
-    if args.workers != "auto" and not (args.workers.isdigit() and int(args.workers) >= 1):
-        sys.exit(f"error: --workers must be 'auto' or a positive integer, got {args.workers!r}")
+    counts = [w.strip() for w in args.workers.split(",") if w.strip()]
+    if not counts or any(w != "auto" and not (w.isdigit() and int(w) >= 1) for w in counts):
+        sys.exit(f"error: --workers must be 'auto' or positive integers, comma-separated; got {args.workers!r}")
+    args.workers, args.also_workers = counts[0], counts[1:]
     args.work.mkdir(parents=True, exist_ok=True)
     info = machine()
     print(f"machine: {info}", flush=True)
