@@ -28,7 +28,7 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None) -> dict:
+def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None) -> dict:
     from flows.ingest import ingest_flow
 
     from stages.ingest import sniff_kind
