@@ -436,7 +436,8 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
         lines.append(f"| {r['size']} | {ratio('stage', 'naive')} | {ratio('stage', 'parse')} | "
                      f"{_fmt(st.get('build'), 'wall')} | {(st.get('build') or {}).get('accepted_tasks', '–')} | "
                      f"{ans.get('index_build_s', '–')} s | {ans.get('answer_set_ms_per_task', '–')} ms |")
-    lines += ["", "Per-step commands, logs and raw figures: `<work>/results-<size>.json` and `<work>/<size>/*.log`.", ""]
+    lines += ["", "Per-step commands, logs and raw figures: `<work>/results-<size>.json` and `<work>/<size>/*.log` "
+              "(`--work`, default /work/scale-data/bench).", ""]
     return "\n".join(lines)
 
 
@@ -446,7 +447,7 @@ def write_results(section: str, path: Path) -> None:
     start = text.find(SECTION)
     if start >= 0:
         nxt = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[nxt + 1:] if nxt >= 0 else "")
+        text = text[:start] + section.rstrip("\n") + "\n" + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)
