@@ -28,7 +28,7 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int) -> dict:
+def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None) -> dict:
     from flows.ingest import ingest_flow
 
     from stages.ingest import sniff_kind
@@ -45,7 +45,7 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int) -
     if out.exists():
         _fail(f"catalog snapshot {out} already exists; choose another --name/--out (nothing was written)")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
-    return ingest_flow(meta, reviews, out, batch_size)
+    return ingest_flow(meta, reviews, out, batch_size, workers)
 
 
 @app.command()
@@ -55,7 +55,9 @@ def ingest(
     reviews: Annotated[Optional[list[Path]], typer.Option("--reviews", help="Review JSONL(.gz) file; repeatable.")] = None,
     name: Annotated[str, typer.Option(help="Snapshot name under artifacts/catalogs/.")] = "sample",
     out: Annotated[Optional[Path], typer.Option(help="Snapshot directory (overrides --name).")] = None,
-    batch_size: Annotated[int, typer.Option(help="Records per streamed batch.")] = 20_000,
+    batch_size: Annotated[int, typer.Option(help="Rows per parquet row group.")] = 20_000,
+    workers: Annotated[Optional[int], typer.Option(help="Processes parsing the input (default: every CPU); "
+                                                   "the snapshot is the same for any count.")] = None,
 ) -> None:
     """Ingest Amazon Reviews 2023 files (raw or Hugging Face form, plain or .gz) into a catalog snapshot."""
     from flows.ingest import sample_inputs
@@ -66,7 +68,9 @@ def ingest(
         meta, reviews = sample_inputs()
     out = out or ARTIFACTS / "catalogs" / name
     try:
-        manifest = _ingest(list(meta), list(reviews or []), out, batch_size)
+        if workers is not None and workers < 1:
+            _fail(f"--workers must be at least 1, got {workers}")
+        manifest = _ingest(list(meta), list(reviews or []), out, batch_size, workers)
     except (FileNotFoundError, FileExistsError, ValueError) as exc:
         _fail(str(exc).splitlines()[0])
     c = manifest["counts"]

@@ -1,8 +1,8 @@
 """The `ingest` Prefect flow: raw Amazon Reviews 2023 files in, one catalog snapshot out.
 
 All the work is `stages.ingest.write_catalog_snapshot`, run as one coarse Prefect task: the
-files are streamed line by line in batches, and a Prefect task per record or per batch would
-cost more in orchestration (~20 ms each) than the parsing itself.
+files are streamed in blocks of lines parsed by a process pool of its own, and a Prefect task
+per block would cost more in orchestration (~20 ms each) than the parsing itself.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def sample_inputs() -> tuple[list[Path], list[Path]]:
 # stand in for a directory that was since deleted.
 @task(name="write-catalog-snapshot", cache_policy=NO_CACHE)
 def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], out_dir: str,
-                        batch_size: int) -> dict[str, Any]:
+                        batch_size: int, workers: int | None = None) -> dict[str, Any]:
     """Stream every input into the snapshot directory; returns the manifest."""
     logger = get_run_logger()
     seen: dict[str, int] = {}
@@ -40,12 +40,13 @@ def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], 
             seen[file_name] = lines // 1_000_000
             logger.info("%s: %s lines read", file_name, f"{lines:,}")
 
-    return write_catalog_snapshot(meta_paths, review_paths, out_dir, batch_size=batch_size, progress=progress)
+    return write_catalog_snapshot(meta_paths, review_paths, out_dir, batch_size=batch_size, progress=progress,
+                                  workers=workers)
 
 
 @flow(name="ingest")
 def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[str | os.PathLike],
-                out_dir: str | os.PathLike, batch_size: int = 20_000) -> dict[str, Any]:
+                out_dir: str | os.PathLike, batch_size: int = 20_000, workers: int | None = None) -> dict[str, Any]:
     """Ingest metadata and review files into the catalog snapshot `out_dir`.
 
     Args:
@@ -53,7 +54,9 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
             the first occurrence of a parent_asin wins.
         review_paths: review JSONL files.
         out_dir: snapshot directory to create (e.g. artifacts/catalogs/<name>); must not exist.
-        batch_size: records per streamed batch.
+        batch_size: rows per parquet row group (and per streamed batch).
+        workers: processes parsing blocks of lines; None uses every CPU this process may use,
+            1 parses in the flow's own process. The snapshot is the same for any count.
 
     Returns:
         The snapshot manifest (see `stages.ingest.write_catalog_snapshot`).
@@ -62,7 +65,7 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         FileNotFoundError: an input is missing. FileExistsError: `out_dir` exists.
     """
     manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
-                                   str(out_dir), batch_size)
+                                   str(out_dir), batch_size, workers)
     counts = manifest["counts"]
     get_run_logger().info("snapshot %s: %s products, %s reviews, %s bad records (fingerprint %s)",
                           out_dir, counts["products"], counts["reviews"], counts["bad_records"],
