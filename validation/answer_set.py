@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from stages.features import split_options
@@ -24,108 +25,169 @@ from validation.checkers import check, check_budget
 
 
 
+class Postings:
+    """Token -> sorted product row numbers (int32), stored as one flat array with offsets (CSR).
+
+    Built with polars from (token, row) pairs; a few bytes per pair instead of a Python set
+    entry, so a 3.7M-product catalog's postings fit in hundreds of MB.
+    """
+
+    def __init__(self, pairs: pl.DataFrame):
+        """Args: pairs: columns token (str) and row (int), unique pairs."""
+        ids = pairs.select("token").unique().sort("token").with_row_index("token_id")
+        coded = (pairs.join(ids, on="token").select(pl.col("token_id").cast(pl.UInt32), pl.col("row").cast(pl.Int32))
+                 .sort(["token_id", "row"]))
+        counts = np.bincount(coded.get_column("token_id").to_numpy(), minlength=ids.height)
+        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.rows = coded.get_column("row").to_numpy()
+        self.positions = dict(zip(ids.get_column("token").to_list(), range(ids.height)))
+
+    def get(self, token: str) -> np.ndarray:
+        """Sorted rows holding `token` (empty when none)."""
+        i = self.positions.get(token)
+        if i is None:
+            return _EMPTY
+        return self.rows[self.offsets[i]:self.offsets[i + 1]]
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+_EMPTY = np.zeros(0, dtype=np.int32)
+_SEP = "\x1f"  # joins an option's field and token into one postings key
+
+
+def _token_pairs(frame: pl.DataFrame, text: str) -> pl.DataFrame:
+    """(token, row) pairs of a frame with `row` and a padded normalised `text` column (distinct pairs)."""
+    tok = pl.col(text).str.strip_chars(" ").str.split(" ").alias("token")
+    return frame.select("row", tok).explode("token").filter(pl.col("token") != "").unique()
+
+
+def _intersect(sets: list[np.ndarray]) -> np.ndarray:
+    """Intersection of sorted unique row arrays, smallest first."""
+    sets = sorted(sets, key=len)
+    out = sets[0]
+    for other in sets[1:]:
+        if not len(out):
+            break
+        out = np.intersect1d(out, other, assume_unique=True)
+    return out
+
+
 @dataclass
 class CatalogIndex:
-    """Pre-normalised views of a catalog for answer sets.
+    """Pre-normalised views of a catalog for answer sets; products are addressed by row number.
 
     Attributes:
-        products: parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
-        options: parent_asin, key (canonical), option_norm (padded) — one row per detail option.
+        products: row, parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
+        options: row, opt_id — one row per distinct detail option of a product.
+        option_vocab: opt_id, key (canonical), option_norm (padded) — each distinct option once.
+        reviews: row (the product's), text_norm (padded), when built with reviews.
+        title_postings / option_postings / review_postings: token -> rows (option keys are "<key>\\x1f<token>").
     """
 
     products: pl.DataFrame
     options: pl.DataFrame
+    option_vocab: pl.DataFrame
     table: FieldTable
+    source: pl.DataFrame = field(repr=False)  # the checker-ready columns, gathered by row on demand
     reviews: pl.DataFrame | None = None
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    option_postings: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, repr=False)
-    title_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    review_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    review_rows: pl.DataFrame | None = field(default=None, repr=False)  # reviews sorted by product row
+    review_offsets: np.ndarray | None = field(default=None, repr=False)
+    title_postings: Postings | None = field(default=None, repr=False)
+    option_postings: Postings | None = field(default=None, repr=False)
+    review_postings: Postings | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
-        """Index a products.parquet frame. Normalises each distinct title and detail value once.
+        """Index a products.parquet frame. Normalises each distinct title, detail value and review text once.
+
+        Everything else is polars and numpy: no Python object per product, so a 3.7M-product
+        catalog costs the normalisation of its distinct texts plus a few seconds.
 
         Args:
-            products: frame with parent_asin, title, price, average_rating, rating_number and
-                details (list of {key, raw_key, value}).
+            products: frame with parent_asin, title, main_category, price, average_rating,
+                rating_number and details (list of {key, raw_key, value}).
             table: the field table (which fields split into options).
             reviews: reviews.parquet frame, when review opinions are to be checked; each
-                review's title and text are normalised once.
+                distinct review title and text is normalised once.
         """
-        titles = products.select("parent_asin", "title", "price", "average_rating", "rating_number")
-        uniq_titles = titles.get_column("title").fill_null("").unique()
+        cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
+        source = products.select(cols).rechunk()  # gathering rows from a many-chunk frame costs ~100x more
+        titles = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin",
+                                 pl.col("title").fill_null(""), "price", "average_rating", "rating_number")
+        uniq_titles = titles.get_column("title").unique()
         title_map = pl.DataFrame({"title": uniq_titles,
                                   "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]})
-        prods = titles.with_columns(pl.col("title").fill_null("")).join(title_map, on="title", how="left")
+        prods = titles.join(title_map, on="title", how="left", maintain_order="left").select(
+            "row", "parent_asin", "title_norm", "price", "average_rating", "rating_number")
         known = [f.name for f in table.detail_fields()]
         details = (
-            products.select("parent_asin", "details").explode("details").drop_nulls("details")
-            .unnest("details").filter(pl.col("key").is_in(known)).select("parent_asin", "key", "value")
+            products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "details").explode("details")
+            .drop_nulls("details").unnest("details").filter(pl.col("key").is_in(known)).select("row", "key", "value")
         )
         pairs = details.select("key", "value").unique()
         rows = [(k, v, f" {normalize(opt)} ") for k, v in pairs.iter_rows()
                 for opt in split_options(table.fields[k], v or "")]
         opt_map = pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String},
                                orient="row")
-        options = details.join(opt_map, on=["key", "value"], how="inner").select("parent_asin", "key", "option_norm")
-        review_index = None
+        vocab = (opt_map.select("key", "option_norm").unique().sort("key", "option_norm")
+                 .with_row_index("opt_id").with_columns(pl.col("opt_id").cast(pl.Int32)))
+        opt_ids = opt_map.join(vocab, on=["key", "option_norm"]).select("key", "value", "opt_id")
+        options = details.join(opt_ids, on=["key", "value"]).select("row", "opt_id").unique()
+        index = cls(products=prods, options=options, option_vocab=vocab, table=table, source=source)
+        index.title_postings = Postings(_token_pairs(prods, "title_norm"))
+        tok = (vocab.select("opt_id", "key", pl.col("option_norm").str.strip_chars(" ").str.split(" ").alias("t"))
+               .explode("t").filter(pl.col("t") != "")
+               .select("opt_id", (pl.col("key") + _SEP + pl.col("t")).alias("token")).unique())
+        index.option_postings = Postings(options.join(tok, on="opt_id").select("token", "row").unique())
         if reviews is not None:
-            review_index = pl.DataFrame({
-                "parent_asin": reviews.get_column("parent_asin"),
-                "text_norm": [normalized_review_text(r) for r in reviews.select("title", "text").iter_rows(named=True)],
-            }, schema={"parent_asin": pl.String, "text_norm": pl.String})
-        index = cls(products=prods.select("parent_asin", "title_norm", "price", "average_rating", "rating_number"),
-                    options=options, table=table, reviews=review_index)
-        index._build_postings(products, reviews)
+            index._index_reviews(reviews)
         return index
 
-    def _build_postings(self, products: pl.DataFrame, reviews: pl.DataFrame | None) -> None:
-        """Token -> products postings (titles, detail options per field, reviews) and a checker-ready row per product.
+    def _index_reviews(self, reviews: pl.DataFrame) -> None:
+        """Review texts (normalised once per distinct title+text), their postings and the rows checkers read."""
+        rows = self.products.select("parent_asin", "row")
+        rev = (reviews.select("review_id", "parent_asin", "rating", "title", "text")
+               .join(rows, on="parent_asin", how="inner", maintain_order="left"))
+        texts = rev.select("title", "text").unique()
+        texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r) for r in texts.iter_rows(named=True)],
+                                             dtype=pl.String))
+        normed = rev.join(texts, on=["title", "text"], how="left", maintain_order="left", nulls_equal=True)
+        self.reviews = normed.select("row", "text_norm")
+        self.review_postings = Postings(_token_pairs(self.reviews, "text_norm"))
+        # Checkers get each product's reviews in file order (as reviews.parquet lists them).
+        self.review_rows = rev.with_row_index("_order").sort("row", "_order").drop("_order").rechunk()
+        counts = np.bincount(self.review_rows.get_column("row").to_numpy(), minlength=self.products.height)
+        self.review_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
-        Postings only narrow the catalog to the products that hold every token of a value; the
-        answer set is then decided by the rubric checkers themselves on those few rows, so it
-        can never disagree with them.
-        """
-        cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
-        self.rows = {r["parent_asin"]: r for r in products.select(cols).to_dicts()}
-        title_post: dict[str, set[str]] = {}
-        for asin, norm in self.products.select("parent_asin", "title_norm").iter_rows():
-            for tok in set(norm.split()):
-                title_post.setdefault(tok, set()).add(asin)
-        option_post: dict[tuple[str, str], set[str]] = {}
-        for asin, key, norm in self.options.iter_rows():
-            for tok in set(norm.split()):
-                option_post.setdefault((key, tok), set()).add(asin)
-        review_post: dict[str, set[str]] = {}
-        if reviews is not None:
-            for row in self.rows.values():
-                row["reviews"] = []
-            for r in reviews.select("review_id", "parent_asin", "rating", "title", "text").to_dicts():
-                if r["parent_asin"] in self.rows:
-                    self.rows[r["parent_asin"]]["reviews"].append(r)
-            for asin, norm in self.reviews.iter_rows():
-                for tok in set(norm.split()):
-                    review_post.setdefault(tok, set()).add(asin)
-        self.title_postings = {k: frozenset(v) for k, v in title_post.items()}
-        self.option_postings = {k: frozenset(v) for k, v in option_post.items()}
-        self.review_postings = {k: frozenset(v) for k, v in review_post.items()}
+    def rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Checker-ready product dicts of the given rows (with "reviews" when the index has them)."""
+        out = self.source[rows].to_dicts()
+        if self.review_rows is not None:
+            lo, hi = self.review_offsets[rows], self.review_offsets[rows + 1]
+            picked = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(rows) else _EMPTY
+            reviews = self.review_rows[picked].select("review_id", "parent_asin", "rating", "title", "text").to_dicts()
+            start = 0
+            for product, n in zip(out, (hi - lo).tolist()):
+                product["reviews"] = reviews[start:start + n]
+                start += n
+        return out
 
-    def _narrow(self, rubric: dict[str, Any]) -> frozenset[str] | None:
-        """Products holding every token of the rubric's value where the rubric looks, or None (no narrowing)."""
+    def _narrow(self, rubric: dict[str, Any]) -> np.ndarray | None:
+        """Sorted rows holding every token of the rubric's value where the rubric looks, or None (no narrowing)."""
         if rubric["type"] == "attribute_match":
             key = rubric["field"].removeprefix("details.")
-            words = tokens(rubric["expected_value"])
-            sets = [self.option_postings.get((key, t), frozenset()) for t in words]
+            sets = [self.option_postings.get(key + _SEP + t) for t in tokens(rubric["expected_value"])]
         elif rubric["type"] == "entity_match":
-            sets = [self.title_postings.get(t, frozenset()) for t in keywords(rubric["expected_value"])]
-        elif rubric["type"] == "review_opinion" and self.reviews is not None:
-            sets = [self.review_postings.get(t, frozenset()) for t in tokens(rubric["expected_value"])]
+            sets = [self.title_postings.get(t) for t in keywords(rubric["expected_value"])]
+        elif rubric["type"] == "review_opinion" and self.review_postings is not None:
+            sets = [self.review_postings.get(t) for t in tokens(rubric["expected_value"])]
         else:
             return None
         if not sets:
             return None
-        return frozenset.intersection(*sorted(sets, key=len))
+        return _intersect(sets)
 
     def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
@@ -140,14 +202,12 @@ class CatalogIndex:
         """
         if self.reviews is None and any(r["type"] == "review_opinion" for r in rubrics):
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-        narrowed = None
-        for r in rubrics:
-            found = self._narrow(r)
-            if found is not None:
-                narrowed = found if narrowed is None else narrowed & found
-        if narrowed is None:
+        found = [f for f in (self._narrow(r) for r in rubrics) if f is not None]
+        if not found:
             return self.answer_set_vectorised(rubrics)
-        return sorted(a for a in narrowed if all(check(r, self.rows[a], self.table).satisfied for r in rubrics))
+        narrowed = _intersect(found)
+        return sorted(p["parent_asin"] for p in self.rows(narrowed)
+                      if all(check(r, p, self.table).satisfied for r in rubrics))
 
     def answer_set_vectorised(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
@@ -170,26 +230,23 @@ class CatalogIndex:
             elif r["type"] == "attribute_match":
                 key = r["field"].removeprefix("details.")
                 needle = f" {normalize(r['expected_value'])} "
-                hits = (self.options.lazy()
-                        .filter((pl.col("key") == key) & pl.col("option_norm").str.contains(needle, literal=True))
-                        .select("parent_asin").unique())
-                frame = frame.join(hits, on="parent_asin", how="semi")
+                frame = frame.join(self._rows_with_option(key, pl.col("option_norm").str.contains(needle, literal=True)),
+                                   on="row", how="semi")
             elif r["type"] == "negative_attribute":
                 key = r["field"].removeprefix("details.")
-                has_field = self.options.lazy().filter(pl.col("key") == key).select("parent_asin").unique()
                 needles = [f" {normalize(s)} " for v in r["expected_value"] for s in self.table.spellings(v)]
                 hit = pl.lit(False)
                 for needle in needles:
                     hit = hit | pl.col("option_norm").str.contains(needle, literal=True)
-                excluded = (self.options.lazy().filter((pl.col("key") == key) & hit).select("parent_asin").unique())
-                frame = frame.join(has_field, on="parent_asin", how="semi").join(excluded, on="parent_asin", how="anti")
+                frame = (frame.join(self._rows_with_option(key, pl.lit(True)), on="row", how="semi")
+                         .join(self._rows_with_option(key, hit), on="row", how="anti"))
             elif r["type"] == "review_opinion":
                 if self.reviews is None:
                     raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
                 needle = f" {normalize(r['expected_value'])} "
                 hits = (self.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
-                        .select("parent_asin").unique())
-                frame = frame.join(hits, on="parent_asin", how="semi")
+                        .select("row").unique())
+                frame = frame.join(hits, on="row", how="semi")
             elif r["type"] == "budget_match":
                 budgets.append(r)
         left = frame.select("parent_asin", "price").collect()
@@ -198,6 +255,12 @@ class CatalogIndex:
             if all(check_budget(r, {"price": price}, self.table).satisfied for r in budgets):
                 ids.append(asin)
         return sorted(ids)
+
+
+    def _rows_with_option(self, key: str, condition: pl.Expr) -> pl.LazyFrame:
+        """Rows having an option of field `key` that meets `condition` (over option_norm)."""
+        ids = self.option_vocab.lazy().filter((pl.col("key") == key) & condition).select("opt_id")
+        return self.options.lazy().join(ids, on="opt_id", how="semi").select("row").unique()
 
 
 def _bound_expr(col: pl.Expr, bound: dict[str, Any]) -> pl.Expr:
