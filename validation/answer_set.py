@@ -26,45 +26,71 @@ from validation.checkers import check, check_budget
 
 
 class Postings:
-    """Token -> sorted product row numbers (int32), stored as one flat array with offsets (CSR).
+    """Key number -> sorted int32 ids, stored as one flat array with offsets (CSR).
 
-    Built with polars from (token, row) pairs; a few bytes per pair instead of a Python set
-    entry, so a 3.7M-product catalog's postings fit in hundreds of MB.
+    A few bytes per (key, id) pair instead of a Python set entry, so a 3.7M-product catalog's
+    postings fit in hundreds of MB. Built from integer codes with one polars sort; keys are
+    numbered 0..n_keys-1 (a `positions` dict maps text keys to their numbers when there are any).
     """
 
-    def __init__(self, pairs: pl.DataFrame):
-        """Args: pairs: columns token (str) and row (int), unique pairs."""
-        ids = pairs.select("token").unique().sort("token").with_row_index("token_id")
-        coded = (pairs.join(ids, on="token").select(pl.col("token_id").cast(pl.UInt32), pl.col("row").cast(pl.Int32))
-                 .sort(["token_id", "row"]))
-        counts = np.bincount(coded.get_column("token_id").to_numpy(), minlength=ids.height)
+    def __init__(self, key_ids: pl.Series, ids: pl.Series, n_keys: int, keys: list[str] | None = None,
+                 dedupe: bool = True):
+        """Args:
+            key_ids, ids: equal-length integer series, one (key, id) pair per position.
+            n_keys: number of keys (key ids lie in 0..n_keys-1).
+            keys: text of each key number, for `get`; None when looked up by number only.
+            dedupe: drop repeated pairs.
+        """
+        code = (key_ids.cast(pl.UInt64) * (1 << 32) + ids.cast(pl.UInt64)).rename("code")
+        code = code.unique() if dedupe else code
+        code = code.sort().to_numpy()
+        self.ids = (code & 0xFFFFFFFF).astype(np.int32)
+        counts = np.bincount((code >> 32).astype(np.int64), minlength=n_keys)
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self.rows = coded.get_column("row").to_numpy()
-        self.positions = dict(zip(ids.get_column("token").to_list(), range(ids.height)))
+        self.positions = dict(zip(keys, range(len(keys)))) if keys is not None else {}
 
-    def get(self, token: str) -> np.ndarray:
-        """Sorted rows holding `token` (empty when none)."""
-        i = self.positions.get(token)
-        if i is None:
+    def of(self, number: int) -> np.ndarray:
+        """Sorted ids of key `number`."""
+        return self.ids[self.offsets[number]:self.offsets[number + 1]]
+
+    def get(self, key: str) -> np.ndarray:
+        """Sorted ids of text key `key` (empty when none)."""
+        i = self.positions.get(key)
+        return _EMPTY if i is None else self.of(i)
+
+    def union(self, numbers: list[int]) -> np.ndarray:
+        """Sorted distinct ids of any of the keys `numbers`."""
+        if not numbers:
             return _EMPTY
-        return self.rows[self.offsets[i]:self.offsets[i + 1]]
+        if len(numbers) == 1:
+            return self.of(numbers[0])
+        return np.unique(np.concatenate([self.of(n) for n in numbers]))
 
     def __len__(self) -> int:
-        return len(self.positions)
+        return len(self.offsets) - 1
 
 
 _EMPTY = np.zeros(0, dtype=np.int32)
 _SEP = "\x1f"  # joins an option's field and token into one postings key
+# Cheapest first: the verdict of all() does not depend on the order, only the work does.
+_CHECK_ORDER = {"numeric_range": 0, "entity_match": 1, "attribute_match": 2, "budget_match": 3,
+                "negative_attribute": 4, "review_opinion": 5}
 
 
-def _token_pairs(frame: pl.DataFrame, text: str) -> pl.DataFrame:
-    """(token, row) pairs of a frame with `row` and a padded normalised `text` column (distinct pairs)."""
+def _text_tokens(frame: pl.DataFrame, id_col: str, text: str) -> pl.DataFrame:
+    """(id, token) pairs of a frame with an id and a padded normalised `text` column (distinct pairs)."""
     tok = pl.col(text).str.strip_chars(" ").str.split(" ").alias("token")
-    return frame.select("row", tok).explode("token").filter(pl.col("token") != "").unique()
+    return frame.select(id_col, tok).explode("token").filter(pl.col("token") != "").unique()
+
+
+def _numbered(tokens: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Token numbers: (frame token, token_id), and the token of each number."""
+    ids = tokens.select("token").unique().sort("token").with_row_index("token_id")
+    return ids, ids.get_column("token").to_list()
 
 
 def _intersect(sets: list[np.ndarray]) -> np.ndarray:
-    """Intersection of sorted unique row arrays, smallest first."""
+    """Intersection of sorted unique id arrays, smallest first."""
     sets = sorted(sets, key=len)
     out = sets[0]
     for other in sets[1:]:
@@ -82,8 +108,9 @@ class CatalogIndex:
         products: row, parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
         options: row, opt_id — one row per distinct detail option of a product.
         option_vocab: opt_id, key (canonical), option_norm (padded) — each distinct option once.
-        reviews: row (the product's), text_norm (padded), when built with reviews.
-        title_postings / option_postings / review_postings: token -> rows (option keys are "<key>\\x1f<token>").
+        title_postings: title token -> rows. option_tokens: "<key>\\x1f<token>" -> opt_ids.
+        option_rows: opt_id -> rows.
+        reviews: row (the product's), text_norm (padded); normalised on first need (`review_texts`).
     """
 
     products: pl.DataFrame
@@ -91,26 +118,29 @@ class CatalogIndex:
     option_vocab: pl.DataFrame
     table: FieldTable
     source: pl.DataFrame = field(repr=False)  # the checker-ready columns, gathered by row on demand
-    reviews: pl.DataFrame | None = None
     review_rows: pl.DataFrame | None = field(default=None, repr=False)  # reviews sorted by product row
     review_offsets: np.ndarray | None = field(default=None, repr=False)
     title_postings: Postings | None = field(default=None, repr=False)
-    option_postings: Postings | None = field(default=None, repr=False)
-    review_postings: Postings | None = field(default=None, repr=False)
+    option_tokens: Postings | None = field(default=None, repr=False)
+    option_rows: Postings | None = field(default=None, repr=False)
+    option_norms: list[str] = field(default_factory=list, repr=False)
+    numeric: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _review_texts: pl.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
-        """Index a products.parquet frame. Normalises each distinct title, detail value and review text once.
+        """Index a products.parquet frame. Normalises each distinct title and detail value once.
 
-        Everything else is polars and numpy: no Python object per product, so a 3.7M-product
-        catalog costs the normalisation of its distinct texts plus a few seconds.
+        Everything else is polars and numpy on integer codes: no Python object per product, so
+        a big catalog costs the normalisation of its distinct texts plus some seconds per
+        million products (benchmarks/RESULTS.md).
 
         Args:
             products: frame with parent_asin, title, main_category, price, average_rating,
                 rating_number and details (list of {key, raw_key, value}).
             table: the field table (which fields split into options).
-            reviews: reviews.parquet frame, when review opinions are to be checked; each
-                distinct review title and text is normalised once.
+            reviews: reviews.parquet frame, when review opinions are to be checked (review texts
+                are normalised only if an answer set ever needs the vectorised review filter).
         """
         cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
         source = products.select(cols).rechunk()  # gathering rows from a many-chunk frame costs ~100x more
@@ -118,9 +148,9 @@ class CatalogIndex:
                                  pl.col("title").fill_null(""), "price", "average_rating", "rating_number")
         uniq_titles = titles.get_column("title").unique()
         title_map = pl.DataFrame({"title": uniq_titles,
-                                  "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]})
-        prods = titles.join(title_map, on="title", how="left", maintain_order="left").select(
-            "row", "parent_asin", "title_norm", "price", "average_rating", "rating_number")
+                                  "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]}
+                                 ).with_row_index("title_id")
+        prods = titles.join(title_map, on="title", how="left", maintain_order="left")
         known = [f.name for f in table.detail_fields()]
         details = (
             products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "details").explode("details")
@@ -135,31 +165,54 @@ class CatalogIndex:
                  .with_row_index("opt_id").with_columns(pl.col("opt_id").cast(pl.Int32)))
         opt_ids = opt_map.join(vocab, on=["key", "option_norm"]).select("key", "value", "opt_id")
         options = details.join(opt_ids, on=["key", "value"]).select("row", "opt_id").unique()
-        index = cls(products=prods, options=options, option_vocab=vocab, table=table, source=source)
-        index.title_postings = Postings(_token_pairs(prods, "title_norm"))
-        tok = (vocab.select("opt_id", "key", pl.col("option_norm").str.strip_chars(" ").str.split(" ").alias("t"))
-               .explode("t").filter(pl.col("t") != "")
-               .select("opt_id", (pl.col("key") + _SEP + pl.col("t")).alias("token")).unique())
-        index.option_postings = Postings(options.join(tok, on="opt_id").select("token", "row").unique())
+        index = cls(products=prods.select("row", "parent_asin", "title_norm", "price", "average_rating",
+                                          "rating_number"),
+                    options=options, option_vocab=vocab, table=table, source=source)
+
+        # Title token -> rows: tokens of each distinct title, numbered, spread to the rows holding that title.
+        title_tokens = _text_tokens(title_map, "title_id", "title_norm")
+        numbers, words = _numbered(title_tokens)
+        by_title = title_tokens.join(numbers, on="token").select("title_id", "token_id")
+        spread = prods.select("row", "title_id").join(by_title, on="title_id")
+        index.title_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words), words,
+                                        dedupe=False)  # a title's tokens are distinct, a row has one title
+        # Option token -> options (small: distinct options), and option -> rows.
+        opt_tokens = (_text_tokens(vocab, "opt_id", "option_norm")
+                      .join(vocab.select("opt_id", "key"), on="opt_id")
+                      .with_columns((pl.col("key") + _SEP + pl.col("token")).alias("token")))
+        numbers, words = _numbered(opt_tokens)
+        coded = opt_tokens.join(numbers, on="token")
+        index.option_tokens = Postings(coded.get_column("token_id"), coded.get_column("opt_id"), len(words), words)
+        index.option_rows = Postings(options.get_column("opt_id"), options.get_column("row"), vocab.height,
+                                     dedupe=False)  # options are distinct (row, opt_id) pairs
+        index.option_norms = vocab.get_column("option_norm").to_list()
+        index.numeric = {c: prods.get_column(c).cast(pl.Float64).fill_null(float("nan")).to_numpy()
+                         for c in ("price", "average_rating", "rating_number")}
         if reviews is not None:
-            index._index_reviews(reviews)
+            rev = (reviews.select("review_id", "parent_asin", "rating", "title", "text")
+                   .join(prods.select("parent_asin", "row"), on="parent_asin", how="inner", maintain_order="left"))
+            # Checkers get each product's reviews in file order (as reviews.parquet lists them).
+            index.review_rows = rev.with_row_index("_order").sort("row", "_order").drop("_order").rechunk()
+            counts = np.bincount(index.review_rows.get_column("row").to_numpy(), minlength=prods.height)
+            index.review_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return index
 
-    def _index_reviews(self, reviews: pl.DataFrame) -> None:
-        """Review texts (normalised once per distinct title+text), their postings and the rows checkers read."""
-        rows = self.products.select("parent_asin", "row")
-        rev = (reviews.select("review_id", "parent_asin", "rating", "title", "text")
-               .join(rows, on="parent_asin", how="inner", maintain_order="left"))
-        texts = rev.select("title", "text").unique()
-        texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r) for r in texts.iter_rows(named=True)],
-                                             dtype=pl.String))
-        normed = rev.join(texts, on=["title", "text"], how="left", maintain_order="left", nulls_equal=True)
-        self.reviews = normed.select("row", "text_norm")
-        self.review_postings = Postings(_token_pairs(self.reviews, "text_norm"))
-        # Checkers get each product's reviews in file order (as reviews.parquet lists them).
-        self.review_rows = rev.with_row_index("_order").sort("row", "_order").drop("_order").rechunk()
-        counts = np.bincount(self.review_rows.get_column("row").to_numpy(), minlength=self.products.height)
-        self.review_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    @property
+    def reviews(self) -> pl.DataFrame | None:
+        """row, text_norm of every review (None without reviews); normalised on first use, once per distinct text.
+
+        Only the vectorised review filter needs it (an answer set where no rubric narrows the
+        catalog); otherwise review rubrics are checked on the few narrowed products' reviews.
+        """
+        if self.review_rows is None:
+            return None
+        if self._review_texts is None:
+            texts = self.review_rows.select("title", "text").unique()
+            texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r)
+                                                               for r in texts.iter_rows(named=True)], dtype=pl.String))
+            self._review_texts = self.review_rows.join(texts, on=["title", "text"], how="left", maintain_order="left",
+                                                       nulls_equal=True).select("row", "text_norm")
+        return self._review_texts
 
     def rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
         """Checker-ready product dicts of the given rows (with "reviews" when the index has them)."""
@@ -175,39 +228,61 @@ class CatalogIndex:
         return out
 
     def _narrow(self, rubric: dict[str, Any]) -> np.ndarray | None:
-        """Sorted rows holding every token of the rubric's value where the rubric looks, or None (no narrowing)."""
+        """Sorted rows that can satisfy the rubric, or None (this rubric does not narrow).
+
+        entity_match: rows whose title holds every keyword (exactly the checker's rule).
+        attribute_match: rows with an option of the field containing the value's tokens
+        contiguously (the checker's phrase rule), found through the option vocabulary.
+        """
         if rubric["type"] == "attribute_match":
             key = rubric["field"].removeprefix("details.")
-            sets = [self.option_postings.get(key + _SEP + t) for t in tokens(rubric["expected_value"])]
-        elif rubric["type"] == "entity_match":
+            words = tokens(rubric["expected_value"])
+            if not words:
+                return None
+            needle = f" {' '.join(words)} "
+            candidates = _intersect([self.option_tokens.get(key + _SEP + t) for t in words])
+            return self.option_rows.union([o for o in candidates.tolist() if needle in self.option_norms[o]])
+        if rubric["type"] == "entity_match":
             sets = [self.title_postings.get(t) for t in keywords(rubric["expected_value"])]
-        elif rubric["type"] == "review_opinion" and self.review_postings is not None:
-            sets = [self.review_postings.get(t) for t in tokens(rubric["expected_value"])]
-        else:
-            return None
-        if not sets:
-            return None
-        return _intersect(sets)
+            return _intersect(sets) if sets else None
+        return None
+
+    def _within_bounds(self, rows: np.ndarray, rubrics: list[dict[str, Any]]) -> np.ndarray:
+        """`rows` less those a numeric_range rubric on a catalog column excludes (the checker's rule, in numpy)."""
+        for r in rubrics:
+            values = self.numeric.get(r["field"]) if r["type"] == "numeric_range" else None
+            if values is None or not len(rows):
+                continue
+            v, bound = values[rows], r["expected_value"]
+            keep = ~np.isnan(v)
+            if bound.get("min") is not None:
+                keep &= (v >= bound["min"]) if bound.get("min_inclusive", True) else (v > bound["min"])
+            if bound.get("max") is not None:
+                keep &= (v <= bound["max"]) if bound.get("max_inclusive", True) else (v < bound["max"])
+            rows = rows[keep]
+        return rows
 
     def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
 
-        When a rubric's value can narrow the catalog through the token postings (attributes,
-        product type, review opinions), the few products left are graded by the rubric checkers
-        themselves (validation.checkers.check); otherwise the vectorised polars filters run.
+        When a rubric's value can narrow the catalog through the postings (attributes, product
+        type), numeric bounds trim the rows left in numpy and the rest are graded by the rubric
+        checkers themselves (validation.checkers.check; review opinions on the products' own
+        reviews); otherwise the vectorised polars filters run.
         Both give the same set (tests compare them, and both with a brute-force checker loop).
 
         Raises:
             ValueError: a review_opinion rubric but no review index.
         """
-        if self.reviews is None and any(r["type"] == "review_opinion" for r in rubrics):
+        if self.review_rows is None and any(r["type"] == "review_opinion" for r in rubrics):
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
         found = [f for f in (self._narrow(r) for r in rubrics) if f is not None]
         if not found:
             return self.answer_set_vectorised(rubrics)
-        narrowed = _intersect(found)
+        narrowed = self._within_bounds(_intersect(found), rubrics)
+        ordered = sorted(rubrics, key=lambda r: _CHECK_ORDER.get(r["type"], len(_CHECK_ORDER)))
         return sorted(p["parent_asin"] for p in self.rows(narrowed)
-                      if all(check(r, p, self.table).satisfied for r in rubrics))
+                      if all(check(r, p, self.table).satisfied for r in ordered))
 
     def answer_set_vectorised(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
@@ -241,7 +316,7 @@ class CatalogIndex:
                 frame = (frame.join(self._rows_with_option(key, pl.lit(True)), on="row", how="semi")
                          .join(self._rows_with_option(key, hit), on="row", how="anti"))
             elif r["type"] == "review_opinion":
-                if self.reviews is None:
+                if self.review_rows is None:
                     raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
                 needle = f" {normalize(r['expected_value'])} "
                 hits = (self.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
