@@ -27,6 +27,16 @@ def rss_mb() -> tuple[float, float]:
     return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _timed(fn, name, phases):
+    def wrapper(*a, **kw):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **kw)
+        finally:
+            phases[name] = phases.get(name, 0.0) + time.perf_counter() - t
+    return wrapper
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("catalog", type=Path)
@@ -40,6 +50,12 @@ def main() -> None:
     from flows.settings import BuildConfig
     print(f"import: {time.perf_counter() - t_import:.1f} s; load {os.getloadavg()[0]:.2f}", flush=True)
 
+    import flows.build as fb
+
+    phases: dict[str, float] = {}
+    for name in ("load_snapshot", "load_reviews", "field_vocabulary", "eligibility_columns", "sample_split"):
+        setattr(fb, name, _timed(getattr(fb, name), name, phases))
+    fb.CatalogIndex.build = classmethod(_timed(fb.CatalogIndex.build.__func__, "CatalogIndex.build", phases))
     config = BuildConfig(catalog=str(args.catalog), candidates_per_intent=args.candidates, resume=False)
     prof = cProfile.Profile() if args.profile else None
     if prof:
@@ -49,6 +65,7 @@ def main() -> None:
     t_plan = time.perf_counter() - t0
     print(f"plan_build: {t_plan:.1f} s over {manifest['counts']['products']} products; rss now/peak "
           "%.0f/%.0f MB" % rss_mb(), flush=True)
+    print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()), flush=True)
     t0 = time.perf_counter()
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     results = []

@@ -467,3 +467,21 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
     create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,
                              description=f"Rejection report of {outcome.path}")
     return {"path": str(outcome.path), "manifest": outcome.manifest}
+
+
+@flow(name="build-split")
+def deployed_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None
+                   ) -> dict[str, Any]:
+    """Deployment entrypoint (`prefect deploy flows/build.py:deployed_build`): `build_flow` as a subflow on
+    the task runner `config.task_runner` names.
+
+    A deployment runs its flow with the runner fixed in the decorator; this parent flow lets a
+    deployment run's parameters choose threads or a Dask cluster like `ecombench build` does.
+
+    Returns:
+        What `build_flow` returns.
+
+    Raises:
+        ValueError: the Dask scheduler at config.dask_address is unreachable (the run fails with that line).
+    """
+    return run_build(config, split, version, root)

@@ -58,14 +58,6 @@ class Postings:
         i = self.positions.get(key)
         return _EMPTY if i is None else self.of(i)
 
-    def union(self, numbers: list[int]) -> np.ndarray:
-        """Sorted distinct ids of any of the keys `numbers`."""
-        if not numbers:
-            return _EMPTY
-        if len(numbers) == 1:
-            return self.of(numbers[0])
-        return np.unique(np.concatenate([self.of(n) for n in numbers]))
-
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
@@ -90,13 +82,14 @@ def _numbered(tokens: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
 
 
 def _intersect(sets: list[np.ndarray]) -> np.ndarray:
-    """Intersection of sorted unique id arrays, smallest first."""
+    """Intersection of sorted unique id arrays, smallest first (binary search of the small in the large)."""
     sets = sorted(sets, key=len)
     out = sets[0]
     for other in sets[1:]:
         if not len(out):
             break
-        out = np.intersect1d(out, other, assume_unique=True)
+        at = np.searchsorted(other, out)
+        out = out[(at < len(other)) & (other[np.minimum(at, len(other) - 1)] == out)]
     return out
 
 
@@ -108,9 +101,9 @@ class CatalogIndex:
         products: row, parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
         options: row, opt_id — one row per distinct detail option of a product.
         option_vocab: opt_id, key (canonical), option_norm (padded) — each distinct option once.
-        title_postings: title token -> rows. option_tokens: "<key>\\x1f<token>" -> opt_ids.
-        option_rows: opt_id -> rows.
-        reviews: row (the product's), text_norm (padded); normalised on first need (`review_texts`).
+        title_postings / option_postings / review_postings: token -> rows (option keys are
+            "<key>\\x1f<token>"), each built from the tokens of distinct texts.
+        reviews: row (the product's), text_norm (padded), when built with reviews.
     """
 
     products: pl.DataFrame
@@ -121,9 +114,8 @@ class CatalogIndex:
     review_rows: pl.DataFrame | None = field(default=None, repr=False)  # reviews sorted by product row
     review_offsets: np.ndarray | None = field(default=None, repr=False)
     title_postings: Postings | None = field(default=None, repr=False)
-    option_tokens: Postings | None = field(default=None, repr=False)
-    option_rows: Postings | None = field(default=None, repr=False)
-    option_norms: list[str] = field(default_factory=list, repr=False)
+    option_postings: Postings | None = field(default=None, repr=False)
+    review_postings: Postings | None = field(default=None, repr=False)
     numeric: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _review_texts: pl.DataFrame | None = field(default=None, repr=False)
 
@@ -139,8 +131,8 @@ class CatalogIndex:
             products: frame with parent_asin, title, main_category, price, average_rating,
                 rating_number and details (list of {key, raw_key, value}).
             table: the field table (which fields split into options).
-            reviews: reviews.parquet frame, when review opinions are to be checked (review texts
-                are normalised only if an answer set ever needs the vectorised review filter).
+            reviews: reviews.parquet frame, when review opinions are to be checked; each distinct
+                review title and text is normalised once.
         """
         cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
         source = products.select(cols).rechunk()  # gathering rows from a many-chunk frame costs ~100x more
@@ -176,16 +168,14 @@ class CatalogIndex:
         spread = prods.select("row", "title_id").join(by_title, on="title_id")
         index.title_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words), words,
                                         dedupe=False)  # a title's tokens are distinct, a row has one title
-        # Option token -> options (small: distinct options), and option -> rows.
+        # Option token ("<field>\x1f<token>") -> rows: tokens of each distinct option, spread to the rows holding it.
         opt_tokens = (_text_tokens(vocab, "opt_id", "option_norm")
                       .join(vocab.select("opt_id", "key"), on="opt_id")
-                      .with_columns((pl.col("key") + _SEP + pl.col("token")).alias("token")))
+                      .select("opt_id", (pl.col("key") + _SEP + pl.col("token")).alias("token")))
         numbers, words = _numbered(opt_tokens)
-        coded = opt_tokens.join(numbers, on="token")
-        index.option_tokens = Postings(coded.get_column("token_id"), coded.get_column("opt_id"), len(words), words)
-        index.option_rows = Postings(options.get_column("opt_id"), options.get_column("row"), vocab.height,
-                                     dedupe=False)  # options are distinct (row, opt_id) pairs
-        index.option_norms = vocab.get_column("option_norm").to_list()
+        by_option = opt_tokens.join(numbers, on="token").select("opt_id", "token_id")
+        spread = options.join(by_option, on="opt_id")
+        index.option_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words), words)
         index.numeric = {c: prods.get_column(c).cast(pl.Float64).fill_null(float("nan")).to_numpy()
                          for c in ("price", "average_rating", "rating_number")}
         if reviews is not None:
@@ -195,24 +185,26 @@ class CatalogIndex:
             index.review_rows = rev.with_row_index("_order").sort("row", "_order").drop("_order").rechunk()
             counts = np.bincount(index.review_rows.get_column("row").to_numpy(), minlength=prods.height)
             index.review_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            # Review token -> rows: each distinct review text normalised once, its tokens spread to the products.
+            texts = index.review_rows.select("title", "text").unique().with_row_index("text_id")
+            texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r) for r in
+                                                               texts.select("title", "text").iter_rows(named=True)],
+                                                 dtype=pl.String))
+            index._review_texts = (index.review_rows.join(texts, on=["title", "text"], how="left",
+                                                          maintain_order="left", nulls_equal=True)
+                                   .select("row", "text_id", "text_norm"))
+            text_tokens = _text_tokens(texts, "text_id", "text_norm")
+            numbers, words = _numbered(text_tokens)
+            by_text = text_tokens.join(numbers, on="token").select("text_id", "token_id")
+            spread = index._review_texts.select("row", "text_id").join(by_text, on="text_id")
+            index.review_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words),
+                                             words)
         return index
 
     @property
     def reviews(self) -> pl.DataFrame | None:
-        """row, text_norm of every review (None without reviews); normalised on first use, once per distinct text.
-
-        Only the vectorised review filter needs it (an answer set where no rubric narrows the
-        catalog); otherwise review rubrics are checked on the few narrowed products' reviews.
-        """
-        if self.review_rows is None:
-            return None
-        if self._review_texts is None:
-            texts = self.review_rows.select("title", "text").unique()
-            texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r)
-                                                               for r in texts.iter_rows(named=True)], dtype=pl.String))
-            self._review_texts = self.review_rows.join(texts, on=["title", "text"], how="left", maintain_order="left",
-                                                       nulls_equal=True).select("row", "text_norm")
-        return self._review_texts
+        """row, text_norm of every review (None when the index was built without reviews)."""
+        return None if self._review_texts is None else self._review_texts.select("row", "text_norm")
 
     def rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
         """Checker-ready product dicts of the given rows (with "reviews" when the index has them)."""
@@ -228,24 +220,21 @@ class CatalogIndex:
         return out
 
     def _narrow(self, rubric: dict[str, Any]) -> np.ndarray | None:
-        """Sorted rows that can satisfy the rubric, or None (this rubric does not narrow).
+        """Sorted rows holding every token of the rubric's value where the rubric looks, or None (no narrowing).
 
-        entity_match: rows whose title holds every keyword (exactly the checker's rule).
-        attribute_match: rows with an option of the field containing the value's tokens
-        contiguously (the checker's phrase rule), found through the option vocabulary.
+        A superset of the rows satisfying the rubric (the checkers decide on phrases); for
+        entity_match exactly the rows whose title holds every keyword.
         """
         if rubric["type"] == "attribute_match":
             key = rubric["field"].removeprefix("details.")
-            words = tokens(rubric["expected_value"])
-            if not words:
-                return None
-            needle = f" {' '.join(words)} "
-            candidates = _intersect([self.option_tokens.get(key + _SEP + t) for t in words])
-            return self.option_rows.union([o for o in candidates.tolist() if needle in self.option_norms[o]])
-        if rubric["type"] == "entity_match":
+            sets = [self.option_postings.get(key + _SEP + t) for t in tokens(rubric["expected_value"])]
+        elif rubric["type"] == "entity_match":
             sets = [self.title_postings.get(t) for t in keywords(rubric["expected_value"])]
-            return _intersect(sets) if sets else None
-        return None
+        elif rubric["type"] == "review_opinion" and self.review_postings is not None:
+            sets = [self.review_postings.get(t) for t in tokens(rubric["expected_value"])]
+        else:
+            return None
+        return _intersect(sets) if sets else None
 
     def _within_bounds(self, rows: np.ndarray, rubrics: list[dict[str, Any]]) -> np.ndarray:
         """`rows` less those a numeric_range rubric on a catalog column excludes (the checker's rule, in numpy)."""
@@ -265,10 +254,10 @@ class CatalogIndex:
     def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
 
-        When a rubric's value can narrow the catalog through the postings (attributes, product
-        type), numeric bounds trim the rows left in numpy and the rest are graded by the rubric
-        checkers themselves (validation.checkers.check; review opinions on the products' own
-        reviews); otherwise the vectorised polars filters run.
+        When a rubric's value can narrow the catalog through the token postings (attributes,
+        product type, review opinions), numeric bounds trim the rows left in numpy and the rest
+        are graded by the rubric checkers themselves (validation.checkers.check); otherwise the
+        vectorised polars filters run.
         Both give the same set (tests compare them, and both with a brute-force checker loop).
 
         Raises:
