@@ -31,7 +31,7 @@ from stages.cues import load_cues
 from stages.hashing import digest, sha256_hex
 from stages.llm import LLMClient, LLMSettings
 from stages.verbalise_llm import prompt_sha256
-from stages.features import field_vocabulary
+from stages.features import detail_rows, field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
@@ -102,6 +102,13 @@ def code_digest() -> str:
 
 def load_context(config: BuildConfig, artifacts: Path | None = None, with_index: bool = True
                  ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any]]:
+    """Everything candidates share, read from the snapshot at `config.catalog` (see `_load_context`)."""
+    ctx, products, catalog_manifest, _ = _load_context(config, artifacts, with_index)
+    return ctx, products, catalog_manifest
+
+
+def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index: bool = True
+                  ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], pl.DataFrame]:
     """Everything candidates share, read from the snapshot at `config.catalog`: tables, catalog index, vocabulary.
 
     The build's planning step and each worker process of a Dask cluster call this (a worker
@@ -113,7 +120,8 @@ def load_context(config: BuildConfig, artifacts: Path | None = None, with_index:
         with_index: build the answer-set index (the planning process of a Dask build does not need it).
 
     Returns:
-        (context without candidates' reviews, products frame, catalog manifest).
+        (context without candidates' reviews, products frame, catalog manifest, the products'
+        exploded field-table details `stages.features.detail_rows`).
 
     Raises:
         SnapshotError: the snapshot is missing or malformed.
@@ -128,15 +136,16 @@ def load_context(config: BuildConfig, artifacts: Path | None = None, with_index:
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
     reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
-    index = CatalogIndex.build(products, table, reviews) if with_index else None
+    details = detail_rows(products, table)
+    index = CatalogIndex.build(products, table, reviews, details=details) if with_index else None
     negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
-    vocabulary = field_vocabulary(products, table, negative_fields) if negative_fields else {}
+    vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
     cues = load_cues(table) if any(i.implicit for i in chosen) else {}
     fingerprint = catalog_manifest["fingerprint"]
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
                        vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts)
-    return ctx, products, catalog_manifest
+    return ctx, products, catalog_manifest, details
 
 
 def plan_build(config: BuildConfig, with_index: bool = True
@@ -157,10 +166,11 @@ def plan_build(config: BuildConfig, with_index: bool = True
         SnapshotError / ValueError: the snapshot is missing or malformed, or an intent is unknown.
         NoCandidates: no product is eligible for any intent.
     """
-    ctx, products, catalog_manifest = load_context(config, with_index=with_index)
+    ctx, products, catalog_manifest, details = _load_context(config, with_index=with_index)
     intents = ctx.intents
     chosen = [intents[n] for n in config.intents]
-    eligibility = eligibility_columns(products, ctx.table)
+    eligibility = eligibility_columns(products, ctx.table, details=details)
+    del details
     sampling: dict[str, Any] = {}
     for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
                                      config.categories).items():

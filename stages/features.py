@@ -345,8 +345,22 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     return [swaps.get(f.field, f) if f.kind == "detail" else f for f in features]
 
 
+def detail_rows(products: "pl.DataFrame", table: FieldTable) -> "pl.DataFrame":
+    """row (the product's position in `products`, Int32), key, value of every field-table detail of every product.
+
+    The one explosion of the nested `details` column a build makes: sampling eligibility, the
+    negative-value vocabulary and the answer-set index all read it (at 3.7M products each
+    exploding the column again cost tens of seconds and GBs).
+    """
+    import polars as pl
+
+    known = [f.name for f in table.detail_fields()]
+    return (products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "details").explode("details")
+            .drop_nulls("details").unnest("details").filter(pl.col("key").is_in(known)).select("row", "key", "value"))
+
+
 def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[str],
-                     top: int = 20) -> dict[str, dict[str, list[str]]]:
+                     top: int = 20, details: "pl.DataFrame | None" = None) -> dict[str, dict[str, list[str]]]:
     """The most frequent clean values of each field, per main_category.
 
     Args:
@@ -354,6 +368,7 @@ def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[s
         table: the field table.
         fields: canonical detail field names.
         top: values kept per field and category.
+        details: `detail_rows(products, table)` when the caller has it already.
 
     Returns:
         {main_category (or "(none)"): {field: [value, ...]}},
@@ -362,9 +377,12 @@ def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[s
     """
     import polars as pl
 
-    rows = (products.select("parent_asin", pl.col("main_category").fill_null("(none)"), "details")
-            .explode("details").drop_nulls("details").unnest("details")
-            .filter(pl.col("key").is_in(fields)).select("parent_asin", "main_category", "key", "value").unique())
+    if details is None:
+        details = detail_rows(products, table)
+    categories = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"),
+                                 pl.col("main_category").fill_null("(none)"))
+    rows = (details.filter(pl.col("key").is_in(fields)).join(categories, on="row")
+            .select(pl.col("row").alias("parent_asin"), "main_category", "key", "value").unique())
     # Clean each distinct (field, value) once in Python; counting and ranking are polars (no loop over products).
     options = []
     for key, value in rows.select("key", "value").unique().iter_rows():

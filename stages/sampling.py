@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from stages.features import detail_rows
 from stages.fields import FieldTable
 from stages.hashing import canonical_json, digest
 from stages.intents import IntentSpec
@@ -36,18 +37,23 @@ class SamplingResult:
         return max(0, self.requested - len(self.candidates))
 
 
-def eligibility_columns(products: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+def eligibility_columns(products: pl.DataFrame, table: FieldTable, details: pl.DataFrame | None = None) -> pl.DataFrame:
     """parent_asin, main_category, detail_field_count (distinct field-table detail keys with a value), numerics,
-    review_count."""
-    known = [f.name for f in table.detail_fields()]
+    review_count.
+
+    Args:
+        details: `stages.features.detail_rows(products, table)` when the caller has it already.
+    """
+    if details is None:
+        details = detail_rows(products, table)
     counts = (
-        products.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
-        .filter(pl.col("key").is_in(known) & (pl.col("value").str.strip_chars() != ""))
-        .group_by("parent_asin").agg(pl.col("key").n_unique().alias("detail_field_count"))
+        details.filter(pl.col("value").str.strip_chars() != "")
+        .group_by("row").agg(pl.col("key").n_unique().alias("detail_field_count"))
     )
     return (
-        products.select("parent_asin", "main_category", "average_rating", "rating_number", "price", "review_count")
-        .join(counts, on="parent_asin", how="left")
+        products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin", "main_category",
+                        "average_rating", "rating_number", "price", "review_count")
+        .join(counts, on="row", how="left", maintain_order="left").drop("row")
         .with_columns(pl.col("detail_field_count").fill_null(0), pl.col("main_category").fill_null(NO_CATEGORY))
     )
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from stages.features import split_options
+from stages.features import detail_rows, split_options
 from stages.fields import FieldTable
 from stages.reviews import normalized_review_text
 from stages.text import keywords, normalize, tokens
@@ -120,7 +120,8 @@ class CatalogIndex:
     _review_texts: pl.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
-    def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
+    def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None,
+              details: pl.DataFrame | None = None) -> CatalogIndex:
         """Index a products.parquet frame. Normalises each distinct title and detail value once.
 
         Everything else is polars and numpy on integer codes: no Python object per product, so
@@ -133,6 +134,7 @@ class CatalogIndex:
             table: the field table (which fields split into options).
             reviews: reviews.parquet frame, when review opinions are to be checked; each distinct
                 review title and text is normalised once.
+            details: `stages.features.detail_rows(products, table)` when the caller has it already.
         """
         cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
         source = products.select(cols).rechunk()  # gathering rows from a many-chunk frame costs ~100x more
@@ -143,11 +145,8 @@ class CatalogIndex:
                                   "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]}
                                  ).with_row_index("title_id")
         prods = titles.join(title_map, on="title", how="left", maintain_order="left")
-        known = [f.name for f in table.detail_fields()]
-        details = (
-            products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "details").explode("details")
-            .drop_nulls("details").unnest("details").filter(pl.col("key").is_in(known)).select("row", "key", "value")
-        )
+        if details is None:
+            details = detail_rows(products, table)
         pairs = details.select("key", "value").unique()
         rows = [(k, v, f" {normalize(opt)} ") for k, v in pairs.iter_rows()
                 for opt in split_options(table.fields[k], v or "")]
