@@ -209,10 +209,12 @@ class WorkerSpec:
 
     @classmethod
     def of(cls, ctx: BuildContext) -> WorkerSpec:
+        """The spec of a planned build's context (a few hundred bytes to pickle)."""
         return cls(config=ctx.config, config_hash=ctx.config_hash, artifacts=str(ctx.artifacts))
 
     @property
     def key(self) -> tuple[str, str]:
+        """(config hash, artifacts root): which cached context in a process serves this spec."""
         return self.config_hash, self.artifacts
 
 
@@ -221,6 +223,7 @@ _CONTEXTS_LOCK = threading.Lock()
 
 
 def _remember_context(spec: WorkerSpec, ctx: BuildContext) -> None:
+    """Keep `ctx` as this process's context for `spec` (the threads runner's batches then reuse it)."""
     with _CONTEXTS_LOCK:
         _CONTEXTS.clear()  # one build's context per process: a big index is not kept twice
         _CONTEXTS[spec.key] = ctx

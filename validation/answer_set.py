@@ -59,6 +59,7 @@ class Postings:
         return _EMPTY if i is None else self.of(i)
 
     def __len__(self) -> int:
+        """Number of keys."""
         return len(self.offsets) - 1
 
 
