@@ -26,7 +26,7 @@ SCRIPT = """
 import json, sys
 from flows.build import run_build
 from flows.settings import BuildConfig
-config = BuildConfig(catalog=sys.argv[1], candidates_per_intent=12, batch_size=6, resume=False)
+config = BuildConfig(catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
 out = {}
 for runner in ("threads", "dask"):
     result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner, root=sys.argv[2])
