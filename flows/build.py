@@ -7,6 +7,7 @@ batch fails the flow instead of silently dropping candidates (stack-notes pitfal
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -31,7 +32,7 @@ from stages.cues import load_cues
 from stages.hashing import digest, sha256_hex
 from stages.llm import LLMClient, LLMSettings
 from stages.verbalise_llm import prompt_sha256
-from stages.features import field_vocabulary
+from stages.features import detail_rows, field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
@@ -90,7 +91,7 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
 
 def _batch_marker(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> Path:
     key = digest(ctx.config_hash, code_digest(), intent, [p["parent_asin"] for p in products])
-    return ARTIFACTS / "cache" / "batches" / ctx.config_hash[:16] / f"{key}.json"
+    return ctx.artifacts / "cache" / "batches" / ctx.config_hash[:16] / f"{key}.json"
 
 
 @lru_cache(maxsize=1)
@@ -100,28 +101,77 @@ def code_digest() -> str:
     return sha256_hex(b"".join(p.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + p.read_bytes() for p in files))
 
 
-def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], dict[str, Any]]:
-    """Load the catalog, index it and sample every intent's candidates (stage 1).
+def load_context(config: BuildConfig, artifacts: Path | None = None, with_index: bool = True
+                 ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any]]:
+    """Everything candidates share, read from the snapshot at `config.catalog` (see `_load_context`)."""
+    ctx, products, catalog_manifest, _ = _load_context(config, artifacts, with_index)
+    return ctx, products, catalog_manifest
+
+
+def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index: bool = True
+                  ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], pl.DataFrame]:
+    """Everything candidates share, read from the snapshot at `config.catalog`: tables, catalog index, vocabulary.
+
+    The build's planning step and each worker process of a Dask cluster call this (a worker
+    once per process, through `worker_context`), so no context ever travels between processes.
+
+    Args:
+        config: the build configuration.
+        artifacts: root of caches (batch completion files, LLM replies); None is flows.settings' ARTIFACTS.
+        with_index: build the answer-set index (the planning process of a Dask build does not need it).
 
     Returns:
-        (context, products frame, sampling summary per intent, catalog manifest).
+        (context without candidates' reviews, products frame, catalog manifest, the products'
+        exploded field-table details `stages.features.detail_rows`).
 
     Raises:
-        FileNotFoundError / ValueError: the snapshot is missing or malformed, or an intent is unknown.
+        SnapshotError: the snapshot is missing or malformed.
+        ValueError: an intent is unknown, or an llm build lacks its server URL or model.
     """
     table = load_field_table()
     intents = load_intents()
     unknown = [i for i in config.intents if i not in intents]
     if unknown:
         raise ValueError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
+    artifacts = Path(artifacts or ARTIFACTS)
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
     reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
-    index = CatalogIndex.build(products, table, reviews)
+    details = detail_rows(products, table)
+    index = CatalogIndex.build(products, table, reviews, details=details) if with_index else None
     negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
-    vocabulary = field_vocabulary(products, table, negative_fields) if negative_fields else {}
+    vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
     cues = load_cues(table) if any(i.implicit for i in chosen) else {}
-    eligibility = eligibility_columns(products, table)
+    fingerprint = catalog_manifest["fingerprint"]
+    ctx = BuildContext(config=config, table=table, intents=intents, index=index,
+                       catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
+                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts)
+    return ctx, products, catalog_manifest, details
+
+
+def plan_build(config: BuildConfig, with_index: bool = True
+               ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], dict[str, Any]]:
+    """Load the catalog, index it and sample every intent's candidates (stage 1).
+
+    The context is also kept as this process's worker context (`worker_context`), so batches
+    run by the threads runner reuse it instead of loading the snapshot again.
+
+    Args:
+        config: the build configuration.
+        with_index: see `load_context`.
+
+    Returns:
+        (context, products frame, sampling summary per intent, catalog manifest).
+
+    Raises:
+        SnapshotError / ValueError: the snapshot is missing or malformed, or an intent is unknown.
+        NoCandidates: no product is eligible for any intent.
+    """
+    ctx, products, catalog_manifest, details = _load_context(config, with_index=with_index)
+    intents = ctx.intents
+    chosen = [intents[n] for n in config.intents]
+    eligibility = eligibility_columns(products, ctx.table, details=details)
+    del details
     sampling: dict[str, Any] = {}
     for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
                                      config.categories).items():
@@ -133,21 +183,75 @@ def plan_build(config: BuildConfig) -> tuple[BuildContext, pl.DataFrame, dict[st
         raise NoCandidates("no product of the catalog is eligible for any intent ("
                            + "; ".join(f"{n}: {s['rule']}" for n, s in sampling.items())
                            + (f"; categories {config.categories}" if config.categories else "") + ")")
-    fingerprint = catalog_manifest["fingerprint"]
     by_product: dict[str, list[dict[str, Any]]] | None = None
-    if reviews is not None:
+    if any(i.review_opinions for i in chosen):
         by_product = {}
         wanted = [a for s in sampling.values() for a in s["candidates"]]
-        for row in reviews.filter(pl.col("parent_asin").is_in(wanted)).sort("review_id").iter_rows(named=True):
+        for row in load_reviews(Path(config.catalog)).filter(pl.col("parent_asin").is_in(wanted)).sort(
+                "review_id").iter_rows(named=True):
             by_product.setdefault(row["parent_asin"], []).append(row)
-    ctx = BuildContext(config=config, table=table, intents=intents, index=index,
-                       catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
-                       vocabulary=vocabulary, reviews=by_product, cues=cues, llm=llm_client(config))
+    ctx = dataclasses.replace(ctx, reviews=by_product)
+    if with_index:
+        _remember_context(WorkerSpec.of(ctx), ctx)
     return ctx, products, sampling, catalog_manifest
 
 
-def llm_client(config: BuildConfig) -> LLMClient | None:
-    """The shared LLM client for an llm build (replies cached under artifacts/cache/llm), else None.
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a batch task carries instead of the build context: enough for a worker to load the context itself.
+
+    A context holds the catalog index (GBs for a big catalog) and maybe an LLM client (locks,
+    threads): it is never pickled. Each process builds it once (`worker_context`).
+    """
+
+    config: BuildConfig
+    config_hash: str
+    artifacts: str
+
+    @classmethod
+    def of(cls, ctx: BuildContext) -> WorkerSpec:
+        """The spec of a planned build's context (a few hundred bytes to pickle)."""
+        return cls(config=ctx.config, config_hash=ctx.config_hash, artifacts=str(ctx.artifacts))
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(config hash, artifacts root): which cached context in a process serves this spec."""
+        return self.config_hash, self.artifacts
+
+
+_CONTEXTS: dict[tuple[str, str], BuildContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def _remember_context(spec: WorkerSpec, ctx: BuildContext) -> None:
+    """Keep `ctx` as this process's context for `spec` (the threads runner's batches then reuse it)."""
+    with _CONTEXTS_LOCK:
+        _CONTEXTS.clear()  # one build's context per process: a big index is not kept twice
+        _CONTEXTS[spec.key] = ctx
+
+
+def worker_context(spec: WorkerSpec) -> BuildContext:
+    """This process's build context for `spec`: loaded from the snapshot on first use, then reused.
+
+    Raises:
+        SnapshotError: the snapshot at spec.config.catalog is unreadable from this process.
+        ValueError: the snapshot there is not the one the build was planned on (its config hash
+            differs), e.g. a worker on another machine sees another catalog at that path.
+    """
+    with _CONTEXTS_LOCK:
+        ctx = _CONTEXTS.get(spec.key)
+        if ctx is None:
+            ctx, _, _ = load_context(spec.config, Path(spec.artifacts))
+            if ctx.config_hash != spec.config_hash:
+                raise ValueError(f"catalog {spec.config.catalog}: the snapshot this worker reads differs from the one "
+                                 "the build was planned on (config hash mismatch); give every worker the same snapshot")
+            _CONTEXTS.clear()
+            _CONTEXTS[spec.key] = ctx
+        return ctx
+
+
+def llm_client(config: BuildConfig, artifacts: Path | None = None) -> LLMClient | None:
+    """The shared LLM client for an llm build (replies cached under <artifacts>/cache/llm), else None.
 
     Raises:
         ValueError: no server URL or model (one line, naming the option).
@@ -158,7 +262,7 @@ def llm_client(config: BuildConfig) -> LLMClient | None:
         base_url=config.llm_base_url, model=config.llm_model, temperature=config.llm_temperature,
         max_tokens=config.llm_max_tokens, seed=config.llm_seed, timeout=config.llm_timeout,
         max_retries=config.llm_max_retries, concurrency=config.llm_concurrency,
-        response_format=config.llm_response_format, cache_dir=str(ARTIFACTS / "cache" / "llm"))
+        response_format=config.llm_response_format, cache_dir=str(Path(artifacts or ARTIFACTS) / "cache" / "llm"))
     return LLMClient(settings)
 
 
@@ -256,20 +360,82 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
 
 from prefect import flow, task  # noqa: E402  (kept below the plain functions they orchestrate)
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
-from prefect.utilities.annotations import quote  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 
 @task(name="build-batch", cache_policy=NO_CACHE)
-def build_batch_task(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
-    """Prefect task: stages 2-7 for one batch of candidates."""
-    return run_batch(products, intent, ctx)
+def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSpec
+                     ) -> tuple[list[Any], int, dict[str, int]]:
+    """Prefect task: stages 2-7 for one batch of candidates, in whatever process the task runner chose.
+
+    Returns:
+        (results, this process's id, its LLM client's cumulative counters): the flow keeps the
+        largest counters per process, so LLM usage on Dask workers reaches the manifest.
+    """
+    ctx = worker_context(spec)
+    return run_batch(products, intent, ctx), os.getpid(), dict(ctx.llm.stats) if ctx.llm else {}
+
+
+def task_runner_for(config: BuildConfig) -> Any:
+    """The Prefect task runner `config.task_runner` names.
+
+    threads: Prefect's ThreadPoolTaskRunner (one process). dask: prefect-dask's DaskTaskRunner on
+    the scheduler at `config.dask_address`, else on a temporary LocalCluster of
+    `config.dask_workers` single-threaded worker processes.
+
+    Raises:
+        ValueError: one line naming the setting when the scheduler at dask_address cannot be reached.
+    """
+    if config.task_runner == "threads":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner()
+    from prefect_dask import DaskTaskRunner
+
+    if config.dask_address:
+        check_dask_address(config.dask_address)
+        return DaskTaskRunner(address=config.dask_address)
+    return DaskTaskRunner(cluster_kwargs={"n_workers": config.dask_workers, "threads_per_worker": 1,
+                                          "processes": True, "dashboard_address": None})
+
+
+def check_dask_address(address: str, timeout: float = 5.0) -> None:
+    """Raise ValueError (one line naming --dask-address) unless a TCP connection to the scheduler opens.
+
+    Dask itself would wait about 30 s and end in a long traceback; this says at once what is wrong.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname:
+        raise ValueError(f"--dask-address {address}: expected tcp://host:port (the address `dask scheduler` prints)")
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 8786), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ValueError(f"--dask-address {address}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
+
+
+def run_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
+              show_progress: bool = False) -> dict[str, Any]:
+    """`build_flow` on the task runner `config.task_runner` names (what the CLI calls).
+
+    Raises:
+        ValueError: the Dask scheduler at config.dask_address is unreachable.
+    """
+    runner = task_runner_for(config)
+    return build_flow.with_options(task_runner=runner)(config, split, version, root, show_progress)
 
 
 @flow(name="build")
 def build_flow(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
                show_progress: bool = False) -> dict[str, Any]:
     """Prefect flow: plan (stage 1), map batches over stages 2-7, publish the split version.
+
+    Batch tasks carry a `WorkerSpec`, never the context: each process that runs them (this one
+    for threads, each Dask worker) loads the context once. Results come back in submission
+    order, so any runner gives the same tasks.jsonl.
 
     Args:
         config: the build configuration.
@@ -284,20 +450,29 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
         version exists (nothing written).
     """
     try:
-        ctx, products, sampling, catalog_manifest = plan_build(config)
+        # Under Dask the workers hold the index; this process only samples and publishes.
+        ctx, products, sampling, catalog_manifest = plan_build(config, with_index=config.task_runner == "threads")
     except (SnapshotError, NoCandidates, ValueError) as exc:  # a user's input problem: one line, no traceback
         return {"error": str(exc)}
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
-    # quote(): Prefect would otherwise walk the whole context (catalog index, postings) looking for
-    # futures on every submission.
-    futures = [build_batch_task.submit(batch, intent, quote(ctx)) for intent, batch in batches]
+    spec = WorkerSpec.of(ctx)
+    futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
     results = []
+    usage: dict[int, Counter] = {}
     for done, fut in enumerate(futures, 1):
-        results.extend(fut.result())  # raises if the batch failed, failing the flow
+        batch_results, pid, llm_stats = fut.result()  # raises if the batch failed, failing the flow
+        results.extend(batch_results)
+        seen = usage.setdefault(pid, Counter())
+        for k, v in llm_stats.items():
+            seen[k] = max(seen[k], v)  # cumulative per process: the largest is the latest
         if show_progress:
             accepted = sum(r.task is not None for r in results)
             print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
+    if ctx.llm is not None and config.task_runner != "threads":
+        ctx.llm.stats.clear()
+        for counts in usage.values():
+            ctx.llm.stats.update(counts)
     try:
         outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
                            Path(root) if root else ARTIFACTS / "splits")
@@ -308,3 +483,21 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
     create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,
                              description=f"Rejection report of {outcome.path}")
     return {"path": str(outcome.path), "manifest": outcome.manifest}
+
+
+@flow(name="build-split")
+def deployed_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None
+                   ) -> dict[str, Any]:
+    """Deployment entrypoint (`prefect deploy flows/build.py:deployed_build`): `build_flow` as a subflow on
+    the task runner `config.task_runner` names.
+
+    A deployment runs its flow with the runner fixed in the decorator; this parent flow lets a
+    deployment run's parameters choose threads or a Dask cluster like `ecombench build` does.
+
+    Returns:
+        What `build_flow` returns.
+
+    Raises:
+        ValueError: the Dask scheduler at config.dask_address is unreachable (the run fails with that line).
+    """
+    return run_build(config, split, version, root)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from flows.settings import CODE_VERSION, BuildConfig
@@ -44,13 +45,14 @@ class BuildContext:
     config: BuildConfig
     table: FieldTable
     intents: dict[str, IntentSpec]
-    index: CatalogIndex
+    index: CatalogIndex | None  # None only in the planning process of a Dask build (workers hold it)
     catalog_fingerprint: str
     config_hash: str
     vocabulary: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
     cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     llm: LLMClient | None = None  # set when config.verbaliser == "llm"
+    artifacts: Path = Path("artifacts")  # root of the caches: batch completion files, LLM replies
 
 
 @dataclass

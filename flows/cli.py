@@ -115,6 +115,12 @@ def build(
     oracle_check: Annotated[Optional[bool], typer.Option("--oracle-check/--no-oracle-check", help="Reject tasks the "
                             "sandbox's oracle cannot solve (oracle_failed) and record oracle and null-agent accuracy "
                             "(default off).")] = None,
+    task_runner: Annotated[Optional[str], typer.Option(help="threads (one process, default) or dask (a Dask "
+                                                       "cluster: --dask-address, else a temporary local one).")] = None,
+    dask_address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, e.g. tcp://host:8786 "
+                                                        "(implies --task-runner dask).")] = None,
+    dask_workers: Annotated[Optional[int], typer.Option(help="dask without --dask-address: worker processes of "
+                                                        "the temporary local cluster (default 2).")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -144,7 +150,9 @@ def build(
     overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
                  "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
                  "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
-                 "llm_base_url": base_url, "oracle_check": oracle_check}
+                 "llm_base_url": base_url, "oracle_check": oracle_check,
+                 "task_runner": task_runner or ("dask" if dask_address else None),
+                 "dask_address": dask_address, "dask_workers": dask_workers}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     try:
         cfg = BuildConfig(**settings)
@@ -166,14 +174,14 @@ def build(
     if version and (splits_root / split / version).exists():
         _fail(f"split version {splits_root / split / version} already exists; choose another --version "
               "(nothing was written)")
-    from flows.build import build_flow
+    from flows.build import run_build
     from flows.publish import VersionExists
     from schemas import SchemaError
 
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
                f"{cfg.candidates_per_intent} candidates) ...", err=True)
     try:
-        result = build_flow(cfg, split, version, str(splits_root), show_progress=True)
+        result = run_build(cfg, split, version, str(splits_root), show_progress=True)
     except (SnapshotError, VersionExists, SchemaError, FileNotFoundError, ValueError) as exc:
         _fail(str(exc).splitlines()[0])
     if "error" in result:

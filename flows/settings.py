@@ -71,17 +71,25 @@ class BuildConfig(BaseModel):
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
     resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
                                                    "(artifacts/cache/batches); false recomputes everything.")
+    task_runner: str = Field(default="threads", pattern="^(threads|dask)$",
+                             description="How batches run: threads (one process, default) or dask (prefect-dask: "
+                                         "the cluster at dask_address, else a temporary local one).")
+    dask_address: str | None = Field(default=None, description="dask: scheduler address, e.g. tcp://host:8786 "
+                                                               "(`dask scheduler`); None starts a local cluster.")
+    dask_workers: int = Field(default=2, ge=1, le=256,
+                              description="dask without an address: worker processes of the temporary local cluster.")
 
     # Where and how fast things run, not what is built: left out of the config hash.
     RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",
-                                                   "llm_max_retries", "llm_concurrency"})
+                                                   "llm_max_retries", "llm_concurrency", "task_runner",
+                                                   "dask_address", "dask_workers"})
 
     def content(self) -> dict:
         """The fields that decide content: everything but where the catalog lies and runtime knobs.
 
         The catalog enters the hash through its fingerprint instead, so moving a snapshot does
-        not change the hash; batch size, server URL, timeouts and concurrency only change how
-        work is scheduled (an LLM reply is cached by model, messages and parameters).
+        not change the hash; batch size, server URL, timeouts, concurrency and the task runner
+        (threads or a Dask cluster) only change how and where work is scheduled (an LLM reply is cached by model, messages and parameters).
         """
         return self.model_dump(exclude=set(self.RUNTIME))
 

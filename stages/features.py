@@ -345,8 +345,22 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     return [swaps.get(f.field, f) if f.kind == "detail" else f for f in features]
 
 
+def detail_rows(products: "pl.DataFrame", table: FieldTable) -> "pl.DataFrame":
+    """row (the product's position in `products`, Int32), key, value of every field-table detail of every product.
+
+    The one explosion of the nested `details` column a build makes: sampling eligibility, the
+    negative-value vocabulary and the answer-set index all read it (at 3.7M products each
+    exploding the column again cost tens of seconds and GBs).
+    """
+    import polars as pl
+
+    known = [f.name for f in table.detail_fields()]
+    return (products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "details").explode("details")
+            .drop_nulls("details").unnest("details").filter(pl.col("key").is_in(known)).select("row", "key", "value"))
+
+
 def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[str],
-                     top: int = 20) -> dict[str, dict[str, list[str]]]:
+                     top: int = 20, details: "pl.DataFrame | None" = None) -> dict[str, dict[str, list[str]]]:
     """The most frequent clean values of each field, per main_category.
 
     Args:
@@ -354,6 +368,7 @@ def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[s
         table: the field table.
         fields: canonical detail field names.
         top: values kept per field and category.
+        details: `detail_rows(products, table)` when the caller has it already.
 
     Returns:
         {main_category (or "(none)"): {field: [value, ...]}},
@@ -362,28 +377,34 @@ def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[s
     """
     import polars as pl
 
-    rows = (products.select("parent_asin", pl.col("main_category").fill_null("(none)"), "details")
-            .explode("details").drop_nulls("details").unnest("details")
-            .filter(pl.col("key").is_in(fields)).select("parent_asin", "main_category", "key", "value").unique())
-    clean_options: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    if details is None:
+        details = detail_rows(products, table)
+    categories = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"),
+                                 pl.col("main_category").fill_null("(none)"))
+    rows = (details.filter(pl.col("key").is_in(fields)).join(categories, on="row")
+            .select(pl.col("row").alias("parent_asin"), "main_category", "key", "value").unique())
+    # Clean each distinct (field, value) once in Python; counting and ranking are polars (no loop over products).
+    options = []
     for key, value in rows.select("key", "value").unique().iter_rows():
         spec = table.fields[key]
-        opts = []
         for opt in split_options(spec, strip_markup(value)):
             clean, _ = clean_value(spec, opt, table)
             if clean:
-                opts.append((normalize(clean), clean))
-        clean_options[(key, value)] = opts
-    counts: dict[tuple[str, str], dict[str, set[str]]] = {}
-    spelled: dict[tuple[str, str, str], dict[str, int]] = {}
-    for asin, category, key, value in rows.iter_rows():
-        for norm, clean in clean_options[(key, value)]:
-            counts.setdefault((category, key), {}).setdefault(norm, set()).add(asin)
-            tally = spelled.setdefault((category, key, norm), {})
-            tally[clean] = tally.get(clean, 0) + 1
+                options.append((key, value, normalize(clean), clean))
+    opts = pl.DataFrame(options, schema={"key": pl.String, "value": pl.String, "norm": pl.String, "clean": pl.String},
+                        orient="row")
+    hits = rows.join(opts, on=["key", "value"])  # one row per (product, option): a value's repeated option counts twice
+    ranked = (hits.group_by("main_category", "key", "norm").agg(pl.col("parent_asin").n_unique().alias("n"))
+              .sort(["n", "norm"], descending=[True, False])
+              .group_by("main_category", "key", maintain_order=True).head(top)
+              .with_columns(pl.int_range(pl.len()).over("main_category", "key").alias("rank")))
+    # The most common spelling of each ranked value (ties: the larger string, as max() of (count, spelling) does).
+    spelled = (hits.group_by("main_category", "key", "norm", "clean").len()
+               .sort(["len", "clean"], descending=[True, True])
+               .group_by("main_category", "key", "norm", maintain_order=True).first())
+    best = (ranked.join(spelled.select("main_category", "key", "norm", "clean"), on=["main_category", "key", "norm"])
+            .sort("main_category", "key", "rank"))
     out: dict[str, dict[str, list[str]]] = {}
-    for (scope, key), by_norm in counts.items():
-        ranked = sorted(by_norm, key=lambda n: (-len(by_norm[n]), n))[:top]
-        out.setdefault(scope, {})[key] = [max(spelled[(scope, key, n)].items(), key=lambda kv: (kv[1], kv[0]))[0]
-                                          for n in ranked]
+    for scope, key, clean in best.select("main_category", "key", "clean").iter_rows():
+        out.setdefault(scope, {}).setdefault(key, []).append(clean)
     return out

@@ -9,12 +9,14 @@ and the same seed always yields the same candidates.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import polars as pl
 
+from stages.features import detail_rows
 from stages.fields import FieldTable
-from stages.hashing import digest
+from stages.hashing import canonical_json, digest
 from stages.intents import IntentSpec
 
 NO_CATEGORY = "(none)"
@@ -35,18 +37,23 @@ class SamplingResult:
         return max(0, self.requested - len(self.candidates))
 
 
-def eligibility_columns(products: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+def eligibility_columns(products: pl.DataFrame, table: FieldTable, details: pl.DataFrame | None = None) -> pl.DataFrame:
     """parent_asin, main_category, detail_field_count (distinct field-table detail keys with a value), numerics,
-    review_count."""
-    known = [f.name for f in table.detail_fields()]
+    review_count.
+
+    Args:
+        details: `stages.features.detail_rows(products, table)` when the caller has it already.
+    """
+    if details is None:
+        details = detail_rows(products, table)
     counts = (
-        products.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
-        .filter(pl.col("key").is_in(known) & (pl.col("value").str.strip_chars() != ""))
-        .group_by("parent_asin").agg(pl.col("key").n_unique().alias("detail_field_count"))
+        details.filter(pl.col("value").str.strip_chars() != "")
+        .group_by("row").agg(pl.col("key").n_unique().alias("detail_field_count"))
     )
     return (
-        products.select("parent_asin", "main_category", "average_rating", "rating_number", "price", "review_count")
-        .join(counts, on="parent_asin", how="left")
+        products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin", "main_category",
+                        "average_rating", "rating_number", "price", "review_count")
+        .join(counts, on="row", how="left", maintain_order="left").drop("row")
         .with_columns(pl.col("detail_field_count").fill_null(0), pl.col("main_category").fill_null(NO_CATEGORY))
     )
 
@@ -106,9 +113,8 @@ def sample_candidates(
     if categories:
         cond &= pl.col("main_category").is_in(categories)
     pool = eligibility.filter(cond & ~pl.col("parent_asin").is_in(sorted(exclude)))
-    ids = pool.get_column("parent_asin").to_list()
     ranked = pool.select("parent_asin", "main_category").with_columns(
-        pl.Series("key", [digest(seed, "sample", intent.name, a) for a in ids], dtype=pl.String)
+        rank_keys(seed, intent.name, pool.get_column("parent_asin"))
     ).sort("key").with_columns(pl.int_range(pl.len()).over("main_category").alias("round"))
     chosen = ranked.sort(["round", "main_category"]).head(n)
     return SamplingResult(
@@ -118,6 +124,26 @@ def sample_candidates(
         eligible=pool.height,
         by_category=dict(sorted(chosen.group_by("main_category").len().iter_rows())),
     )
+
+
+_NEEDS_ESCAPE = r'["\\\x00-\x1f]'  # characters canonical JSON escapes inside a string
+
+
+def rank_keys(seed: int, intent: str, ids: pl.Series) -> pl.Series:
+    """Sampling keys: `digest(seed, "sample", intent, id)` for every id, as a String series named "key".
+
+    The canonical JSON of each id's parts is assembled by polars and only sha256 runs per id
+    (about 8x faster than `digest`, which ranks millions of products per intent at 3.7M); ids
+    that JSON would escape go through `digest` itself, so every key is exactly `digest`'s.
+    """
+    prefix = canonical_json([seed, "sample", intent])[:-1] + ',"'
+    frame = pl.DataFrame({"id": ids}).with_columns(
+        (pl.lit(prefix) + pl.col("id") + pl.lit('"]')).cast(pl.Binary).alias("json"),
+        pl.col("id").str.contains(_NEEDS_ESCAPE).alias("escape"))
+    sha = hashlib.sha256
+    keys = [sha(j).hexdigest() if not esc else digest(seed, "sample", intent, i)
+            for i, j, esc in frame.iter_rows()]
+    return pl.Series("key", keys, dtype=pl.String)
 
 
 def sample_split(
@@ -136,8 +162,10 @@ def sample_split(
     Returns:
         {intent name: SamplingResult}, in the order of `intents`.
     """
-    ranked = {i.name: sample_candidates(eligibility, i, eligibility.height, seed, categories=categories)
-              for i in intents}
+    # An intent skips at most the n * (k - 1) products the other k - 1 intents take, so its first
+    # n * k ranked products always hold its picks: ranking deeper would change nothing.
+    depth = n * len(intents)
+    ranked = {i.name: sample_candidates(eligibility, i, depth, seed, categories=categories) for i in intents}
     taken: set[str] = set()
     chosen: dict[str, list[str]] = {i.name: [] for i in intents}
     cursor = {i.name: 0 for i in intents}
@@ -152,7 +180,9 @@ def sample_split(
                 continue
             chosen[name].append(order[cursor[name]])
             taken.add(order[cursor[name]])
-    category = dict(eligibility.select("parent_asin", "main_category").iter_rows())
+    picked = [a for ids in chosen.values() for a in ids]
+    category = dict(eligibility.filter(pl.col("parent_asin").is_in(picked))
+                    .select("parent_asin", "main_category").iter_rows())
     out = {}
     for name, ids in chosen.items():
         counts: dict[str, int] = {}

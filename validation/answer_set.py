@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import polars as pl
 
-from stages.features import split_options
+from stages.features import detail_rows, split_options
 from stages.fields import FieldTable
 from stages.reviews import normalized_review_text
 from stages.text import keywords, normalize, tokens
@@ -24,130 +25,253 @@ from validation.checkers import check, check_budget
 
 
 
+class Postings:
+    """Key number -> sorted int32 ids, stored as one flat array with offsets (CSR).
+
+    A few bytes per (key, id) pair instead of a Python set entry, so a 3.7M-product catalog's
+    postings fit in hundreds of MB. Built from integer codes with one polars sort; keys are
+    numbered 0..n_keys-1 (a `positions` dict maps text keys to their numbers when there are any).
+    """
+
+    def __init__(self, key_ids: pl.Series, ids: pl.Series, n_keys: int, keys: list[str] | None = None,
+                 dedupe: bool = True):
+        """Args:
+            key_ids, ids: equal-length integer series, one (key, id) pair per position.
+            n_keys: number of keys (key ids lie in 0..n_keys-1).
+            keys: text of each key number, for `get`; None when looked up by number only.
+            dedupe: drop repeated pairs.
+        """
+        code = (key_ids.cast(pl.UInt64) * (1 << 32) + ids.cast(pl.UInt64)).rename("code")
+        code = code.unique() if dedupe else code
+        code = code.sort().to_numpy()
+        self.ids = (code & 0xFFFFFFFF).astype(np.int32)
+        counts = np.bincount((code >> 32).astype(np.int64), minlength=n_keys)
+        self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.positions = dict(zip(keys, range(len(keys)))) if keys is not None else {}
+
+    def of(self, number: int) -> np.ndarray:
+        """Sorted ids of key `number`."""
+        return self.ids[self.offsets[number]:self.offsets[number + 1]]
+
+    def get(self, key: str) -> np.ndarray:
+        """Sorted ids of text key `key` (empty when none)."""
+        i = self.positions.get(key)
+        return _EMPTY if i is None else self.of(i)
+
+    def __len__(self) -> int:
+        """Number of keys."""
+        return len(self.offsets) - 1
+
+
+_EMPTY = np.zeros(0, dtype=np.int32)
+_SEP = "\x1f"  # joins an option's field and token into one postings key
+# Cheapest first: the verdict of all() does not depend on the order, only the work does.
+_CHECK_ORDER = {"numeric_range": 0, "entity_match": 1, "attribute_match": 2, "budget_match": 3,
+                "negative_attribute": 4, "review_opinion": 5}
+
+
+def _text_tokens(frame: pl.DataFrame, id_col: str, text: str) -> pl.DataFrame:
+    """(id, token) pairs of a frame with an id and a padded normalised `text` column (distinct pairs)."""
+    tok = pl.col(text).str.strip_chars(" ").str.split(" ").alias("token")
+    return frame.select(id_col, tok).explode("token").filter(pl.col("token") != "").unique()
+
+
+def _numbered(tokens: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Token numbers: (frame token, token_id), and the token of each number."""
+    ids = tokens.select("token").unique().sort("token").with_row_index("token_id")
+    return ids, ids.get_column("token").to_list()
+
+
+def _intersect(sets: list[np.ndarray]) -> np.ndarray:
+    """Intersection of sorted unique id arrays, smallest first (binary search of the small in the large)."""
+    sets = sorted(sets, key=len)
+    out = sets[0]
+    for other in sets[1:]:
+        if not len(out):
+            break
+        at = np.searchsorted(other, out)
+        out = out[(at < len(other)) & (other[np.minimum(at, len(other) - 1)] == out)]
+    return out
+
+
 @dataclass
 class CatalogIndex:
-    """Pre-normalised views of a catalog for answer sets.
+    """Pre-normalised views of a catalog for answer sets; products are addressed by row number.
 
     Attributes:
-        products: parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
-        options: parent_asin, key (canonical), option_norm (padded) — one row per detail option.
+        products: row, parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
+        options: row, opt_id — one row per distinct detail option of a product.
+        option_vocab: opt_id, key (canonical), option_norm (padded) — each distinct option once.
+        title_postings / option_postings / review_postings: token -> rows (option keys are
+            "<key>\\x1f<token>"), each built from the tokens of distinct texts.
+        reviews: row (the product's), text_norm (padded), when built with reviews.
     """
 
     products: pl.DataFrame
     options: pl.DataFrame
+    option_vocab: pl.DataFrame
     table: FieldTable
-    reviews: pl.DataFrame | None = None
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    option_postings: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, repr=False)
-    title_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
-    review_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    source: pl.DataFrame = field(repr=False)  # the checker-ready columns, gathered by row on demand
+    review_rows: pl.DataFrame | None = field(default=None, repr=False)  # reviews sorted by product row
+    review_offsets: np.ndarray | None = field(default=None, repr=False)
+    title_postings: Postings | None = field(default=None, repr=False)
+    option_postings: Postings | None = field(default=None, repr=False)
+    review_postings: Postings | None = field(default=None, repr=False)
+    numeric: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _review_texts: pl.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
-    def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
+    def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None,
+              details: pl.DataFrame | None = None) -> CatalogIndex:
         """Index a products.parquet frame. Normalises each distinct title and detail value once.
 
+        Everything else is polars and numpy on integer codes: no Python object per product, so
+        a big catalog costs the normalisation of its distinct texts plus some seconds per
+        million products (benchmarks/RESULTS.md).
+
         Args:
-            products: frame with parent_asin, title, price, average_rating, rating_number and
-                details (list of {key, raw_key, value}).
+            products: frame with parent_asin, title, main_category, price, average_rating,
+                rating_number and details (list of {key, raw_key, value}).
             table: the field table (which fields split into options).
-            reviews: reviews.parquet frame, when review opinions are to be checked; each
-                review's title and text are normalised once.
+            reviews: reviews.parquet frame, when review opinions are to be checked; each distinct
+                review title and text is normalised once.
+            details: `stages.features.detail_rows(products, table)` when the caller has it already.
         """
-        titles = products.select("parent_asin", "title", "price", "average_rating", "rating_number")
-        uniq_titles = titles.get_column("title").fill_null("").unique()
+        cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
+        source = products.select(cols).rechunk()  # gathers need one chunk; no copy when load_snapshot made one
+        titles = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin",
+                                 pl.col("title").fill_null(""), "price", "average_rating", "rating_number")
+        uniq_titles = titles.get_column("title").unique()
         title_map = pl.DataFrame({"title": uniq_titles,
-                                  "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]})
-        prods = titles.with_columns(pl.col("title").fill_null("")).join(title_map, on="title", how="left")
-        known = [f.name for f in table.detail_fields()]
-        details = (
-            products.select("parent_asin", "details").explode("details").drop_nulls("details")
-            .unnest("details").filter(pl.col("key").is_in(known)).select("parent_asin", "key", "value")
-        )
+                                  "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]}
+                                 ).with_row_index("title_id")
+        prods = titles.join(title_map, on="title", how="left", maintain_order="left")
+        if details is None:
+            details = detail_rows(products, table)
         pairs = details.select("key", "value").unique()
         rows = [(k, v, f" {normalize(opt)} ") for k, v in pairs.iter_rows()
                 for opt in split_options(table.fields[k], v or "")]
         opt_map = pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String},
                                orient="row")
-        options = details.join(opt_map, on=["key", "value"], how="inner").select("parent_asin", "key", "option_norm")
-        review_index = None
+        vocab = (opt_map.select("key", "option_norm").unique().sort("key", "option_norm")
+                 .with_row_index("opt_id").with_columns(pl.col("opt_id").cast(pl.Int32)))
+        opt_ids = opt_map.join(vocab, on=["key", "option_norm"]).select("key", "value", "opt_id")
+        options = details.join(opt_ids, on=["key", "value"]).select("row", "opt_id").unique()
+        index = cls(products=prods.select("row", "parent_asin", "title_norm", "price", "average_rating",
+                                          "rating_number"),
+                    options=options, option_vocab=vocab, table=table, source=source)
+
+        # Title token -> rows: tokens of each distinct title, numbered, spread to the rows holding that title.
+        title_tokens = _text_tokens(title_map, "title_id", "title_norm")
+        numbers, words = _numbered(title_tokens)
+        by_title = title_tokens.join(numbers, on="token").select("title_id", "token_id")
+        spread = prods.select("row", "title_id").join(by_title, on="title_id")
+        index.title_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words), words,
+                                        dedupe=False)  # a title's tokens are distinct, a row has one title
+        # Option token ("<field>\x1f<token>") -> rows: tokens of each distinct option, spread to the rows holding it.
+        opt_tokens = (_text_tokens(vocab, "opt_id", "option_norm")
+                      .join(vocab.select("opt_id", "key"), on="opt_id")
+                      .select("opt_id", (pl.col("key") + _SEP + pl.col("token")).alias("token")))
+        numbers, words = _numbered(opt_tokens)
+        by_option = opt_tokens.join(numbers, on="token").select("opt_id", "token_id")
+        spread = options.join(by_option, on="opt_id")
+        index.option_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words), words)
+        index.numeric = {c: prods.get_column(c).cast(pl.Float64).fill_null(float("nan")).to_numpy()
+                         for c in ("price", "average_rating", "rating_number")}
         if reviews is not None:
-            review_index = pl.DataFrame({
-                "parent_asin": reviews.get_column("parent_asin"),
-                "text_norm": [normalized_review_text(r) for r in reviews.select("title", "text").iter_rows(named=True)],
-            }, schema={"parent_asin": pl.String, "text_norm": pl.String})
-        index = cls(products=prods.select("parent_asin", "title_norm", "price", "average_rating", "rating_number"),
-                    options=options, table=table, reviews=review_index)
-        index._build_postings(products, reviews)
+            rev = (reviews.select("review_id", "parent_asin", "rating", "title", "text")
+                   .join(prods.select("parent_asin", "row"), on="parent_asin", how="inner", maintain_order="left"))
+            # Checkers get each product's reviews in file order (as reviews.parquet lists them).
+            index.review_rows = rev.with_row_index("_order").sort("row", "_order").drop("_order").rechunk()
+            counts = np.bincount(index.review_rows.get_column("row").to_numpy(), minlength=prods.height)
+            index.review_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            # Review token -> rows: each distinct review text normalised once, its tokens spread to the products.
+            texts = index.review_rows.select("title", "text").unique().with_row_index("text_id")
+            texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r) for r in
+                                                               texts.select("title", "text").iter_rows(named=True)],
+                                                 dtype=pl.String))
+            index._review_texts = (index.review_rows.join(texts, on=["title", "text"], how="left",
+                                                          maintain_order="left", nulls_equal=True)
+                                   .select("row", "text_id", "text_norm"))
+            text_tokens = _text_tokens(texts, "text_id", "text_norm")
+            numbers, words = _numbered(text_tokens)
+            by_text = text_tokens.join(numbers, on="token").select("text_id", "token_id")
+            spread = index._review_texts.select("row", "text_id").join(by_text, on="text_id")
+            index.review_postings = Postings(spread.get_column("token_id"), spread.get_column("row"), len(words),
+                                             words)
         return index
 
-    def _build_postings(self, products: pl.DataFrame, reviews: pl.DataFrame | None) -> None:
-        """Token -> products postings (titles, detail options per field, reviews) and a checker-ready row per product.
+    @property
+    def reviews(self) -> pl.DataFrame | None:
+        """row, text_norm of every review (None when the index was built without reviews)."""
+        return None if self._review_texts is None else self._review_texts.select("row", "text_norm")
 
-        Postings only narrow the catalog to the products that hold every token of a value; the
-        answer set is then decided by the rubric checkers themselves on those few rows, so it
-        can never disagree with them.
+    def rows(self, rows: np.ndarray) -> list[dict[str, Any]]:
+        """Checker-ready product dicts of the given rows (with "reviews" when the index has them)."""
+        out = self.source[rows].to_dicts()
+        if self.review_rows is not None:
+            lo, hi = self.review_offsets[rows], self.review_offsets[rows + 1]
+            picked = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(rows) else _EMPTY
+            reviews = self.review_rows[picked].select("review_id", "parent_asin", "rating", "title", "text").to_dicts()
+            start = 0
+            for product, n in zip(out, (hi - lo).tolist()):
+                product["reviews"] = reviews[start:start + n]
+                start += n
+        return out
+
+    def _narrow(self, rubric: dict[str, Any]) -> np.ndarray | None:
+        """Sorted rows holding every token of the rubric's value where the rubric looks, or None (no narrowing).
+
+        A superset of the rows satisfying the rubric (the checkers decide on phrases); for
+        entity_match exactly the rows whose title holds every keyword.
         """
-        cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
-        self.rows = {r["parent_asin"]: r for r in products.select(cols).to_dicts()}
-        title_post: dict[str, set[str]] = {}
-        for asin, norm in self.products.select("parent_asin", "title_norm").iter_rows():
-            for tok in set(norm.split()):
-                title_post.setdefault(tok, set()).add(asin)
-        option_post: dict[tuple[str, str], set[str]] = {}
-        for asin, key, norm in self.options.iter_rows():
-            for tok in set(norm.split()):
-                option_post.setdefault((key, tok), set()).add(asin)
-        review_post: dict[str, set[str]] = {}
-        if reviews is not None:
-            for row in self.rows.values():
-                row["reviews"] = []
-            for r in reviews.select("review_id", "parent_asin", "rating", "title", "text").to_dicts():
-                if r["parent_asin"] in self.rows:
-                    self.rows[r["parent_asin"]]["reviews"].append(r)
-            for asin, norm in self.reviews.iter_rows():
-                for tok in set(norm.split()):
-                    review_post.setdefault(tok, set()).add(asin)
-        self.title_postings = {k: frozenset(v) for k, v in title_post.items()}
-        self.option_postings = {k: frozenset(v) for k, v in option_post.items()}
-        self.review_postings = {k: frozenset(v) for k, v in review_post.items()}
-
-    def _narrow(self, rubric: dict[str, Any]) -> frozenset[str] | None:
-        """Products holding every token of the rubric's value where the rubric looks, or None (no narrowing)."""
         if rubric["type"] == "attribute_match":
             key = rubric["field"].removeprefix("details.")
-            words = tokens(rubric["expected_value"])
-            sets = [self.option_postings.get((key, t), frozenset()) for t in words]
+            sets = [self.option_postings.get(key + _SEP + t) for t in tokens(rubric["expected_value"])]
         elif rubric["type"] == "entity_match":
-            sets = [self.title_postings.get(t, frozenset()) for t in keywords(rubric["expected_value"])]
-        elif rubric["type"] == "review_opinion" and self.reviews is not None:
-            sets = [self.review_postings.get(t, frozenset()) for t in tokens(rubric["expected_value"])]
+            sets = [self.title_postings.get(t) for t in keywords(rubric["expected_value"])]
+        elif rubric["type"] == "review_opinion" and self.review_postings is not None:
+            sets = [self.review_postings.get(t) for t in tokens(rubric["expected_value"])]
         else:
             return None
-        if not sets:
-            return None
-        return frozenset.intersection(*sorted(sets, key=len))
+        return _intersect(sets) if sets else None
+
+    def _within_bounds(self, rows: np.ndarray, rubrics: list[dict[str, Any]]) -> np.ndarray:
+        """`rows` less those a numeric_range rubric on a catalog column excludes (the checker's rule, in numpy)."""
+        for r in rubrics:
+            values = self.numeric.get(r["field"]) if r["type"] == "numeric_range" else None
+            if values is None or not len(rows):
+                continue
+            v, bound = values[rows], r["expected_value"]
+            keep = ~np.isnan(v)
+            if bound.get("min") is not None:
+                keep &= (v >= bound["min"]) if bound.get("min_inclusive", True) else (v > bound["min"])
+            if bound.get("max") is not None:
+                keep &= (v <= bound["max"]) if bound.get("max_inclusive", True) else (v < bound["max"])
+            rows = rows[keep]
+        return rows
 
     def answer_set(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
 
         When a rubric's value can narrow the catalog through the token postings (attributes,
-        product type, review opinions), the few products left are graded by the rubric checkers
-        themselves (validation.checkers.check); otherwise the vectorised polars filters run.
+        product type, review opinions), numeric bounds trim the rows left in numpy and the rest
+        are graded by the rubric checkers themselves (validation.checkers.check); otherwise the
+        vectorised polars filters run.
         Both give the same set (tests compare them, and both with a brute-force checker loop).
 
         Raises:
             ValueError: a review_opinion rubric but no review index.
         """
-        if self.reviews is None and any(r["type"] == "review_opinion" for r in rubrics):
+        if self.review_rows is None and any(r["type"] == "review_opinion" for r in rubrics):
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-        narrowed = None
-        for r in rubrics:
-            found = self._narrow(r)
-            if found is not None:
-                narrowed = found if narrowed is None else narrowed & found
-        if narrowed is None:
+        found = [f for f in (self._narrow(r) for r in rubrics) if f is not None]
+        if not found:
             return self.answer_set_vectorised(rubrics)
-        return sorted(a for a in narrowed if all(check(r, self.rows[a], self.table).satisfied for r in rubrics))
+        narrowed = self._within_bounds(_intersect(found), rubrics)
+        ordered = sorted(rubrics, key=lambda r: _CHECK_ORDER.get(r["type"], len(_CHECK_ORDER)))
+        return sorted(p["parent_asin"] for p in self.rows(narrowed)
+                      if all(check(r, p, self.table).satisfied for r in ordered))
 
     def answer_set_vectorised(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
@@ -170,26 +294,23 @@ class CatalogIndex:
             elif r["type"] == "attribute_match":
                 key = r["field"].removeprefix("details.")
                 needle = f" {normalize(r['expected_value'])} "
-                hits = (self.options.lazy()
-                        .filter((pl.col("key") == key) & pl.col("option_norm").str.contains(needle, literal=True))
-                        .select("parent_asin").unique())
-                frame = frame.join(hits, on="parent_asin", how="semi")
+                frame = frame.join(self._rows_with_option(key, pl.col("option_norm").str.contains(needle, literal=True)),
+                                   on="row", how="semi")
             elif r["type"] == "negative_attribute":
                 key = r["field"].removeprefix("details.")
-                has_field = self.options.lazy().filter(pl.col("key") == key).select("parent_asin").unique()
                 needles = [f" {normalize(s)} " for v in r["expected_value"] for s in self.table.spellings(v)]
                 hit = pl.lit(False)
                 for needle in needles:
                     hit = hit | pl.col("option_norm").str.contains(needle, literal=True)
-                excluded = (self.options.lazy().filter((pl.col("key") == key) & hit).select("parent_asin").unique())
-                frame = frame.join(has_field, on="parent_asin", how="semi").join(excluded, on="parent_asin", how="anti")
+                frame = (frame.join(self._rows_with_option(key, pl.lit(True)), on="row", how="semi")
+                         .join(self._rows_with_option(key, hit), on="row", how="anti"))
             elif r["type"] == "review_opinion":
-                if self.reviews is None:
+                if self.review_rows is None:
                     raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
                 needle = f" {normalize(r['expected_value'])} "
                 hits = (self.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
-                        .select("parent_asin").unique())
-                frame = frame.join(hits, on="parent_asin", how="semi")
+                        .select("row").unique())
+                frame = frame.join(hits, on="row", how="semi")
             elif r["type"] == "budget_match":
                 budgets.append(r)
         left = frame.select("parent_asin", "price").collect()
@@ -198,6 +319,12 @@ class CatalogIndex:
             if all(check_budget(r, {"price": price}, self.table).satisfied for r in budgets):
                 ids.append(asin)
         return sorted(ids)
+
+
+    def _rows_with_option(self, key: str, condition: pl.Expr) -> pl.LazyFrame:
+        """Rows having an option of field `key` that meets `condition` (over option_norm)."""
+        ids = self.option_vocab.lazy().filter((pl.col("key") == key) & condition).select("opt_id")
+        return self.options.lazy().join(ids, on="opt_id", how="semi").select("row").unique()
 
 
 def _bound_expr(col: pl.Expr, bound: dict[str, Any]) -> pl.Expr:
