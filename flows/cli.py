@@ -108,6 +108,10 @@ def build(
     model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
     base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
                                                     "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
+    llm_part: Annotated[Optional[list[str]], typer.Option("--llm-part", help="llm: a part the model writes (query, "
+                                                          "persona, slots, opinions); repeatable. Default: all.")] = None,
+    judge: Annotated[Optional[bool], typer.Option("--judge/--no-judge", help="Stage 7 also asks an LLM judge "
+                                                  "(needs --model and --base-url; default off).")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -137,7 +141,7 @@ def build(
     overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
                  "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
                  "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
-                 "llm_base_url": base_url}
+                 "llm_base_url": base_url, "llm_parts": llm_part, "judge": judge}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     try:
         cfg = BuildConfig(**settings)

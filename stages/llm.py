@@ -120,18 +120,19 @@ class LLMClient:
             if purpose:
                 self.stats.update({f"{purpose}.{k}": v for k, v in counts.items()})
 
+    USAGE_KEYS = ("calls", "cache_hits", "requests", "retries", "repairs", "prompt_tokens", "completion_tokens")
+
     def usage(self) -> dict[str, Any]:
-        """Totals (calls, cache_hits, retries, repairs, prompt/completion tokens) and `by_part`: the same
-        counters per purpose (query, persona, slots, opinions, judge), for the manifest."""
+        """Totals of USAGE_KEYS (zeros included) and `by_part`: the same counters per purpose that made a
+        request (query, persona, slots, opinions, judge), for the manifest."""
         with self._lock:
             stats = dict(self.stats)
-        totals = {k: v for k, v in stats.items() if "." not in k}
         by_part: dict[str, dict[str, int]] = {}
-        for k, v in stats.items():
+        for k in stats:
             if "." in k:
-                part, name = k.split(".", 1)
-                by_part.setdefault(part, {})[name] = v
-        return dict(sorted(totals.items())) | {"by_part": {p: dict(sorted(c.items())) for p, c in sorted(by_part.items())}}
+                by_part.setdefault(k.split(".", 1)[0], {})
+        return ({k: stats.get(k, 0) for k in self.USAGE_KEYS}
+                | {"by_part": {p: {k: stats.get(f"{p}.{k}", 0) for k in self.USAGE_KEYS} for p in sorted(by_part)}})
 
     def _cache_path(self, key: str) -> Path | None:
         if not self.settings.cache_dir:

@@ -97,6 +97,12 @@ def good_verdict(prompt: str) -> dict[str, Any]:
             "rubric_results": [{"rubric_id": r["id"], "supported": True, "reason": "stated"} for r in task["rubrics"]]}
 
 
+def whole_reply(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Mark a query behaviour that edits the whole good reply (query and query_surfaces), not only the query text."""
+    fn.whole_reply = True
+    return fn
+
+
 GOOD = {"persona": good_persona, "slots": good_slots, "opinions": good_opinions, "judge": good_verdict}
 SCHEMA_PART = {"query_plan": "query", "persona_background": "persona", "clarification_slots": "slots",
                "review_opinions": "opinions", "judge_verdict": "judge", "QueryPlan": "query",
@@ -180,7 +186,7 @@ class ScriptedLLM:
             content = json.dumps({"query": good_query(prompt)} if part == "query" else {"unexpected": True})
         elif behaviour == "refusal":
             content, refusal = None, "I can't help with that."
-        elif callable(behaviour) and part == "query":
+        elif callable(behaviour) and part == "query" and not getattr(behaviour, "whole_reply", False):
             edited = behaviour(good["user_query"])
             content = json.dumps(edited if isinstance(edited, dict) else good | {"user_query": edited})
         elif callable(behaviour):
