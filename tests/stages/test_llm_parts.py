@@ -357,3 +357,30 @@ def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(
             "judge_verdict.schema.json"} <= set(m1["verbaliser"]["prompt_sha256"])
     assert m2["verbaliser"]["usage"]["calls"] == 0 and m2["verbaliser"]["usage"]["cache_hits"] > 0
     assert (first.path / "tasks.jsonl").read_bytes() == (second.path / "tasks.jsonl").read_bytes()
+
+
+# ---- settings --------------------------------------------------------------------------------------
+
+
+def test_an_unknown_llm_part_is_one_error_line_naming_the_setting(sample_catalog, tmp_path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["build", "--catalog", str(sample_catalog.path), "--verbaliser", "llm",
+                                      "--llm-part", "query", "--llm-part", "summary", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    last = [line for line in result.output.splitlines() if line.strip()][-1]
+    assert last.startswith("error: build setting llm_parts") and "'summary'" in last
+
+
+def test_parts_and_judge_decide_content_so_they_enter_the_config_hash():
+    from flows.settings import BuildConfig
+
+    base = BuildConfig(catalog="c", verbaliser="llm", llm_model="m")
+    hashes = {base.config_hash("f"), base.model_copy(update={"judge": True}).config_hash("f"),
+              BuildConfig(catalog="c", verbaliser="llm", llm_model="m", llm_parts=["query"]).config_hash("f")}
+    assert len(hashes) == 3
+    assert BuildConfig(catalog="c", llm_parts=["slots", "query"]).llm_parts == ["query", "slots"]
+    assert base.llm_writes() == {"query", "persona", "slots", "opinions"}
+    assert BuildConfig(catalog="c", llm_parts=["query"]).llm_writes() == frozenset()  # template verbaliser
