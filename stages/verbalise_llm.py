@@ -24,7 +24,7 @@ from stages.hashing import sha256_hex
 from stages.llm import LLMClient
 from stages.rubrics import bound_phrase
 from stages.text import contains_phrase
-from stages.verbalise import DEFAULT_RESPONSE, negative_phrase, noise_whitelist, persona_entry, requirement_phrase
+from stages.verbalise import DEFAULT_RESPONSE, negative_phrase, persona_entry, persona_vocab, requirement_phrase
 from stages.vouchers import describe_budget
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -140,12 +140,23 @@ def write_query_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: Fie
 
 def noise_options(rubrics: list[dict[str, Any]]) -> dict[str, list[str]]:
     """The whitelisted options of each noise field, minus any that repeat a rubric value (token-aware, as
-    stages.verbalise.write_persona skips them), in the vocabulary's sorted order."""
+    stages.verbalise.write_persona skips them). Household and occupation are listed per age range
+    ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6 checks."""
     values = [v for r in rubrics for v in value_forms(r["expected_value"], r["field"])]
-    allowed = noise_whitelist()
-    return {path: sorted(o for o in allowed[path]
-                         if not any(contains_phrase(o, v) or contains_phrase(v, o) for v in values))
-            for path in NOISE_FIELDS}
+    vocab = persona_vocab()
+
+    def keep(options: list[str]) -> list[str]:
+        return [o for o in options if not any(contains_phrase(o, v) or contains_phrase(v, o) for v in values)]
+
+    out: dict[str, list[str]] = {}
+    for path in NOISE_FIELDS:
+        group, name = path.split(".")
+        if name in ("household", "occupation"):
+            for age, lists in vocab["by_age"].items():
+                out[f"{path} for {age}"] = keep(lists[name])
+        else:
+            out[path] = keep(vocab[group][name])
+    return out
 
 
 def write_persona_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: FieldTable,

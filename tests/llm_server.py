@@ -47,14 +47,18 @@ def good_surfaces(prompt: str) -> list[dict[str, str]]:
 
 
 def good_persona(prompt: str) -> dict[str, Any]:
-    """The first listed option of each field (the first two hobbies)."""
+    """The first listed option of each field (the first two hobbies); household and occupation from the lines
+    of the chosen age range."""
     real = prompt.split("Now the real one.", 1)[1]
     reply: dict[str, Any] = {}
+    age = None
     for line in real.splitlines():
-        m = re.match(r"- (\w+)\.(\w+): (.*)", line)
-        if m:
-            options = m.group(3).split(" | ")
-            reply.setdefault(m.group(1), {})[m.group(2)] = options[:2] if m.group(2) == "hobbies" else options[0]
+        m = re.match(r"- (\w+)\.(\w+)(?: for (\S+))?: (.*)", line)
+        if not m or (m.group(3) is not None and m.group(3) != age):
+            continue
+        options = m.group(4).split(" | ")
+        reply.setdefault(m.group(1), {})[m.group(2)] = options[:2] if m.group(2) == "hobbies" else options[0]
+        age = reply["demographics"].get("age_range") if "demographics" in reply else age
     return reply
 
 

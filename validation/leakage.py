@@ -16,7 +16,7 @@ from typing import Any
 from stages.fields import FieldTable
 from stages.features import value_forms
 from stages.text import contains_phrase, find_phrase, normalize
-from stages.verbalise import noise_whitelist
+from stages.verbalise import noise_whitelist, persona_vocab
 from validation.findings import Finding
 from validation.slots import check_reachability
 
@@ -86,6 +86,18 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         if value not in allowed.get(path, ()):
             findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
                                     {"field": path, "value": value}))
+    # Occupation and household are whitelisted per age range (persona_vocab.toml by_age): an LLM may
+    # pick each from the merged lists, but "18-24" with "retired engineer" is not a person.
+    by_age = persona_vocab()["by_age"].get(str((persona.get("demographics") or {}).get("age_range")))
+    if by_age:
+        for group, name in (("lifestyle", "occupation"), ("demographics", "household")):
+            value = (persona.get(group) or {}).get(name)
+            if value is not None and value in allowed.get(f"{group}.{name}", ()) and value not in by_age[name]:
+                findings.append(Finding("persona_noise_not_whitelisted",
+                                        f"persona {group}.{name} = {value!r} does not fit age range "
+                                        f"{persona['demographics']['age_range']!r}",
+                                        {"field": f"{group}.{name}", "value": value,
+                                         "age_range": persona["demographics"]["age_range"]}))
     findings.extend(check_slots(task["clarification_script"], rubrics, table))
     return findings
 

@@ -164,6 +164,21 @@ def test_a_persona_background_off_the_whitelist_is_rejected(rich_plan, hidden_ri
     assert _reason(result) == "persona_noise_not_whitelisted"
 
 
+def test_a_persona_background_that_does_not_fit_its_age_range_is_rejected(rich_plan, hidden_rich, tmp_path):
+    ctx, _, _ = rich_plan
+    intent, product, _ = hidden_rich[0]
+
+    def mismatch(reply: dict) -> dict:
+        reply["demographics"]["age_range"] = "18-24"
+        reply["lifestyle"]["occupation"] = "retired engineer"
+        return reply
+
+    with ScriptedLLM({"persona": [mismatch]}) as server:
+        result = _build(ctx, _client(server, tmp_path), intent, product)
+    assert _reason(result) == "persona_noise_not_whitelisted"
+    assert "does not fit age range" in result.rejection["message"]
+
+
 # ---- clarification slots (stage 6) -------------------------------------------------------------------
 
 
