@@ -22,7 +22,7 @@ SERVER=$!
 trap 'kill $SERVER' EXIT
 for _ in $(seq 1 120); do curl -sf http://127.0.0.1:8765/v1/models >/dev/null && break; sleep 0.5; done
 cat > "$WORK/llm.json" <<'JSON'
-{"intents": ["product_search", "rating_quality", "review_driven"], "candidates_per_intent": 6, "max_attempts": 1,
+{"intents": ["product_search", "rating_quality", "review_driven"], "candidates_per_intent": 4, "max_attempts": 1,
  "llm_response_format": "json_object_schema", "llm_max_tokens": 320, "llm_timeout": 180, "llm_concurrency": 1,
  "llm_max_retries": 1, "judge": true, "resume": false}
 JSON
