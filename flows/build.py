@@ -256,7 +256,7 @@ def llm_client(config: BuildConfig, artifacts: Path | None = None) -> LLMClient 
     Raises:
         ValueError: no server URL or model (one line, naming the option).
     """
-    if config.verbaliser != "llm":
+    if config.verbaliser != "llm" and not config.judge:
         return None
     settings = LLMSettings.from_env(
         base_url=config.llm_base_url, model=config.llm_model, temperature=config.llm_temperature,
@@ -267,11 +267,13 @@ def llm_client(config: BuildConfig, artifacts: Path | None = None) -> LLMClient 
 
 
 def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
-    """The verbaliser's entry in the manifest: id, model, prompt digests, calls, cache hits and tokens."""
+    """The verbaliser's entry in the manifest: id, model, prompt digests, the parts the LLM wrote, whether the
+    judge ran, and usage (calls, cache hits, retries, repairs, tokens; totals and `by_part`)."""
     if ctx.llm is None:
         return {"id": VERBALISER_ID, "model": None, "prompt_sha256": None}
     return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
-            "settings": ctx.llm.settings.public(), "usage": dict(sorted(ctx.llm.stats.items()))}
+            "parts": sorted(ctx.config.llm_writes()), "judge": ctx.config.judge,
+            "settings": ctx.llm.settings.public(), "usage": ctx.llm.usage()}
 
 
 def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flows.settings import CODE_VERSION, BuildConfig
+from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
 from schemas import schema_errors
 from stages.features import detail_values, extract_features
 from stages.fields import FieldTable
@@ -26,16 +26,21 @@ from stages.split import PartitionInfeasible, entangled_fields, select_features,
 from stages.llm import LLMClient, LLMError
 from stages.verbalise import write_clarification, write_persona, write_query
 from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
-from stages.verbalise_llm import write_query_llm
+from stages.verbalise_llm import write_clarification_llm, write_opinions_llm, write_persona_llm, write_query_llm
 from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
 from validation.findings import STAGE_NAMES, Finding
-from validation.leakage import check_leakage
+from validation.judge import judge_task
+from validation.leakage import check_leakage, check_slots
+from validation.opinions import check_opinions
 from validation.semantic import check_answer_set, check_sources, intent_problems
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
-NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric", "llm_error"})
+# An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
+# not score after its retries would only be called again.
+NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric", "llm_error",
+                      "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,18 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     """One attempt. Returns (task, [], 7) on success, else (None, findings, failing stage)."""
     asin = product["parent_asin"]
     gen = rng(ctx.config.seed, "candidate", intent.name, asin, attempt)
+    writes = ctx.config.llm_writes() if ctx.llm is not None else frozenset()
+    opinions = None
+    if "opinions" in writes and intent.review_opinions:
+        try:
+            cited, shown = write_opinions_llm(ctx.llm, product, intent.review_opinions)
+        except LLMError as exc:
+            return None, [Finding(exc.reason, f"review opinions: {exc}", exc.evidence)], 2
+        opinions, problems = check_opinions(cited, shown, product.get("reviews") or [], intent.review_opinions)
+        if problems:
+            return None, problems, 2
     features, dropped = extract_features(product, intent, ctx.table, gen, vocabulary=ctx.vocabulary,
-                                         reviews=product.get("reviews"))
+                                         reviews=product.get("reviews"), opinions=opinions)
     sc = ctx.config.partition.model_copy(update=intent.split_overrides())
     need = sc.min_query + sc.min_persona + sc.min_clarification
     for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
@@ -122,22 +137,36 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
                               f"cues.toml has a {intent.cue_kind} cue for {len(cues)} of this target's query values",
                               {"query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"]})], 5
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, attempt)[:10]
+    turns = ctx.config.max_clarification_turns
     try:
-        query = (write_query(rubrics, ctx.table, gen, cues) if ctx.llm is None
-                 else write_query_llm(ctx.llm, rubrics, ctx.table, cues))
+        query, surfaces = (write_query_llm(ctx.llm, rubrics, ctx.table, cues) if "query" in writes
+                           else (write_query(rubrics, ctx.table, gen, cues), None))
+        persona = (write_persona_llm(ctx.llm, rubrics, ctx.table, user_id) if "persona" in writes
+                   else write_persona(rubrics, ctx.table, gen, user_id))
+        script = (write_clarification_llm(ctx.llm, rubrics, ctx.table, turns) if "slots" in writes
+                  else write_clarification(rubrics, ctx.table, turns))
     except LLMError as exc:
         return None, [Finding(exc.reason, str(exc), exc.evidence)], 5
+    if "slots" in writes:
+        # Stage 6's slot checks run before the task schema here: the schema would report a model's short
+        # keyword list as schema_invalid, hiding which slot and why.
+        findings = [f for f in check_slots(script, rubrics, ctx.table) if f.severity == "error"]
+        if findings:
+            stats["stage5_passed"] += 1
+            return None, findings, 6
     task: dict[str, Any] = {
         "id": f"{intent.name}-{digest(intent.name, asin, lock)[:12]}",
         "intent": intent.name,
         "user_query": query,
-        "user_persona": write_persona(rubrics, ctx.table, gen, user_id),
-        "clarification_script": write_clarification(rubrics, ctx.table, ctx.config.max_clarification_turns),
+        "user_persona": persona,
+        "clarification_script": script,
         "target_product": _target_record(product, rubrics, ctx.table),
         "rubrics": rubrics,
         "rubric_lock": lock,
         "implicit_rubric_ids": sorted(cues, key=lambda rid: int(rid[1:])),
     }
+    if surfaces is not None:
+        task["query_surfaces"] = surfaces
     problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(task, 1, 1),
                                              "provenance": _provenance(ctx, attempt)})
     if problems:
@@ -151,6 +180,8 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     findings = check_sources(task, ctx.table, cues)
     answers, answer_findings = check_answer_set(rubrics, asin, ctx.index, ctx.config.max_answer_set)
     findings = [f for f in findings + answer_findings if f.severity == "error"]
+    if not findings and ctx.config.judge and ctx.llm is not None:
+        findings = judge_task(ctx.llm, task, product.get("reviews"))
     if findings:
         return None, findings, 7
     stats["stage7_passed"] += 1
@@ -183,8 +214,10 @@ def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
 
 
 def verbaliser_id(config: BuildConfig) -> str:
-    """"template-v1", or "llm-query-v1:<model>" for the LLM verbaliser."""
-    return VERBALISER_ID if config.verbaliser == "template" else f"{LLM_VERBALISER_ID}:{config.llm_model}"
+    """"template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for the LLM verbaliser."""
+    if config.verbaliser == "template":
+        return VERBALISER_ID
+    return f"{LLM_VERBALISER_ID}[{'+'.join(p for p in LLM_PARTS if p in config.llm_writes())}]:{config.llm_model}"
 
 
 def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext) -> CandidateResult:

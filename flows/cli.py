@@ -121,6 +121,10 @@ def build(
                                                         "(implies --task-runner dask).")] = None,
     dask_workers: Annotated[Optional[int], typer.Option(help="dask without --dask-address: worker processes of "
                                                         "the temporary local cluster (default 2).")] = None,
+    llm_part: Annotated[Optional[list[str]], typer.Option("--llm-part", help="llm: a part the model writes (query, "
+                                                          "persona, slots, opinions); repeatable. Default: all.")] = None,
+    judge: Annotated[Optional[bool], typer.Option("--judge/--no-judge", help="Stage 7 also asks an LLM judge "
+                                                  "(needs --model and --base-url; default off).")] = None,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
     from pydantic import ValidationError
@@ -152,7 +156,8 @@ def build(
                  "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
                  "llm_base_url": base_url, "oracle_check": oracle_check,
                  "task_runner": task_runner or ("dask" if dask_address else None),
-                 "dask_address": dask_address, "dask_workers": dask_workers}
+                 "dask_address": dask_address, "dask_workers": dask_workers,
+                 "llm_parts": llm_part, "judge": judge}
     settings.update({k: v for k, v in overrides.items() if v is not None})
     try:
         cfg = BuildConfig(**settings)

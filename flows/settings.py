@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stages.hashing import canonical_json, sha256_hex
 from stages.intents import load_intents
@@ -16,6 +16,7 @@ from stages.split import SplitConfig
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("ECOMBENCH_ARTIFACTS", REPO_ROOT / "artifacts"))
 CODE_VERSION = "0.1.0"
+LLM_PARTS = ("query", "persona", "slots", "opinions")  # what --verbaliser llm can write (stages/verbalise_llm.py)
 
 # Keep Prefect local, quiet and patient on a busy 2-core machine (stack-notes §2).
 PREFECT_DEFAULTS = {
@@ -68,6 +69,10 @@ class BuildConfig(BaseModel):
                                "reject those it cannot solve within the episode budget (oracle_failed); record "
                                "oracle and null-agent accuracy in the manifest (flows/agent_check.py). Off by "
                                "default: on the shared real data it more than doubles a template build's time.")
+    llm_parts: list[str] | None = Field(default=None, description="llm: the parts the model writes, of query, persona, "
+                                        "slots, opinions; None: all of them. The rest come from the templates.")
+    judge: bool = Field(default=False, description="Stage 7 asks an LLM judge whether each source supports its "
+                                                   "rubrics (needs --model / --base-url).")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
     resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
                                                    "(artifacts/cache/batches); false recomputes everything.")
@@ -83,6 +88,20 @@ class BuildConfig(BaseModel):
     RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",
                                                    "llm_max_retries", "llm_concurrency", "task_runner",
                                                    "dask_address", "dask_workers"})
+
+    @field_validator("llm_parts")
+    @classmethod
+    def _known_parts(cls, parts: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(parts or ()) - set(LLM_PARTS))
+        if unknown:
+            raise ValueError(f"unknown LLM part(s) {unknown}; choose from {list(LLM_PARTS)}")
+        return None if parts is None else [p for p in LLM_PARTS if p in parts]  # one order: one config hash
+
+    def llm_writes(self) -> frozenset[str]:
+        """The parts the LLM writes: none for the template verbaliser, llm_parts (default all) for llm."""
+        if self.verbaliser != "llm":
+            return frozenset()
+        return frozenset(LLM_PARTS if self.llm_parts is None else self.llm_parts)
 
     def content(self) -> dict:
         """The fields that decide content: everything but where the catalog lies and runtime knobs.

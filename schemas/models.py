@@ -240,6 +240,9 @@ class Task(_Model):
     rubrics: list[Rubric] = Field(min_length=1)
     rubric_lock: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the rubrics' canonical JSON.")
     implicit_rubric_ids: list[str]
+    query_surfaces: dict[Annotated[str, Field(pattern=r"^r[0-9]+$")], Annotated[str, Field(min_length=1)]] | None = Field(
+        None, description="LLM query only: rubric id -> the span of user_query that states that query rubric "
+                          "(outside the rubric lock; stage 7 checks each span is in the query and states its rubric).")
     answer_set: list[str] = Field(min_length=1, description="parent_asin of every catalog product passing all "
                                                             "code-checkable rubrics; contains the target.")
     difficulty: Difficulty

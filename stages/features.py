@@ -222,6 +222,7 @@ def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
 def extract_features(
     product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random, *,
     vocabulary: dict[str, dict[str, list[str]]] | None = None, reviews: list[dict[str, Any]] | None = None,
+    opinions: list[dict[str, Any]] | None = None,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -237,6 +238,8 @@ def extract_features(
         vocabulary: frequent values per category and field (`field_vocabulary`), for the
             excluded values of negative features.
         reviews: the target's reviews, for review opinions.
+        opinions: review opinions ({"phrase", "review_ids"}) made elsewhere (the LLM writer,
+            validation.opinions); None extracts them from `reviews` (stages.reviews).
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
@@ -290,7 +293,9 @@ def extract_features(
             features.append(Feature("budget", "budget", budget, table.fields["budget"].sources,
                                     str(product.get("price"))))
     if intent.review_opinions:
-        opinions = extract_opinions(reviews or [], intent.review_opinions, rng)
+        # An LLM build passes the opinions its model phrased (already checked against the reviews).
+        if opinions is None:
+            opinions = extract_opinions(reviews or [], intent.review_opinions, rng)
         if len(opinions) < intent.review_opinions:
             dropped["review"] = "no_reviews"
         for op in opinions:

@@ -86,7 +86,7 @@ class LLMSettings:
                   "model": os.environ.get("ECOMBENCH_LLM_MODEL", "")}
         values.update({k: v for k, v in overrides.items() if v is not None})
         if not values["base_url"] or not values["model"]:
-            raise ValueError("the LLM verbaliser needs --base-url (or OPENAI_BASE_URL) and --model "
+            raise ValueError("the LLM verbaliser and the judge need --base-url (or OPENAI_BASE_URL) and --model "
                              "(or ECOMBENCH_LLM_MODEL)")
         return cls(**values)
 
@@ -113,16 +113,34 @@ class LLMClient:
         self._sleep = sleep
         self.stats: Counter = Counter()
 
-    def _count(self, **counts: int) -> None:
+    def _count(self, purpose: str | None = None, **counts: int) -> None:
+        """Add to the totals and, with a purpose, to "<purpose>.<counter>" (manifest usage per part)."""
         with self._lock:
             self.stats.update(counts)
+            if purpose:
+                self.stats.update({f"{purpose}.{k}": v for k, v in counts.items()})
+
+    USAGE_KEYS = ("calls", "cache_hits", "requests", "retries", "repairs", "prompt_tokens", "completion_tokens")
+
+    def usage(self) -> dict[str, Any]:
+        """Totals of USAGE_KEYS (zeros included) and `by_part`: the same counters per purpose that made a
+        request (query, persona, slots, opinions, judge), for the manifest."""
+        with self._lock:
+            stats = dict(self.stats)
+        by_part: dict[str, dict[str, int]] = {}
+        for k in stats:
+            if "." in k:
+                by_part.setdefault(k.split(".", 1)[0], {})
+        return ({k: stats.get(k, 0) for k in self.USAGE_KEYS}
+                | {"by_part": {p: {k: stats.get(f"{p}.{k}", 0) for k in self.USAGE_KEYS} for p in sorted(by_part)}})
 
     def _cache_path(self, key: str) -> Path | None:
         if not self.settings.cache_dir:
             return None
         return Path(self.settings.cache_dir) / key[:2] / f"{key}.json"
 
-    def _request(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def _request(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
+                 purpose: str | None = None) -> dict[str, Any]:
         """One reply for `messages`, from the cache or the server (with retries). Returns {"text", "refusal", "usage"}."""
         s = self.settings
         params = {"model": s.model, "temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed,
@@ -130,7 +148,7 @@ class LLMClient:
         key = sha256_hex(canonical_json({"messages": messages, "params": params, "schema": schema}))
         path = self._cache_path(key)
         if path is not None and path.is_file():
-            self._count(cache_hits=1)
+            self._count(purpose, cache_hits=1)
             return json.loads(path.read_text(encoding="utf-8"))
         kwargs: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature,
                                   "max_tokens": s.max_tokens, "seed": s.seed}
@@ -141,7 +159,7 @@ class LLMClient:
             kwargs["response_format"] = {"type": "json_object"}
         elif s.response_format == "json_object_schema":  # llama-cpp-python's own form (json_schema gives HTTP 500)
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        reply = self._with_retries(kwargs)
+        reply = self._with_retries(kwargs, purpose)
         if path is not None and reply["refusal"] is None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".tmp{threading.get_ident()}")
@@ -149,7 +167,7 @@ class LLMClient:
             os.replace(tmp, path)  # whole files only: an interrupted run leaves no half entry
         return reply
 
-    def _with_retries(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _with_retries(self, kwargs: dict[str, Any], purpose: str | None = None) -> dict[str, Any]:
         import openai
 
         failures: list[str] = []
@@ -157,13 +175,13 @@ class LLMClient:
             wait = self.settings.backoff * (2 ** attempt) * (1 + random.random() / 2)
             try:
                 with self._gate:
-                    self._count(calls=1)
+                    self._count(purpose, calls=1)
                     response = self._client.chat.completions.create(**kwargs)
                 if not response.choices:
                     raise LLMError("llm_error", "the server returned no choices")
                 message = response.choices[0].message
                 usage = response.usage
-                self._count(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                self._count(purpose, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                             completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
                 return {"text": message.content or "", "refusal": getattr(message, "refusal", None),
                         "finish_reason": response.choices[0].finish_reason}
@@ -178,7 +196,7 @@ class LLMClient:
                 if retry_after and re.fullmatch(r"\d+(\.\d+)?", retry_after.strip()):
                     wait = max(wait, float(retry_after))
             if attempt < self.settings.max_retries:
-                self._count(retries=1)
+                self._count(purpose, retries=1)
                 self._sleep(wait)
         raise LLMError("llm_error", f"no reply after {len(failures)} tries ({', '.join(failures)})",
                        {"failures": failures})
@@ -204,8 +222,8 @@ class LLMClient:
         if self.settings.response_format == "text":
             messages = messages[:-1] + [{"role": messages[-1]["role"], "content": messages[-1]["content"]
                                          + "\nReply with JSON only, matching this schema: " + json.dumps(schema)}]
-        self._count(**{f"{purpose}_requests": 1})
-        reply = self._request(messages, schema_name, schema)
+        self._count(purpose, requests=1)
+        reply = self._request(messages, schema_name, schema, purpose)
         for repair in (False, True):
             if reply.get("refusal"):
                 raise LLMError("llm_refusal", "the model refused to answer", {"refusal": reply["refusal"]})
@@ -214,11 +232,11 @@ class LLMClient:
                 return obj
             if repair:
                 break
-            self._count(repairs=1)
+            self._count(purpose, repairs=1)
             messages = messages + [{"role": "assistant", "content": reply["text"]},
                                    {"role": "user", "content": "That reply is not valid: " + "; ".join(errors[:5])
                                     + ". Reply again with JSON only, matching the schema."}]
-            reply = self._request(messages, schema_name, schema)
+            reply = self._request(messages, schema_name, schema, purpose)
         raise LLMError("llm_invalid_output", f"reply does not match schema {schema_name}: {errors[0]}",
                        {"raw": reply["text"][:2000], "errors": errors[:10]})
 

@@ -1,11 +1,17 @@
 """A scripted chat-completions server on 127.0.0.1 for the LLM fault tests.
 
 It speaks the OpenAI chat-completions protocol. Each request takes the next behaviour from a
-script (the last one repeats). A "good" reply writes a query from the requirement lines of the
-prompt (stages/prompts/query.md), so it states every requirement exactly; other behaviours
-return broken JSON, schema-violating JSON, 429 with Retry-After, 500, a hang past the client
-timeout, a refusal, or a good query edited by a function (to leak or drop a requirement). A `Reply`
-behaviour writes the whole assistant message from the request (tool calls for the sandbox's LLM agent).
+script (the last one repeats): one list for every request, or {part: list} per part (query,
+persona, slots, opinions, judge; a part not named answers "good"). The part is read from the
+reply schema's name in response_format, else from the prompt. A "good" reply does what the
+prompt asks from the prompt alone: a query stating each requirement line with its surfaces,
+the first listed option of each persona field, slots from the suggested words with the value
+in the reply, opinions that are real clauses of the shown reviews, a judge passing every
+rubric. Other behaviours return broken JSON, schema-violating JSON, 429 with Retry-After, 500,
+a hang past the client timeout, a refusal, or a good reply edited by a function (for the query
+the function edits the query text; for other parts it gets and returns the reply object).
+A `Reply` behaviour writes the whole assistant message from the request (tool calls for the
+sandbox's LLM agent).
 """
 
 from __future__ import annotations
@@ -37,20 +43,115 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any] | str) -> dict[
 Behaviour = str | Callable[[str], str] | Reply
 
 
-def good_query(prompt: str) -> str:
-    """A query stating each REQUIREMENTS line of the prompt (cues as given), for the real product type."""
+def _requirements(prompt: str) -> tuple[str, list[tuple[str, str]]]:
     real = prompt.split("Now the real one.", 1)[1]
     product = re.search(r"PRODUCT TYPE: <<<(.*?)>>>", real).group(1)
-    lines = [line[2:] for line in real.splitlines() if line.startswith("- ")]
-    reqs = [line.removeprefix("CUE: ") for line in lines if not line.startswith("it is ")]
+    lines = [re.match(r"- (r\d+): (.*)", line).groups() for line in real.splitlines() if line.startswith("- ")]
+    return product, lines
+
+
+def good_query(prompt: str) -> str:
+    """A query stating each REQUIREMENTS line of the prompt (cues as given), for the real product type."""
+    product, lines = _requirements(prompt)
+    reqs = [text.removeprefix("CUE: ") for _, text in lines if not text.startswith("it is ")]
     return f"I'm looking for {product} " + ", ".join(reqs) + "."
+
+
+def good_surfaces(prompt: str) -> list[dict[str, str]]:
+    """The query_surfaces of good_query: the product type for the entity line, each requirement's own text."""
+    product, lines = _requirements(prompt)
+    return [{"rubric_id": rid, "query_surface": product if text.startswith("it is ") else text.removeprefix("CUE: ")}
+            for rid, text in lines]
+
+
+def good_persona(prompt: str) -> dict[str, Any]:
+    """The first listed option of each field (the first two hobbies); household and occupation from the lines
+    of the chosen age range."""
+    real = prompt.split("Now the real one.", 1)[1]
+    reply: dict[str, Any] = {}
+    age = None
+    for line in real.splitlines():
+        m = re.match(r"- (\w+)\.(\w+)(?: for (\S+))?: (.*)", line)
+        if not m or (m.group(3) is not None and m.group(3) != age):
+            continue
+        options = m.group(4).split(" | ")
+        reply.setdefault(m.group(1), {})[m.group(2)] = options[:2] if m.group(2) == "hobbies" else options[0]
+        age = reply["demographics"].get("age_range") if "demographics" in reply else age
+    return reply
+
+
+def good_slots(prompt: str) -> dict[str, Any]:
+    """One slot per requirement line: the suggested words as keywords, the value in the reply."""
+    real = prompt.split("Now the real one.", 1)[1]
+    slots = []
+    for rid, value, words in re.findall(r"- (r\d+): field .*?; value <<<(.*?)>>>; suggested words: (.*)", real):
+        slots.append({"rubric_id": rid, "trigger_keywords": words.split(", ")[:10],
+                      "user_response": f"It should be {value}."})
+    return {"slots": slots}
+
+
+def good_opinions(prompt: str) -> dict[str, Any]:
+    """Opinion clauses (stages.reviews.opinion_clauses) of the shown reviews, one per review, as many as asked."""
+    from stages.reviews import opinion_clauses
+    from stages.text import keywords
+
+    n = int(re.search(r"Find (\d+) different opinions", prompt).group(1))
+    real = prompt.split("Now the real one.", 1)[1]
+    out: list[dict[str, Any]] = []
+    reviews = re.findall(r"<<<REVIEW id=(\S+) rating=\S+\n(.*?)>>>", real, re.DOTALL)
+    for per_review in (1, 3):  # one per review first, as stages.reviews does; more when reviews are few
+        for rid, body in reviews:
+            taken = sum(rid in o["review_ids"] for o in out)
+            for clause in opinion_clauses(body):
+                if len(out) == n or taken >= per_review:
+                    break
+                if not any(keywords(clause) <= keywords(o["phrase"]) or keywords(o["phrase"]) <= keywords(clause)
+                           for o in out):
+                    out.append({"phrase": clause, "review_ids": [rid]})
+                    taken += 1
+    return {"opinions": out or [{"phrase": "no opinion found", "review_ids": ["none"]}]}
+
+
+def good_verdict(prompt: str) -> dict[str, Any]:
+    """A pass with every rubric of the task supported."""
+    task = json.loads(prompt.rsplit("<<<TASK\n", 1)[1].split("\nTASK>>>", 1)[0])
+    return {"passed": True, "issues": [],
+            "rubric_results": [{"rubric_id": r["id"], "supported": True, "reason": "stated"} for r in task["rubrics"]]}
+
+
+def whole_reply(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Mark a query behaviour that edits the whole good reply (query and query_surfaces), not only the query text."""
+    fn.whole_reply = True
+    return fn
+
+
+GOOD = {"persona": good_persona, "slots": good_slots, "opinions": good_opinions, "judge": good_verdict}
+SCHEMA_PART = {"query_plan": "query", "persona_background": "persona", "clarification_slots": "slots",
+               "review_opinions": "opinions", "judge_verdict": "judge", "QueryPlan": "query",
+               "PersonaBackground": "persona", "ClarificationSlots": "slots", "ReviewOpinions": "opinions",
+               "JudgeVerdict": "judge"}
+
+
+def part_of(body: dict[str, Any]) -> str:
+    """Which part a request is for: the reply schema's name (or title), else the prompt's wording."""
+    fmt = body.get("response_format") or {}
+    name = (fmt.get("json_schema") or {}).get("name") or (fmt.get("schema") or {}).get("title")
+    if name in SCHEMA_PART:
+        return SCHEMA_PART[name]
+    prompt = body["messages"][0]["content"]
+    for marker, part in (("<<<TASK", "judge"), ("<<<REVIEW", "opinions"), ("clarification slot", "slots"),
+                         ("background of one online shopper", "persona")):
+        if marker in prompt:
+            return part
+    return "query"
 
 
 class ScriptedLLM:
     """Start with `with ScriptedLLM(["good"]) as server:`; `server.base_url` goes to the client."""
 
-    def __init__(self, script: list[Behaviour], hang_seconds: float = 3.0):
-        self.script = list(script)
+    def __init__(self, script: list[Behaviour] | dict[str, list[Behaviour]], hang_seconds: float = 3.0):
+        self.scripts = ({part: list(b) for part, b in script.items()} if isinstance(script, dict)
+                        else {None: list(script)})
         self.hang_seconds = hang_seconds
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -64,7 +165,8 @@ class ScriptedLLM:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with outer._lock:
                     outer.requests.append(body)
-                    behaviour = outer.script.pop(0) if len(outer.script) > 1 else outer.script[0]
+                    queue = outer.scripts.get(None) or outer.scripts.get(part_of(body)) or ["good"]
+                    behaviour = queue.pop(0) if len(queue) > 1 else queue[0]
                 outer._respond(self, body, behaviour)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -100,16 +202,24 @@ class ScriptedLLM:
                 "choices": [{"index": 0, "message": message,
                              "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        part = part_of(body)
+        if part == "query":
+            good = {"user_query": good_query(prompt), "query_surfaces": good_surfaces(prompt)}
+        else:
+            good = GOOD[part](prompt)
         if behaviour == "good":
-            content = json.dumps({"user_query": good_query(prompt)})
+            content = json.dumps(good)
         elif behaviour == "invalid_json":
             content = '{"user_query": "I need a case'
         elif behaviour == "schema_violation":
-            content = json.dumps({"query": good_query(prompt)})
+            content = json.dumps({"query": good_query(prompt)} if part == "query" else {"unexpected": True})
         elif behaviour == "refusal":
             content, refusal = None, "I can't help with that."
+        elif callable(behaviour) and part == "query" and not getattr(behaviour, "whole_reply", False):
+            edited = behaviour(good["user_query"])
+            content = json.dumps(edited if isinstance(edited, dict) else good | {"user_query": edited})
         elif callable(behaviour):
-            content = json.dumps({"user_query": behaviour(good_query(prompt))})
+            content = json.dumps(behaviour(good))
         else:
             raise ValueError(f"unknown behaviour {behaviour!r}")
         message = {"role": "assistant", "content": content, "refusal": refusal}

@@ -13,20 +13,27 @@ from typing import Any
 # Stage 0 holds what only a published split file can show, found by `ecombench validate`
 # (validation/validate.py): a line that is not a task, an id used twice, a broken task invariant,
 # a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
-# could not run (severity warn). Stage 7's oracle_failed comes from the build's construction check
-# (flows/agent_check.py): the sandbox's oracle could not solve the task with the agents' tools.
+# could not run (severity warn).
+# LLM-written parts add: opinion_unknown_review / opinion_unsupported (stage 2, an opinion citing a
+# review not shown or not stating it), query_surface_* (stage 7, a query rubric's span of the query
+# missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
+# the optional LLM judge failed the task / could not score it). llm_* at stage 5 also end stage-2
+# opinion calls (the rejection's stage says where).
+# Stage 7's oracle_failed comes from the build's construction check (flows/agent_check.py):
+# the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
     0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",
         "answer_set_differs", "check_skipped"),
     1: ("not_enough_eligible_products",),
-    2: ("too_few_features", "no_price", "no_reviews"),
+    2: ("too_few_features", "no_price", "no_reviews", "opinion_unknown_review", "opinion_unsupported"),
     3: ("partition_infeasible",),
     4: ("target_fails_rubric", "intent_requirement_unmet"),
     5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
         "slot_unreachable", "slot_collision"),
     7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement", "clarification_not_revealed",
-        "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "judge_rejected",
+        "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "query_surface_missing",
+        "query_surface_unanchored", "query_surface_mismatch", "judge_rejected", "judge_unscored",
         "oracle_failed"),
 }
 STAGE_NAMES = {0: "split_record", 1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split",

@@ -16,7 +16,7 @@ from typing import Any
 from stages.fields import FieldTable
 from stages.features import value_forms
 from stages.text import contains_phrase, find_phrase, normalize
-from stages.verbalise import noise_whitelist
+from stages.verbalise import noise_whitelist, persona_vocab
 from validation.findings import Finding
 from validation.slots import check_reachability
 
@@ -70,17 +70,45 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
                                          "span": find_phrase(query, form)}))
     persona = task["user_persona"]
     allowed = noise_whitelist()
+    noise_fields = {"demographics", "lifestyle", "shopping_habits"}
+    for group in sorted(noise_fields & set(persona)):
+        if not isinstance(persona[group], dict):
+            findings.append(Finding("persona_noise_not_whitelisted", f"persona {group} is not a set of noise fields",
+                                    {"field": group, "value": persona[group]}))
     for path, value in _noise_values(persona):
-        if value not in allowed.get(path, ()):
-            findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
-                                    {"field": path, "value": value}))
+        # A leak is the graver finding, so it comes first when one value is both leaked and off the whitelist.
         for r in rubrics:
             for form in leak_forms(r, table):
                 if isinstance(r["expected_value"], (str, list)) and contains_phrase(value, form):
                     findings.append(Finding(
                         "persona_noise_leak", f"persona noise {path} = {value!r} repeats rubric {r['id']} value {form!r}",
                         {"rubric_id": r["id"], "field": path, "value": form, "text": value}))
-    script = task["clarification_script"]
+        if value not in allowed.get(path, ()):
+            findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
+                                    {"field": path, "value": value}))
+    # Occupation and household are whitelisted per age range (persona_vocab.toml by_age): an LLM may
+    # pick each from the merged lists, but "18-24" with "retired engineer" is not a person.
+    by_age = persona_vocab()["by_age"].get(str((persona.get("demographics") or {}).get("age_range")))
+    if by_age:
+        for group, name in (("lifestyle", "occupation"), ("demographics", "household")):
+            value = (persona.get(group) or {}).get(name)
+            if value is not None and value in allowed.get(f"{group}.{name}", ()) and value not in by_age[name]:
+                findings.append(Finding("persona_noise_not_whitelisted",
+                                        f"persona {group}.{name} = {value!r} does not fit age range "
+                                        f"{persona['demographics']['age_range']!r}",
+                                        {"field": f"{group}.{name}", "value": value,
+                                         "age_range": persona["demographics"]["age_range"]}))
+    findings.extend(check_slots(task["clarification_script"], rubrics, table))
+    return findings
+
+
+def check_slots(script: dict[str, Any], rubrics: list[dict[str, Any]], table: FieldTable) -> list[Finding]:
+    """The clarification script's findings: slot_incomplete (bad link, not 7-10 distinct keywords after
+    normalisation, no field name among them, reply without the value in an accepted spelling),
+    slot_collision (a keyword in two slots, a question opening two slots) and slot_unreachable
+    (validation/slots.py). Used by check_leakage and, before the task schema, for LLM-written slots.
+    """
+    findings: list[Finding] = []
     by_id = {r["id"]: r for r in rubrics}
     owners: dict[str, str] = {}
     for slot in script["clarification_slots"]:
@@ -89,21 +117,25 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         if any(r is None or r["info_source"] != "clarification" for r in linked):
             problems.append("links a rubric that is missing or not a clarification rubric")
         kws = slot["trigger_keywords"]
+        distinct = list(dict.fromkeys(normalize(k) for k in kws))  # text order: findings come out the same every run
         if not 7 <= len(kws) <= 10:
             problems.append(f"has {len(kws)} trigger keywords (7-10 required)")
+        elif len(distinct) < 7:
+            problems.append(f"has {len(distinct)} distinct trigger keywords after normalisation (7-10 required)")
         spec = table.fields.get(slot["field"].removeprefix("details.")) if slot["field"] else None
         if spec is None:
             problems.append(f"names field {slot['field']!r}, absent from the field table")
         label = spec.label if spec else ""
-        if label and normalize(label) not in {normalize(k) for k in kws}:
+        if label and normalize(label) not in distinct:
             problems.append(f"lacks the field's own name {label!r} among its keywords")
         for r in (r for r in linked if r is not None):
             if not all(contains_phrase(slot["user_response"], f) for f in rubric_forms(r)):
                 problems.append(f"reply does not contain the value of {r['id']}")
         for p in problems:
             findings.append(Finding("slot_incomplete", f"slot {slot['slot_id']} {p}",
-                                    {"slot_id": slot["slot_id"], "rubric_ids": slot["linked_rubric_ids"]}))
-        for kw in {normalize(k) for k in kws}:
+                                    {"slot_id": slot["slot_id"], "rubric_ids": slot["linked_rubric_ids"],
+                                     "trigger_keywords": kws, "user_response": slot["user_response"]}))
+        for kw in distinct:
             other = owners.setdefault(kw, slot["slot_id"])
             if other != slot["slot_id"]:
                 findings.append(Finding("slot_collision", f"keyword {kw!r} opens slots {other} and {slot['slot_id']}",

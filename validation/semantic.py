@@ -71,6 +71,54 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
     if rubric_lock(task["rubrics"]) != task["rubric_lock"]:
         findings.append(Finding("rubric_lock_mismatch", "rubrics changed after they were locked",
                                 {"expected": task["rubric_lock"], "found": rubric_lock(task["rubrics"])}))
+    if task.get("query_surfaces") is not None:
+        findings.extend(check_query_surfaces(task, cues))
+    return findings
+
+
+def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = None) -> list[Finding]:
+    """Findings where the `query_surfaces` an LLM gave do not hold (reference §9.1 "anchored" rule, token-aware).
+
+    Each query rubric needs a surface (query_surface_missing); each surface must occur in the query
+    (query_surface_unanchored) and state its rubric the way the query check accepts it: an explicit
+    rubric's value forms (a bound with its direction and unit), an implicit rubric's cue and not its
+    value; a surface naming no query rubric is a mismatch (query_surface_mismatch). The leakage
+    check already covers the whole query, so a surface cannot hide a hidden value.
+
+    Args:
+        task: a task record with `query_surfaces` ({rubric id: span of user_query}).
+        cues: {rubric id: cue} of implicit rubrics; None takes the surface of an implicit rubric as given.
+    """
+    findings: list[Finding] = []
+    query = task["user_query"]
+    surfaces = task.get("query_surfaces") or {}
+    implicit = set(task.get("implicit_rubric_ids") or [])
+    query_rubrics = {r["id"]: r for r in task["rubrics"] if r["info_source"] == "query"}
+    for rid, surface in surfaces.items():
+        if rid not in query_rubrics:
+            findings.append(Finding("query_surface_mismatch", f"query surface {surface!r} names {rid}, which is no "
+                                    "query rubric", {"rubric_id": rid, "surface": surface}))
+    for rid, r in query_rubrics.items():
+        surface = surfaces.get(rid)
+        if not surface:
+            findings.append(Finding("query_surface_missing", f"query rubric {rid} ({r['field']}) has no query surface",
+                                    {"rubric_id": rid, "field": r["field"]}))
+            continue
+        if not contains_phrase(query, surface):
+            findings.append(Finding("query_surface_unanchored", f"query surface {surface!r} of {rid} is not in the query",
+                                    {"rubric_id": rid, "surface": surface, "text": query}))
+            continue
+        if rid in implicit:
+            wanted = [cues[rid]] if cues and cues.get(rid) else []
+        elif r["type"] == "numeric_range":
+            wanted = [bound_phrase(r["field"], r["expected_value"])]
+        else:
+            wanted = rubric_forms(r)
+        missing = [w for w in wanted if not contains_phrase(surface, w)]
+        if missing:
+            findings.append(Finding("query_surface_mismatch", f"query surface {surface!r} of {rid} ({r['field']}) does "
+                                    f"not state {missing[0]!r}", {"rubric_id": rid, "surface": surface,
+                                                                  "value": missing[0]}))
     return findings
 
 

@@ -32,8 +32,10 @@ def _client(server: ScriptedLLM, tmp_path, **overrides) -> LLMClient:
     return LLMClient(LLMSettings(**settings), sleep=lambda s: None)
 
 
-def _build(ctx, client, intent, product):
-    config = ctx.config.model_copy(update={"max_attempts": 1, "verbaliser": "llm", "llm_model": "scripted"})
+def _build(ctx, client, intent, product, parts=("query",), **settings):
+    """One candidate through stages 2-7 with the LLM writing `parts` (the query alone unless told)."""
+    config = ctx.config.model_copy(update={"max_attempts": 1, "verbaliser": "llm", "llm_model": "scripted",
+                                           "llm_parts": list(parts), **settings})
     return build_candidate(product, intent, dataclasses.replace(ctx, llm=client, config=config))
 
 
@@ -141,7 +143,7 @@ def test_json_schema_goes_in_response_format(rich_plan, accepted, tmp_path):
     with ScriptedLLM(["good"]) as server:
         _build(ctx, _client(server, tmp_path), intent, product)
         fmt = server.requests[0]["response_format"]
-    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["required"] == ["user_query"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["required"] == ["user_query", "query_surfaces"]
 
 
 def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path, monkeypatch):
@@ -151,12 +153,12 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path,
     monkeypatch.setattr("flows.build.ARTIFACTS", tmp_path)
     with ScriptedLLM(["good", "server_error", "server_error", "server_error", "good", "refusal", "good"]) as server:
         config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search", "rating_quality"],
-                             candidates_per_intent=4, verbaliser="llm", llm_model="scripted",
+                             candidates_per_intent=4, verbaliser="llm", llm_model="scripted", llm_parts=["query"],
                              llm_base_url=server.base_url, llm_max_retries=2, llm_timeout=2)
         out = build_split(config, "llm", root=tmp_path / "splits")
     manifest = out.manifest
     assert manifest["counts"]["tasks"] >= 1
-    assert manifest["verbaliser"]["id"] == "llm-query-v1:scripted"
+    assert manifest["verbaliser"]["id"] == "llm-v2[query]:scripted"
     assert manifest["verbaliser"]["usage"]["calls"] >= manifest["counts"]["tasks"]
     assert "api_key" not in manifest["verbaliser"]["settings"]
 
@@ -164,12 +166,12 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path,
 def test_missing_server_settings_are_one_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("ECOMBENCH_LLM_MODEL", raising=False)
-    with pytest.raises(ValueError, match="needs --base-url"):
+    with pytest.raises(ValueError, match="need --base-url"):
         LLMSettings.from_env(model="m")
 
 
 def test_good_query_helper_states_every_requirement():
-    prompt = ("x\nNow the real one.\nPRODUCT TYPE: <<<cases>>>\nREQUIREMENTS:\n- in Black\n- CUE: that pairs over radio\n")
+    prompt = ("x\nNow the real one.\nPRODUCT TYPE: <<<cases>>>\nREQUIREMENTS:\n- r1: in Black\n- r2: CUE: that pairs over radio\n")
     assert good_query(prompt) == "I'm looking for cases in Black, that pairs over radio."
 
 
@@ -187,4 +189,4 @@ def test_llama_cpp_form_sends_the_schema_inside_json_object(rich_plan, accepted,
     with ScriptedLLM(["good"]) as server:
         _build(ctx, _client(server, tmp_path, response_format="json_object_schema"), intent, product)
         fmt = server.requests[0]["response_format"]
-    assert fmt["type"] == "json_object" and fmt["schema"]["required"] == ["user_query"]
+    assert fmt["type"] == "json_object" and fmt["schema"]["required"] == ["user_query", "query_surfaces"]
