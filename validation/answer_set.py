@@ -18,6 +18,7 @@ import polars as pl
 
 from stages.features import split_options
 from stages.fields import FieldTable
+from stages.hashing import canonical_json
 from stages.reviews import normalized_review_text
 from stages.text import keywords, normalize, tokens
 from validation.checkers import check, check_budget
@@ -41,6 +42,7 @@ class CatalogIndex:
     option_postings: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, repr=False)
     title_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     review_postings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    support_cache: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None) -> CatalogIndex:
@@ -148,6 +150,29 @@ class CatalogIndex:
         if narrowed is None:
             return self.answer_set_vectorised(rubrics)
         return sorted(a for a in narrowed if all(check(r, self.rows[a], self.table).satisfied for r in rubrics))
+
+    def support(self, rubric: dict[str, Any]) -> int:
+        """How many catalog products satisfy this one rubric (its support; the smaller, the more selective).
+
+        The count is that of `answer_set([rubric])`, so it follows the rubric checkers exactly.
+        Counts are cached by the rubric's type, field and expected value (canonical JSON): one
+        build asks for the same colour or price cap thousands of times. The split (stage 3)
+        hides the most selective requirements and states the least selective in the query.
+
+        Args:
+            rubric: a rubric record, or just {type, field, expected_value} (stages.rubrics.feature_rubric).
+
+        Returns:
+            A product count, 0 to the catalog's size.
+
+        Raises:
+            ValueError: a review_opinion rubric but no review index.
+        """
+        key = canonical_json([rubric["type"], rubric["field"], rubric["expected_value"]])
+        count = self.support_cache.get(key)
+        if count is None:
+            count = self.support_cache[key] = len(self.answer_set([rubric]))
+        return count
 
     def answer_set_vectorised(self, rubrics: list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
