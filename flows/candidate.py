@@ -114,17 +114,25 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     if failing:
         return None, [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics",
                               {"failing": failing})], 4
-    # Checked before any text is written: a query that already pins the target makes the persona and
-    # clarification confirm rather than narrow (issue #7), and no verbaliser call should be spent on it.
-    query_rubrics = [r for r in rubrics if r["info_source"] == "query"]
-    query_only = ctx.index.answer_set(query_rubrics)
+    # Checked before any text is written (no verbaliser call is spent on it): a query that already pins
+    # the target makes the persona and clarification confirm rather than narrow (issue #7). Such a query
+    # first sheds its most selective optional requirements, down to the split's minimum and ratio share;
+    # one still too narrow is rejected (query_pins_target) and retried with another draw.
     floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
+    query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+    left_out = []
+    while len(query_only) < floor and (dropped := assignment.leave_out_most_selective(sc)) is not None:
+        left_out.append(dropped.field)
+        rubrics = build_rubrics(assignment, ctx.table)
+        query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+    query_rubrics = [r for r in rubrics if r["info_source"] == "query"]
     if len(query_only) < floor:
         return None, [Finding("query_pins_target", f"the query's own rubrics leave {len(query_only)} catalog "
                               f"product(s), fewer than min_query_answer_set={floor}",
                               {"query_answer_set_size": len(query_only), "min_query_answer_set": floor,
                                "query_fields": [r["field"] for r in query_rubrics],
                                "hidden_fields": [r["field"] for r in rubrics if r["info_source"] != "query"],
+                               "left_out_fields": left_out,
                                "examples": query_only[:10]})], 4
     lock = rubric_lock(rubrics)
     stats["stage4_passed"] += 1

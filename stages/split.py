@@ -55,14 +55,40 @@ class SplitConfig(BaseModel):
 
 @dataclass
 class Assignment:
-    """Features per info source, in the order rubric ids are given (query, persona, clarification)."""
+    """Features per info source, in the order rubric ids are given (query, persona, clarification).
+
+    `optional` lists the query's attributes and numeric bounds that no rule keeps there (not the
+    entity, an intent query field, an entangled or implicit value, nor an attribute reserved for
+    a query minimum), most selective first: what `leave_out_most_selective` may drop.
+    """
 
     query: list[Feature] = field(default_factory=list)
     persona: list[Feature] = field(default_factory=list)
     clarification: list[Feature] = field(default_factory=list)
+    optional: list[Feature] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {"query": len(self.query), "persona": len(self.persona), "clarification": len(self.clarification)}
+
+    def leave_out_most_selective(self, config: SplitConfig) -> Feature | None:
+        """Drop the query's most selective optional feature from the task, if the query stays big enough.
+
+        For a query that pins the target (stage 4, `query_pins_target`): the feature is left out of
+        the task altogether, not moved to a hidden source, so the hidden sources keep their ratio
+        places. The query keeps at least `config.min_query` features and at least its ratio share
+        (`query_ratio` of the features left, i.e. as many as persona and clarification together at
+        50/25/25).
+
+        Returns:
+            The feature left out, or None when nothing may go (the assignment is unchanged).
+        """
+        hidden = len(self.persona) + len(self.clarification)
+        share = math.ceil(hidden * config.query_ratio / (1 - config.query_ratio) - 1e-9) if config.query_ratio < 1 else 0
+        if not self.optional or len(self.query) - 1 < max(config.min_query, share):
+            return None
+        dropped = self.optional.pop(0)
+        self.query.remove(dropped)
+        return dropped
 
 
 class PartitionInfeasible(ValueError):
@@ -193,7 +219,8 @@ def split_features(
         raise PartitionInfeasible(
             f"query has {len(q_details)} attribute constraints over {len({f.field for f in q_details})} fields; "
             f"{intent.name} needs {intent.min_query_attributes} over {intent.min_query_fields}", evidence)
-    return Assignment(query=query, persona=persona, clarification=clarification)
+    optional = [f for f in free if f in query and f.kind in ("detail", "numeric")]
+    return Assignment(query=query, persona=persona, clarification=clarification, optional=optional)
 
 
 def _by_support(features: list[Feature], support: Mapping[str, int], rng: random.Random) -> list[Feature]:
