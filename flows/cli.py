@@ -100,7 +100,7 @@ def build(
                                                           "(default 5).")] = None,
     min_query_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates whose query alone leaves "
                                                                 "fewer catalog products (query_pins_target; default "
-                                                                "2, 1 disables).")] = None,
+                                                                "3, 1 disables).")] = None,
     category: Annotated[Optional[list[str]], typer.Option("--category", help="Restrict to a main_category; "
                                                           "repeatable.")] = None,
     config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
