@@ -8,7 +8,11 @@ feature is placed exactly once):
   hiding it would leak through the other;
 - persona and clarification take features only from fields the field table allows there
   (stable preferences such as brand or colour suit the persona; specs suit clarification);
-- sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2).
+- sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2);
+- within those rules the hidden sources take the most selective features (fewest catalog
+  products satisfy them alone) and the query the least selective, so the persona and
+  clarification narrow the choice instead of confirming it (issue #7); the query always keeps a
+  product type or an attribute, something a search can use.
 """
 
 from __future__ import annotations

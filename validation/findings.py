@@ -13,7 +13,9 @@ from typing import Any
 # Stage 0 holds what only a published split file can show, found by `ecombench validate`
 # (validation/validate.py): a line that is not a task, an id used twice, a broken task invariant,
 # a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
-# could not run (severity warn). Stage 7's oracle_failed comes from the build's construction check
+# could not run (severity warn). Stage 3's query_not_searchable: the query would name neither a product
+# type nor an attribute; stage 4's query_pins_target: the query's rubrics alone leave fewer than
+# min_query_answer_set catalog products (issue #7), checked before any text is written. Stage 7's oracle_failed comes from the build's construction check
 # (flows/agent_check.py): the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
     0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",
