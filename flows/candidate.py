@@ -21,7 +21,7 @@ from stages.hashing import digest, rng
 from stages.text import normalize
 from stages.vouchers import MIN_PRICE
 from stages.intents import IntentSpec
-from stages.rubrics import build_rubrics, rubric_lock
+from stages.rubrics import build_rubrics, feature_rubric, rubric_lock
 from stages.split import PartitionInfeasible, entangled_fields, select_features, split_features
 from stages.llm import LLMClient, LLMError
 from stages.verbalise import write_clarification, write_persona, write_query
@@ -114,10 +114,13 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     cueable = sorted(f.field for f in selected
                      if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value))
     implicit_fields = frozenset(gen.sample(cueable, min(intent.implicit, len(cueable))))
+    # Support of each feature the split may hide: how many catalog products satisfy it alone.
+    support = {f.field: ctx.index.support(feature_rubric(f)) for f in selected
+               if "persona" in f.sources or "clarification" in f.sources}
     try:
-        assignment = split_features(selected, intent, sc, gen, keep_in_query=implicit_fields)
+        assignment = split_features(selected, intent, sc, gen, keep_in_query=implicit_fields, support=support)
     except PartitionInfeasible as exc:
-        return None, [Finding("partition_infeasible", str(exc), exc.evidence)], 3
+        return None, [Finding(exc.reason, str(exc), exc.evidence)], 3
     stats["stage3_passed"] += 1
     rubrics = build_rubrics(assignment, ctx.table)
     unmet = intent_problems(rubrics, intent)
@@ -128,6 +131,26 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     if failing:
         return None, [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics",
                               {"failing": failing})], 4
+    # Checked before any text is written (no verbaliser call is spent on it): a query that already pins
+    # the target makes the persona and clarification confirm rather than narrow (issue #7). Such a query
+    # first sheds its most selective optional requirements, down to the split's minimum and ratio share;
+    # one still too narrow is rejected (query_pins_target) and retried with another draw.
+    floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
+    query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+    left_out = []
+    while len(query_only) < floor and (dropped := assignment.leave_out_most_selective(sc)) is not None:
+        left_out.append(dropped.field)
+        rubrics = build_rubrics(assignment, ctx.table)
+        query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+    query_rubrics = [r for r in rubrics if r["info_source"] == "query"]
+    if len(query_only) < floor:
+        return None, [Finding("query_pins_target", f"the query's own rubrics leave {len(query_only)} catalog "
+                              f"product(s), fewer than min_query_answer_set={floor}",
+                              {"query_answer_set_size": len(query_only), "min_query_answer_set": floor,
+                               "query_fields": [r["field"] for r in query_rubrics],
+                               "hidden_fields": [r["field"] for r in rubrics if r["info_source"] != "query"],
+                               "left_out_fields": left_out,
+                               "examples": query_only[:10]})], 4
     lock = rubric_lock(rubrics)
     stats["stage4_passed"] += 1
     cues = {r["id"]: _cue(ctx, intent, r["field"], r["expected_value"]) for r in rubrics
@@ -186,7 +209,6 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
         return None, findings, 7
     stats["stage7_passed"] += 1
     task["answer_set"] = answers
-    query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
     task["difficulty"] = _difficulty(task, len(answers), len(query_only))
     task["provenance"] = _provenance(ctx, attempt)
     return task, [], 7

@@ -102,6 +102,9 @@ def build(
                                                 "(default 0).")] = None,
     max_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates with a larger answer set "
                                                           "(default 5).")] = None,
+    min_query_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates whose query alone leaves "
+                                                                "fewer catalog products (query_pins_target; default "
+                                                                "3, 1 disables).")] = None,
     category: Annotated[Optional[list[str]], typer.Option("--category", help="Restrict to a main_category; "
                                                           "repeatable.")] = None,
     config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
@@ -153,7 +156,8 @@ def build(
                 _fail(str(exc).splitlines()[0])
     overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
                  "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
-                 "max_answer_set": max_answer_set, "verbaliser": verbaliser, "llm_model": model,
+                 "max_answer_set": max_answer_set, "min_query_answer_set": min_query_answer_set,
+                 "verbaliser": verbaliser, "llm_model": model,
                  "llm_base_url": base_url, "oracle_check": oracle_check,
                  "task_runner": task_runner or ("dask" if dask_address else None),
                  "dask_address": dask_address, "dask_workers": dask_workers,

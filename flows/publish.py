@@ -107,9 +107,13 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
     lines += ["", "## Answer-set sizes", "", "| size | tasks |", "|---:|---:|"]
     lines += [f"| {k} | {v} |" for k, v in c["answer_set_sizes"].items()]
     if c["tasks"]:
+        floor = manifest.get("config", {}).get("min_query_answer_set")
         lines += ["", f"In {c['query_alone_pins_target']} of {c['tasks']} tasks the query's own rubrics already leave "
                       "a single product: there the persona and clarification confirm rather than narrow "
-                      "(`difficulty.query_answer_set_size`)."]
+                      "(`difficulty.query_answer_set_size`)."
+                      + (f" The build required at least {floor} (`min_query_answer_set`); only intents that "
+                         "override it in `stages/intents.toml` (review_driven) can still pin the target."
+                         if floor and floor > 1 else "")]
     expectations = manifest.get("expectations")
     if expectations:
         lines += ["", "## Data expectations", "",

@@ -17,6 +17,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("ECOMBENCH_ARTIFACTS", REPO_ROOT / "artifacts"))
 CODE_VERSION = "0.1.0"
 LLM_PARTS = ("query", "persona", "slots", "opinions")  # what --verbaliser llm can write (stages/verbalise_llm.py)
+# Default of BuildConfig.min_query_answer_set, chosen by measurement on every shared real file (README).
+MIN_QUERY_ANSWER_SET = 3
 
 # Keep Prefect local, quiet and patient on a busy 2-core machine (stack-notes §2).
 PREFECT_DEFAULTS = {
@@ -50,6 +52,11 @@ class BuildConfig(BaseModel):
     seed: int = 0
     categories: list[str] | None = Field(default=None, description="Restrict to these main_category values.")
     max_answer_set: int = Field(default=5, ge=1, description="Reject candidates whose answer set is larger.")
+    min_query_answer_set: int = Field(
+        default=MIN_QUERY_ANSWER_SET, ge=1,
+        description="Reject candidates whose query rubrics alone leave fewer catalog products than this "
+                    "(query_pins_target, stage 4, retried with another draw), so that the persona and "
+                    "clarification must narrow the choice; 1 disables the check (issue #7).")
     max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
     max_clarification_turns: int = Field(default=10, ge=1, le=10)
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")

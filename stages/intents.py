@@ -39,6 +39,7 @@ class IntentSpec:
     min_query: int | None = None
     min_persona: int | None = None
     min_clarification: int | None = None
+    min_query_answer_set: int | None = None
 
     def split_overrides(self) -> dict[str, int]:
         """This intent's overrides of the build's split minimums (for SplitConfig.model_copy(update=...))."""

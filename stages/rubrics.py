@@ -53,6 +53,15 @@ def describe(feature: Feature, table: FieldTable) -> str:
     return f"The product's {spec.label} is or includes \"{feature.value}\"."
 
 
+def feature_rubric(feature: Feature) -> dict[str, Any]:
+    """The checkable core of a feature's rubric: {type, field, expected_value} (no id, source or text yet).
+
+    What `CatalogIndex.support` counts before the split decides where the feature goes, and what
+    `build_rubrics` completes afterwards, so the two cannot differ.
+    """
+    return {"type": RUBRIC_TYPE_BY_KIND[feature.kind], "field": feature.field, "expected_value": feature.value}
+
+
 def build_rubrics(assignment: Assignment, table: FieldTable) -> list[dict[str, Any]]:
     """Rubric records for an assignment, ids r1..rN in source order (query, persona, clarification).
 
@@ -64,14 +73,9 @@ def build_rubrics(assignment: Assignment, table: FieldTable) -> list[dict[str, A
     rubrics = []
     for source in ("query", "persona", "clarification"):
         for feature in getattr(assignment, source):
-            rubric = {
-                "id": f"r{len(rubrics) + 1}",
-                "type": RUBRIC_TYPE_BY_KIND[feature.kind],
-                "field": feature.field,
-                "expected_value": feature.value,
-                "info_source": source,
-                "description": describe(feature, table),
-            }
+            core = feature_rubric(feature)
+            rubric = {"id": f"r{len(rubrics) + 1}", **core, "info_source": source,
+                      "description": describe(feature, table)}
             if feature.kind == "opinion":
                 rubric["source_review_ids"] = list(feature.evidence)
             rubrics.append(rubric)

@@ -8,13 +8,18 @@ feature is placed exactly once):
   hiding it would leak through the other;
 - persona and clarification take features only from fields the field table allows there
   (stable preferences such as brand or colour suit the persona; specs suit clarification);
-- sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2).
+- sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2);
+- within those rules the hidden sources take the most selective features (fewest catalog
+  products satisfy them alone) and the query the least selective, so the persona and
+  clarification narrow the choice instead of confirming it (issue #7); the query always keeps a
+  product type or an attribute, something a search can use.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -54,22 +59,56 @@ class SplitConfig(BaseModel):
 
 @dataclass
 class Assignment:
-    """Features per info source, in the order rubric ids are given (query, persona, clarification)."""
+    """Features per info source, in the order rubric ids are given (query, persona, clarification).
+
+    `optional` lists the query's attributes and numeric bounds that no rule keeps there (not the
+    entity, an intent query field, an entangled or implicit value, nor an attribute reserved for
+    a query minimum), most selective first: what `leave_out_most_selective` may drop.
+    """
 
     query: list[Feature] = field(default_factory=list)
     persona: list[Feature] = field(default_factory=list)
     clarification: list[Feature] = field(default_factory=list)
+    optional: list[Feature] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {"query": len(self.query), "persona": len(self.persona), "clarification": len(self.clarification)}
 
+    def leave_out_most_selective(self, config: SplitConfig) -> Feature | None:
+        """Drop the query's most selective optional feature from the task, if the query stays big enough.
+
+        For a query that pins the target (stage 4, `query_pins_target`): the feature is left out of
+        the task altogether, not moved to a hidden source, so the hidden sources keep their ratio
+        places. The query keeps at least `config.min_query` features and at least its ratio share
+        (`query_ratio` of the features left, i.e. as many as persona and clarification together at
+        50/25/25).
+
+        Returns:
+            The feature left out, or None when nothing may go (the assignment is unchanged).
+        """
+        hidden = len(self.persona) + len(self.clarification)
+        share = math.ceil(hidden * config.query_ratio / (1 - config.query_ratio) - 1e-9) if config.query_ratio < 1 else 0
+        if not self.optional or len(self.query) - 1 < max(config.min_query, share):
+            return None
+        dropped = self.optional.pop(0)
+        self.query.remove(dropped)
+        return dropped
+
 
 class PartitionInfeasible(ValueError):
-    """No assignment meets the minimums; `evidence` says what was available."""
+    """No assignment meets the minimums; `evidence` says what was available, `reason` is the reason code."""
+
+    reason = "partition_infeasible"
 
     def __init__(self, message: str, evidence: dict):
         super().__init__(message)
         self.evidence = evidence
+
+
+class QueryNotSearchable(PartitionInfeasible):
+    """The query would name neither a product type nor an attribute: nothing a search tool can use."""
+
+    reason = "query_not_searchable"
 
 
 def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random) -> list[Feature]:
@@ -97,59 +136,71 @@ def entangled_fields(features: list[Feature]) -> set[str]:
 
 def split_features(
     features: list[Feature], intent: IntentSpec, config: SplitConfig, rng: random.Random,
-    keep_in_query: frozenset[str] = frozenset(),
+    keep_in_query: frozenset[str] = frozenset(), support: Mapping[str, int] | None = None,
 ) -> Assignment:
-    """Assign features to sources.
+    """Assign features to sources: the most selective hidden, the least selective in the query.
+
+    Hidden information must matter (issue #7): when the query already states the features that
+    single out the target, the persona and clarification only confirm it and an agent that never
+    consults them still succeeds. So, within the rules of the module docstring, persona and
+    clarification take the features with the smallest support (fewest catalog products satisfy
+    them alone), and the query keeps the ones with the largest. The hidden places are filled
+    greedily in that order, taking a feature whenever the persona/clarification places can still
+    hold everything taken so far (a transversal matroid, on which greedy is optimal). Ties, and
+    every feature when `support` is None, are ordered by a shuffle with `rng`.
+
+    The query also keeps something a search can use: when the entity (product type) is missing,
+    the least selective attribute stays in the query (a query stating only a price, a rating and
+    review opinions names nothing any tool can find; sandbox finding on review_driven).
 
     Args:
-        features: output of `select_features` (order matters only through rng).
+        features: output of `select_features`.
         intent: gives `query_fields` and the feature_combination minimums.
         config: ratios and minimums.
-        rng: the candidate's seeded generator.
+        rng: the candidate's seeded generator (sha256-seeded, stages.hashing.rng).
         keep_in_query: fields that must stay in the query (e.g. the ones chosen to be stated
             through an implicit cue).
+        support: rubric field -> how many catalog products satisfy that feature's rubric alone
+            (validation.answer_set.CatalogIndex.support); a field absent from it counts as the
+            least selective. One feature per field, except query-only review opinions.
 
     Returns:
         An Assignment whose counts meet every minimum.
 
     Raises:
         PartitionInfeasible: too few features, or too few allowed in persona / clarification.
+        QueryNotSearchable: no entity and no attribute among the features the query may keep.
     """
     n = len(features)
     need = config.min_query + config.min_persona + config.min_clarification
     entangled = entangled_fields(features)
+    ranked = _by_support(features, support or {}, rng)  # most selective first
     fixed, free = [], []
-    for f in features:
+    for f in ranked:
         pinned = (f.kind == "entity" or f.field in intent.query_fields or f.field in entangled
                   or f.field in keep_in_query)
         (fixed if pinned else free).append(f)
-    # feature_combination: keep enough detail features for the query before filling hidden sources.
+    # Attributes the query must keep: feature_combination's minimum, or one searchable value when
+    # no product type names what is sought. The least selective ones, so the hidden keep the rest.
     reserved: list[Feature] = []
-    if intent.min_query_attributes:
+    have = sum(1 for f in fixed if f.kind == "detail")
+    want = intent.min_query_attributes
+    if not want and not any(f.kind == "entity" for f in fixed):
+        want = 1
+    if want > have:
         details = [f for f in free if f.kind == "detail"]
-        rng.shuffle(details)
-        # Persona places are the scarcest, so reserve fields the persona cannot take first.
-        details.sort(key=lambda f: "persona" in f.sources)
-        have = sum(1 for f in fixed if f.kind == "detail")
-        reserved = details[: max(0, intent.min_query_attributes - have)]
+        reserved = details[max(0, len(details) - (want - have)):]  # the least selective ones
         free = [f for f in free if f not in reserved]
     n_persona = max(config.min_persona, math.floor(n * config.persona_ratio))
     n_clar = max(config.min_clarification, math.floor(n * config.clarification_ratio))
-    persona_pool = [f for f in free if "persona" in f.sources]
-    rng.shuffle(persona_pool)
-    # Fields that only the persona (besides the query) can hide go first, leaving the others for clarification.
-    persona_pool.sort(key=lambda f: "clarification" in f.sources)
-    persona = persona_pool[:n_persona]
-    clar_pool = [f for f in free if "clarification" in f.sources and f not in persona]
-    rng.shuffle(clar_pool)
-    if intent.min_query_attributes:
-        clar_pool.sort(key=lambda f: f.kind == "detail")  # numeric bounds first: attributes stay in the query
-    clarification = clar_pool[:n_clar]
+    persona, clarification = _fill_hidden(free, n_persona, n_clar, config)
     query = [f for f in features if f not in persona and f not in clarification]
+    persona.sort(key=features.index)
+    clarification.sort(key=features.index)
     evidence = {
         "features": n,
         "needed": need,
-        "persona_allowed": len(persona_pool),
+        "persona_allowed": len([f for f in free if "persona" in f.sources]),
         "clarification_allowed": len([f for f in free if "clarification" in f.sources]),
         "pinned_to_query": len(fixed) + len(reserved),
         "entangled": sorted(entangled),
@@ -165,8 +216,58 @@ def split_features(
     if len(query) < config.min_query:
         raise PartitionInfeasible(f"query got {len(query)} features (min {config.min_query})", evidence)
     q_details = [f for f in query if f.kind == "detail"]
+    if not q_details and not any(f.kind == "entity" for f in query):
+        raise QueryNotSearchable("the query would state neither a product type nor an attribute (the target's "
+                                 "title names no category and it has no usable attribute)", evidence)
     if len(q_details) < intent.min_query_attributes or len({f.field for f in q_details}) < intent.min_query_fields:
         raise PartitionInfeasible(
             f"query has {len(q_details)} attribute constraints over {len({f.field for f in q_details})} fields; "
             f"{intent.name} needs {intent.min_query_attributes} over {intent.min_query_fields}", evidence)
-    return Assignment(query=query, persona=persona, clarification=clarification)
+    optional = [f for f in free if f in query and f.kind in ("detail", "numeric")]
+    return Assignment(query=query, persona=persona, clarification=clarification, optional=optional)
+
+
+def _by_support(features: list[Feature], support: Mapping[str, int], rng: random.Random) -> list[Feature]:
+    """Features from the most to the least selective; a shuffle with `rng` breaks ties (stable sort)."""
+    out = list(features)
+    rng.shuffle(out)
+    out.sort(key=lambda f: support.get(f.field, math.inf))
+    return out
+
+
+def _fill_hidden(free: list[Feature], n_persona: int, n_clar: int,
+                 config: SplitConfig) -> tuple[list[Feature], list[Feature]]:
+    """Persona and clarification features: the most selective of `free` that the places can hold.
+
+    Greedy over `free` (most selective first): a feature is taken when everything taken so far
+    still fits — at most `n_persona` that only the persona may hide, at most `n_clar` that only
+    clarification may, at most `n_persona + n_clar` in all. Features either may hide then go
+    where a minimum is still unmet, then to the persona, then to clarification.
+
+    Returns:
+        (persona features, clarification features), each most selective first.
+    """
+    taken: list[Feature] = []
+    only_p = only_c = 0
+    for f in free:
+        p, c = "persona" in f.sources, "clarification" in f.sources
+        if not (p or c) or len(taken) == n_persona + n_clar:
+            continue
+        if p and not c and only_p == n_persona:
+            continue
+        if c and not p and only_c == n_clar:
+            continue
+        taken.append(f)
+        only_p += p and not c
+        only_c += c and not p
+    persona = [f for f in taken if "clarification" not in f.sources]
+    clarification = [f for f in taken if "persona" not in f.sources]
+    either = [f for f in taken if "persona" in f.sources and "clarification" in f.sources]
+    for f in either:
+        if len(clarification) < config.min_clarification and len(persona) >= config.min_persona:
+            clarification.append(f)
+        elif len(persona) < n_persona:
+            persona.append(f)
+        else:
+            clarification.append(f)
+    return persona, clarification

@@ -13,7 +13,9 @@ from typing import Any
 # Stage 0 holds what only a published split file can show, found by `ecombench validate`
 # (validation/validate.py): a line that is not a task, an id used twice, a broken task invariant,
 # a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
-# could not run (severity warn).
+# could not run (severity warn). Stage 3's query_not_searchable: the query would name neither a product
+# type nor an attribute; stage 4's query_pins_target: the query's rubrics alone leave fewer than
+# min_query_answer_set catalog products (issue #7), checked before any text is written.
 # LLM-written parts add: opinion_unknown_review / opinion_unsupported (stage 2, an opinion citing a
 # review not shown or not stating it), query_surface_* (stage 7, a query rubric's span of the query
 # missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
@@ -26,8 +28,8 @@ REASONS: dict[int, tuple[str, ...]] = {
         "answer_set_differs", "check_skipped"),
     1: ("not_enough_eligible_products",),
     2: ("too_few_features", "no_price", "no_reviews", "opinion_unknown_review", "opinion_unsupported"),
-    3: ("partition_infeasible",),
-    4: ("target_fails_rubric", "intent_requirement_unmet"),
+    3: ("partition_infeasible", "query_not_searchable"),
+    4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target"),
     5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
         "slot_unreachable", "slot_collision"),

@@ -126,3 +126,54 @@ def test_output_does_not_depend_on_the_process_hash_seed(rich_catalog):
     # Regression for reference §15.1: seeds from Python's salted hash() changed between processes.
     a, b = run_build(rich_catalog.path, "1"), run_build(rich_catalog.path, "2024")
     assert json.loads(a) and a == b
+
+
+# ---- the query alone must not pin the target (issue #7) ---------------------------------------------
+
+def test_every_accepted_task_leaves_the_query_at_least_the_configured_choice(accepted_tasks, rich_plan):
+    ctx = rich_plan[0]
+    floor = {name: ctx.config.min_query_answer_set if i.min_query_answer_set is None else i.min_query_answer_set
+             for name, i in ctx.intents.items()}
+    assert ctx.config.min_query_answer_set == 3
+    short = [(t["id"], t["difficulty"]["query_answer_set_size"]) for t in accepted_tasks
+             if t["difficulty"]["query_answer_set_size"] < floor[t["intent"]]]
+    assert short == []
+    # and the recorded size is what the query rubrics give over the catalog
+    t = next(t for t in accepted_tasks if t["intent"] == "product_search")
+    assert len(ctx.index.answer_set([r for r in t["rubrics"] if r["info_source"] == "query"])) \
+        == t["difficulty"]["query_answer_set_size"]
+
+
+def test_a_query_that_pins_the_target_is_rejected_at_stage_4(rich_catalog, rich_plan):
+    # B0019YFY0W: on each of the three draws the query's own rubrics leave fewer than 3 catalog products.
+    result = build_candidate(rich_catalog.product("B0019YFY0W"), "product_search", rich_plan[0])
+    assert result.task is None
+    rej = result.rejection
+    assert (rej["stage"], rej["stage_name"], rej["reason"]) == (4, "locked_rubrics", "query_pins_target")
+    assert rej["evidence"]["query_answer_set_size"] < rej["evidence"]["min_query_answer_set"] == 3
+    assert [e["reason"] for e in rej["evidence"]["earlier_attempts"]] == ["query_pins_target"] * 2
+    assert result.stats["stage5_passed"] == 0  # no text was written for it
+    assert "query_pins_target" in REASONS[4]
+
+
+def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich_plan):
+    from collections import Counter
+
+    from flows.candidate import _attempt
+
+    ctx = rich_plan[0]
+    product = rich_catalog.product("B07YG47CJK")
+    first, findings, stage = _attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
+    assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
+    result = build_candidate(product, "product_search", ctx)
+    assert result.task is not None and result.task["provenance"]["attempt"] == 2
+    assert result.task["difficulty"]["query_answer_set_size"] >= 3
+
+
+def test_setting_one_turns_the_check_off(rich_catalog, rich_plan):
+    import dataclasses
+
+    ctx = rich_plan[0]
+    off = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_query_answer_set": 1}))
+    result = build_candidate(rich_catalog.product("B0019YFY0W"), "product_search", off)
+    assert result.task is not None and result.task["difficulty"]["query_answer_set_size"] < 3

@@ -200,11 +200,19 @@ def test_no_negative_rubric_has_an_empty_exclusion_list(full_build):
 
 
 def test_a_target_priced_exactly_on_a_bucket_passes_its_own_price_rubric(full_build, full_catalog):
+    # Reference §15.10. Which targets a build accepts moves with the split (issue #7 left none priced on a
+    # bucket in this build), so the catalog's own products priced on a bucket are checked as well.
+    from stages.features import price_bound
+
     on_bucket = [(t, r) for t in full_build.tasks for r in of_type(t, "numeric_range")
                  if r["field"] == "price" and t["target_product"]["price"] in PRICE_BUCKETS]
-    assert on_bucket, "no target priced exactly on a bucket in this build"
     assert [(t["id"], r["expected_value"]) for t, r in on_bucket
             if not check(r, target(full_catalog, t), full_catalog.table).satisfied] == []
+    priced = [p for p in full_catalog.all_products() if p["price"] in PRICE_BUCKETS]
+    assert len(priced) >= 20
+    rubric = {"type": "numeric_range", "field": "price"}
+    assert [p["parent_asin"] for p in priced if not check(rubric | {"expected_value": price_bound(p["price"])}, p,
+                                                          full_catalog.table).satisfied] == []
 
 
 def test_no_two_rubrics_of_a_task_share_a_field_except_review_opinions(full_build):
@@ -244,3 +252,23 @@ def test_every_excluded_value_occurs_among_products_of_the_targets_category(full
                 if not any(contains_phrase(o, value) for p in peers for o in detail_options(p, spec)):
                     vacuous.append((t["id"], r["field"], value))
     assert vacuous == []
+
+
+def test_no_query_alone_pins_its_target_except_review_driven(full_build):
+    # review_driven is exempt in intents.toml: its query-only review opinions hold for the target alone.
+    counts = full_build.manifest["counts"]
+    assert counts["query_alone_pins_target"] == sum(1 for t in full_build.tasks if t["intent"] == "review_driven"
+                                                    and t["difficulty"]["query_answer_set_size"] == 1)
+    short = [t["id"] for t in full_build.tasks if t["intent"] != "review_driven"
+             and t["difficulty"]["query_answer_set_size"] < full_build.manifest["config"]["min_query_answer_set"]]
+    assert short == []
+
+
+def test_every_query_names_a_product_type_or_an_attribute(full_build):
+    # The sandbox's finding: review_driven queries stating only a bound and two review opinions could not be
+    # searched by any tool. Such candidates are now rejected with query_not_searchable.
+    blind = [t["id"] for t in full_build.tasks
+             if not any(r["info_source"] == "query" and r["type"] in ("entity_match", "attribute_match")
+                        for r in t["rubrics"])]
+    assert blind == []
+    assert any(r["reason"] == "query_not_searchable" for r in full_build.rejections if r["intent"] == "review_driven")

@@ -125,3 +125,12 @@ def test_llm_agent_server_failure_is_recorded_not_raised(sandbox_catalog, built_
         agent = LLMAgent(LLMSettings(base_url=server.base_url, model="down", max_retries=0))
         record = agent.run(Episode(sandbox_catalog, built_tasks[0]))
     assert record["error"] and "500" in record["error"] and not record["finished"]
+
+
+def test_the_null_agent_stays_near_zero_when_hidden_information_matters(full_build):
+    # Issue #7: with the query pinning the target in 87% of tasks the null agent scored 56% (308/550) on
+    # every shared real file. The split now hides the most selective requirements and the query must
+    # leave at least min_query_answer_set (3) products, so the first search hit is rarely a right answer.
+    null = full_build.manifest["agent_checks"]["null"]
+    assert null["accuracy"] <= 0.1, null
+    assert full_build.manifest["config"]["min_query_answer_set"] == 3

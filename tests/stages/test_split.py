@@ -145,3 +145,77 @@ def test_ratios_that_do_not_sum_to_one_are_refused():
 
     with pytest.raises(pydantic.ValidationError, match="sum to 1.25"):
         SplitConfig(query_ratio=0.75)
+
+
+# ---- hidden information must matter (issue #7): the split orders features by selectivity -------------
+
+def _support(rich_catalog, features):
+    from stages.rubrics import feature_rubric
+
+    return {f.field: rich_catalog.index.support(feature_rubric(f)) for f in features
+            if "persona" in f.sources or "clarification" in f.sources}
+
+
+@pytest.mark.parametrize("asin", ["B07FTMMWTK", "B07YG47CJK", "B0019YFY0W", "B012I6UBXY"])
+def test_the_hidden_sources_take_the_most_selective_features(rich_catalog, intents, asin):
+    intent = intents["product_search"]
+    chosen = select_features(features_of(rich_catalog, intents, asin), intent, rng(0))
+    support = _support(rich_catalog, chosen)
+    a = split_features(chosen, intent, CONFIG, rng(0), support=support)
+    hidden = a.persona + a.clarification
+    # A query attribute or bound that either hidden source may take stayed only because every hidden
+    # place went to a feature at least as selective (fewer catalog products satisfy it alone).
+    movable = [f for f in a.optional if {"persona", "clarification"} <= set(f.sources)]
+    assert movable, "the product should leave a movable feature in the query"
+    assert max(support[f.field] for f in hidden) <= min(support[f.field] for f in movable)
+    assert [support[f.field] for f in a.optional] == sorted(support[f.field] for f in a.optional)
+
+
+def test_support_counts_the_catalog_products_that_satisfy_one_rubric(rich_catalog, intents):
+    from stages.rubrics import feature_rubric
+    from validation.checkers import check
+
+    features = features_of(rich_catalog, intents, "B07FTMMWTK")
+    for f in features:
+        rubric = feature_rubric(f)
+        brute = sum(check(rubric, p, rich_catalog.table).satisfied for p in rich_catalog.all_products())
+        assert rich_catalog.index.support(rubric) == brute, f.field
+
+
+def test_without_support_the_split_is_still_a_seeded_draw(rich_catalog, intents):
+    chosen = select_features(features_of(rich_catalog, intents, "B07FTMMWTK"), intents["product_search"], rng(0))
+    draws = {tuple(f.field for f in split_features(chosen, intents["product_search"], CONFIG, rng(s)).persona)
+             for s in range(8)}
+    assert len(draws) > 1
+    again = split_features(chosen, intents["product_search"], CONFIG, rng(5), support=_support(rich_catalog, chosen))
+    assert again == split_features(chosen, intents["product_search"], CONFIG, rng(5),
+                                   support=_support(rich_catalog, chosen))
+
+
+def test_leaving_out_query_features_stops_at_the_query_minimum_and_ratio(rich_catalog, intents):
+    intent = intents["product_search"]
+    chosen = select_features(features_of(rich_catalog, intents, "B0019YFY0W"), intent, rng(0))
+    a = split_features(chosen, intent, CONFIG, rng(0), support=_support(rich_catalog, chosen))
+    hidden = len(a.persona) + len(a.clarification)
+    expected = list(a.optional)
+    dropped = []
+    while (f := a.leave_out_most_selective(CONFIG)) is not None:
+        dropped.append(f)
+    assert dropped == expected[:len(dropped)]  # most selective first
+    assert len(a.query) == max(CONFIG.min_query, hidden)  # 50/25/25: the query keeps as many as both hidden
+    assert any(f.kind == "entity" for f in a.query)
+
+
+def test_a_query_with_no_product_type_and_no_attribute_is_not_searchable(full_catalog, intents):
+    # B077H68HM2: a reviewed electronics product whose title names no category of its path and which has
+    # no usable detail; a review_driven query could only state a bound and two review opinions.
+    from stages.split import QueryNotSearchable
+
+    intent = intents["review_driven"]
+    product = full_catalog.reviewed_product("B077H68HM2")
+    features, _ = extract_features(product, intent, full_catalog.table, rng(0), reviews=product["reviews"])
+    assert not [f for f in features if f.kind in ("entity", "detail")]
+    sc = CONFIG.model_copy(update=intent.split_overrides())
+    with pytest.raises(QueryNotSearchable) as exc:
+        split_features(select_features(features, intent, rng(0)), intent, sc, rng(0))
+    assert exc.value.reason == "query_not_searchable"

@@ -49,7 +49,9 @@ def test_persona_noise_repeating_a_rubric_value_is_persona_noise_leak(task, rich
     r = first(task, "query", "attribute_match")
     task["user_persona"]["lifestyle"]["occupation"] = f"{r['expected_value']} enthusiast"
     leaks = [f for f in check_leakage(task, rich_catalog.table) if f.reason == "persona_noise_leak"]
-    assert [(f.evidence["rubric_id"], f.evidence["field"]) for f in leaks] == [(r["id"], "lifestyle.occupation")]
+    # One finding per spelling found: "Corded Electric" also leaks as its alias "Corded" (fields.toml values).
+    assert {(f.evidence["rubric_id"], f.evidence["field"]) for f in leaks} == {(r["id"], "lifestyle.occupation")}
+    assert r["expected_value"] in [f.evidence["value"] for f in leaks]
 
 
 def test_persona_noise_outside_the_whitelist_is_reported(task, rich_catalog):
