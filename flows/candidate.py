@@ -43,6 +43,10 @@ NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fail
                       "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
 
 
+# difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
+# query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
+QUERY_ANSWER_SET_CAP = 1000
+
 @dataclass(frozen=True)
 class BuildContext:
     """What every candidate of a build shares (read-only)."""
@@ -136,12 +140,13 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     # first sheds its most selective optional requirements, down to the split's minimum and ratio share;
     # one still too narrow is rejected (query_pins_target) and retried with another draw.
     floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
-    query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+    query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"], limit=QUERY_ANSWER_SET_CAP)
     left_out = []
     while len(query_only) < floor and (dropped := assignment.leave_out_most_selective(sc)) is not None:
         left_out.append(dropped.field)
         rubrics = build_rubrics(assignment, ctx.table)
-        query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"])
+        query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"],
+                                          limit=QUERY_ANSWER_SET_CAP)
     query_rubrics = [r for r in rubrics if r["info_source"] == "query"]
     if len(query_only) < floor:
         return None, [Finding("query_pins_target", f"the query's own rubrics leave {len(query_only)} catalog "

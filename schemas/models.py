@@ -215,7 +215,8 @@ class Difficulty(_Model):
     implicit_count: int = Field(ge=0)
     answer_set_size: int = Field(ge=1)
     query_answer_set_size: int = Field(ge=1, description="Products passing the query's code-checkable rubrics alone: "
-                                                          "how much the hidden persona and clarification narrow it.")
+                                                          "how much the hidden persona and clarification narrow it "
+                                                          "(counted up to 1,000).")
 
 
 class Provenance(_Model):

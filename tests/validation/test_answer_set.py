@@ -81,3 +81,28 @@ def test_the_postings_path_and_the_vectorised_path_agree(accepted_tasks, rich_ca
         assert rich_catalog.index.answer_set(t["rubrics"]) == rich_catalog.index.answer_set_vectorised(t["rubrics"])
         query = [r for r in t["rubrics"] if r["info_source"] == "query"]
         assert rich_catalog.index.answer_set(query) == rich_catalog.index.answer_set_vectorised(query), t["id"]
+
+
+def test_a_limited_answer_set_stops_at_the_limit_and_is_whole_below_it(tasks, rich_catalog):
+    # Query rubrics alone and single rubrics leave sets of every size; a limit returns `limit` of the
+    # true members when more pass, and the whole set when fewer do.
+    rubric_sets = [[r for r in t["rubrics"] if r["info_source"] == "query"] for t in tasks]
+    rubric_sets += [[r] for t in tasks for r in t["rubrics"]]
+    seen_cut = seen_whole = 0
+    for rubrics in rubric_sets:
+        full = rich_catalog.index.answer_set(rubrics)
+        for limit in (1, 3, 40):
+            part = rich_catalog.index.answer_set(rubrics, limit=limit)
+            assert part == sorted(part) and set(part) <= set(full)
+            assert len(part) == min(limit, len(full))
+            seen_cut += len(full) > limit
+            seen_whole += len(full) <= limit
+    assert seen_cut and seen_whole
+
+
+def test_support_counts_a_numeric_bound_like_the_answer_set(tasks, rich_catalog):
+    bounds = [r for t in tasks for r in t["rubrics"]
+              if r["type"] == "numeric_range" and r["field"] in rich_catalog.index.numeric]
+    assert bounds
+    for r in bounds:
+        assert rich_catalog.index.support(r) == len(rich_catalog.index.answer_set([r]))
