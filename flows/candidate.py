@@ -45,7 +45,7 @@ NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fail
 
 # difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
 # query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
-QUERY_ANSWER_SET_CAP = 1000
+QUERY_ANSWER_SET_CAP = 100
 
 @dataclass(frozen=True)
 class BuildContext:

@@ -216,7 +216,7 @@ class Difficulty(_Model):
     answer_set_size: int = Field(ge=1)
     query_answer_set_size: int = Field(ge=1, description="Products passing the query's code-checkable rubrics alone: "
                                                           "how much the hidden persona and clarification narrow it "
-                                                          "(counted up to 1,000).")
+                                                          "(counted up to 100).")
 
 
 class Provenance(_Model):

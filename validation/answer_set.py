@@ -316,6 +316,9 @@ class CatalogIndex:
             narrowed = self._narrow(rubric)
             if narrowed is None and rubric["type"] == "numeric_range" and rubric["field"] in self.numeric:
                 count = len(self._within_bounds(np.arange(self.products.height), [rubric]))
+            elif narrowed is None and rubric["type"] != "budget_match":
+                frame, _ = self._vectorised_frame([rubric])  # counted in polars, no id list
+                count = frame.select(pl.len()).collect().item()
             elif narrowed is not None and len(narrowed) > self.SUPPORT_EXACT_ROWS:
                 # A common value ("Black" colour in a 3.7M catalog): grading 10^5 rows with the checkers to
                 # rank it among far rarer values would cost seconds; the postings' count bounds it from above.
@@ -335,6 +338,16 @@ class CatalogIndex:
         Raises:
             ValueError: a review_opinion rubric but no review index.
         """
+        frame, budgets = self._vectorised_frame(rubrics)
+        left = frame.select("parent_asin", "price").collect()
+        ids = []
+        for asin, price in left.iter_rows():
+            if all(check_budget(r, {"price": price}, self.table).satisfied for r in budgets):
+                ids.append(asin)
+        return sorted(ids)
+
+    def _vectorised_frame(self, rubrics: list[dict[str, Any]]) -> tuple[pl.LazyFrame, list[dict[str, Any]]]:
+        """The products frame filtered by every rubric but budget_match ones, and those budget rubrics."""
         frame = self.products.lazy()
         budgets = []
         for r in rubrics:
@@ -365,12 +378,7 @@ class CatalogIndex:
                 frame = frame.join(hits, on="row", how="semi")
             elif r["type"] == "budget_match":
                 budgets.append(r)
-        left = frame.select("parent_asin", "price").collect()
-        ids = []
-        for asin, price in left.iter_rows():
-            if all(check_budget(r, {"price": price}, self.table).satisfied for r in budgets):
-                ids.append(asin)
-        return sorted(ids)
+        return frame, budgets
 
 
     def _rows_with_option(self, key: str, condition: pl.Expr) -> pl.LazyFrame:
