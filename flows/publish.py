@@ -114,6 +114,15 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                       + (f" The build required at least {floor} (`min_query_answer_set`); only intents that "
                          "override it in `stages/intents.toml` (review_driven) can still pin the target."
                          if floor and floor > 1 else "")]
+    checks = manifest.get("agent_checks") or {}
+    if checks.get("oracle"):
+        o, n = checks["oracle"], checks.get("null") or {}
+        lines += ["", "## Agent checks", "",
+                  f"The sandbox's oracle solved {o['solved']} of {o['candidates']} validated tasks within the "
+                  f"episode budget ({o.get('rejected_oracle_failed', 0)} rejected as `oracle_failed`; mean "
+                  f"{o['tool_calls']['mean']} tool calls). The null agent (first search hit for the query) got "
+                  f"{n.get('correct', 0)} of {n.get('tasks', 0)} published tasks right "
+                  f"({100 * n.get('accuracy', 0):.1f} %)."]
     expectations = manifest.get("expectations")
     if expectations:
         lines += ["", "## Data expectations", "",

@@ -42,6 +42,9 @@ def test_the_manifest_records_oracle_and_null_accuracy(full_build):
     assert len(failed) == oracle["rejected_oracle_failed"]
     for r in failed:
         assert r["stage"] == 7 and r["evidence"]["task_id"] and r["evidence"]["tool_calls"] <= 100
+    report = (full_build.path / "report.md").read_text(encoding="utf-8")
+    assert (f"oracle solved {oracle['solved']} of {oracle['candidates']} validated tasks" in report
+            and f"got {null['correct']} of {published} published tasks right" in report)
 
 
 def test_the_oracle_solves_published_tasks_of_every_intent_within_the_budget(sandbox_catalog, built_tasks):
