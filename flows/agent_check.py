@@ -16,14 +16,14 @@ from collections import Counter
 from typing import Any
 
 import flows.settings
-from flows.candidate import CandidateResult
+from pipeline.candidate import CandidateResult
 from flows.settings import BuildConfig
 from sandbox.agents import run_null, run_oracle
 from sandbox.catalog import SandboxCatalog
 from sandbox.grader import grade_episode
 from sandbox.tools import Episode, EpisodeLimits
 from stages.fields import FieldTable
-from validation.findings import STAGE_NAMES, STAGE_OF_REASON
+from validation.findings import Finding, rejection_record, rejection_stage
 
 
 def _spread(values: list[int]) -> dict[str, Any]:
@@ -39,17 +39,13 @@ def oracle_rejection(task: dict[str, Any], record: dict[str, Any], graded: dict[
            if record["predicted_product_id"] else "made no recommendation")
     if record.get("unrevealed"):
         why += f"; the tools never revealed {', '.join(record['unrevealed'])}"
-    return {
-        "candidate_id": f"{intent}:{asin}", "intent": intent, "parent_asin": asin,
-        "stage": STAGE_OF_REASON["oracle_failed"], "stage_name": STAGE_NAMES[STAGE_OF_REASON["oracle_failed"]],
-        "reason": "oracle_failed",
-        "message": f"the oracle {why} within {record['tool_calls']} of {limits.max_tool_calls} tool calls",
-        "evidence": {"task_id": task["id"], "predicted_product_id": record["predicted_product_id"],
-                     "tool_calls": record["tool_calls"], "unrevealed": record.get("unrevealed", []),
-                     "failing": failing[:10], "calls_by_tool": dict(sorted(Counter(s["tool"] for s in record["steps"]).items())),
-                     "other_findings": [], "earlier_attempts": []},
-        "attempt": task["provenance"]["attempt"],
-    }
+    evidence = {"task_id": task["id"], "predicted_product_id": record["predicted_product_id"],
+                "tool_calls": record["tool_calls"], "unrevealed": record.get("unrevealed", []),
+                "failing": failing[:10], "calls_by_tool": dict(sorted(Counter(s["tool"] for s in record["steps"]).items()))}
+    finding = Finding("oracle_failed", f"the oracle {why} within {record['tool_calls']} of {limits.max_tool_calls} "
+                      "tool calls", evidence)
+    return rejection_record(intent, asin, [finding], task["provenance"]["attempt"],
+                            rejection_stage(finding.reason, 7))
 
 
 def check_agents(config: BuildConfig, results: list[CandidateResult], table: FieldTable,

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from flows.agent_check import check_agents
-from flows.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
+from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
 from flows.catalog import SnapshotError, load_reviews, load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256

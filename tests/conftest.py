@@ -107,7 +107,7 @@ def rich_plan(rich_catalog):
 @pytest.fixture(scope="session")
 def rich_results(rich_plan, rich_catalog):
     """build_candidate over every sampled candidate of the rich plan: [(intent, parent_asin, CandidateResult)]."""
-    from flows.candidate import build_candidate
+    from pipeline.candidate import build_candidate
 
     ctx, _, sampling = rich_plan
     return [(intent, asin, build_candidate(rich_catalog.product(asin), intent, ctx))

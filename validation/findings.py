@@ -7,6 +7,7 @@ severity "error" rejects the candidate, "warn" is only reported (dagster's WARN/
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 # Stable reason codes by stage (DESIGN "The seven stages"). Reports and tests use these names.
@@ -41,6 +42,58 @@ REASONS: dict[int, tuple[str, ...]] = {
 STAGE_NAMES = {0: "split_record", 1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split",
                4: "locked_rubrics", 5: "verbalisation", 6: "leakage_checks", 7: "semantic_validation"}
 STAGE_OF_REASON = {reason: stage for stage, reasons in REASONS.items() for reason in reasons}
+# A model call can fail in any stage that makes one (stage 2's review opinions, stage 5's texts, stage 7's
+# judge): these reasons are listed under stage 5 above but a rejection takes the stage that made the call.
+CALLER_STAGE_REASONS = frozenset({"llm_error", "llm_invalid_output", "llm_refusal"})
+
+Reason = Enum("Reason", {code: code for codes in REASONS.values() for code in codes}, type=str)  # type: ignore[misc]
+Reason.__doc__ = "Every stable reason code, derived from REASONS (the one table): Reason.query_pins_target == 'query_pins_target'."
+
+
+def rejection_stage(reason: str, running_stage: int) -> int:
+    """The stage a rejection with this reason is counted under.
+
+    A reason's stage comes from REASONS; a model-call reason (CALLER_STAGE_REASONS) takes the stage
+    that made the call (`running_stage`).
+
+    Raises:
+        KeyError: `reason` is not a known reason code.
+    """
+    if reason in CALLER_STAGE_REASONS:
+        return running_stage
+    return STAGE_OF_REASON[reason]
+
+
+def rejection_record(intent: str, parent_asin: str, findings: list[Finding], attempt: int, stage: int,
+                     earlier_attempts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The one constructor of a rejection record (schemas/rejection.schema.json).
+
+    The first finding gives the reason, message and evidence; the others are listed under
+    `evidence.other_findings`, earlier attempts' (attempt, stage, reason) under
+    `evidence.earlier_attempts`.
+
+    Args:
+        intent: the candidate's intent.
+        parent_asin: the candidate's target product.
+        findings: at least one finding; the first decides.
+        attempt: the attempt that ended the candidate (0-based).
+        stage: the rejection's stage (`rejection_stage`).
+        earlier_attempts: [{attempt, stage, reason}] of the attempts before.
+    """
+    first = findings[0]
+    return {
+        "candidate_id": f"{intent}:{parent_asin}",
+        "intent": intent,
+        "parent_asin": parent_asin,
+        "stage": stage,
+        "stage_name": STAGE_NAMES[stage],
+        "reason": first.reason,
+        "message": first.message,
+        "evidence": {**first.evidence,
+                     "other_findings": [{"reason": f.reason, "message": f.message} for f in findings[1:]],
+                     "earlier_attempts": list(earlier_attempts or [])},
+        "attempt": attempt,
+    }
 
 
 @dataclass(frozen=True)
@@ -59,6 +112,11 @@ class Finding:
     evidence: dict[str, Any] = field(default_factory=dict)
     severity: str = "error"
 
+    def __post_init__(self) -> None:
+        if self.reason not in STAGE_OF_REASON:
+            raise ValueError(f"unknown reason code {self.reason!r}: add it to validation/findings.py REASONS")
+
     @property
     def stage(self) -> int:
+        """The stage this reason belongs to (REASONS)."""
         return STAGE_OF_REASON[self.reason]

@@ -152,7 +152,7 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
 def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, str], list[Finding]]:
     """{rubric id: cue clause} for the task's implicit rubrics, from cues.toml and the intent's cue kind.
 
-    The build picks a cue the same way (flows/candidate.py); an implicit rubric whose value has
+    The build picks a cue the same way (pipeline/candidate.py); an implicit rubric whose value has
     no cue of that kind could not have been built: no_implicit_cue.
     """
     intent = load_intents().get(task["intent"])

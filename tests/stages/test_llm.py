@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from flows.candidate import build_candidate
+from pipeline.candidate import build_candidate
 from stages.llm import LLMClient, LLMError, LLMSettings
 from tests.llm_server import ScriptedLLM, good_query
 

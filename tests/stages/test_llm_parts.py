@@ -12,7 +12,7 @@ import dataclasses
 
 import pytest
 
-from flows.candidate import build_candidate
+from pipeline.candidate import build_candidate
 from stages.llm import LLMClient, LLMSettings
 from stages.reviews import review_text
 from stages.text import contains_phrase, normalize

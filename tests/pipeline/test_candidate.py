@@ -1,4 +1,4 @@
-"""One candidate through stages 2-7 on real products (flows/candidate.py::build_candidate)."""
+"""One candidate through stages 2-7 on real products (pipeline/candidate.py::build_candidate)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.candidate import build_candidate
+from pipeline.candidate import build_candidate
 from schemas import schema_errors
 from stages.hashing import canonical_json
 from stages.text import contains_phrase
@@ -100,7 +100,7 @@ def test_the_same_inputs_give_identical_task_json(rich_catalog, rich_plan, accep
 SCRIPT = """
 import sys
 from flows.build import plan_build
-from flows.candidate import build_candidate
+from pipeline.candidate import build_candidate
 from flows.settings import BuildConfig
 from stages.hashing import canonical_json
 ctx, products, sampling, _ = plan_build(BuildConfig(catalog=sys.argv[1], candidates_per_intent=8))
@@ -159,11 +159,11 @@ def test_a_query_that_pins_the_target_is_rejected_at_stage_4(rich_catalog, rich_
 def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich_plan):
     from collections import Counter
 
-    from flows.candidate import _attempt
+    from pipeline.candidate import run_attempt
 
     ctx = rich_plan[0]
     product = rich_catalog.product("B07YG47CJK")
-    first, findings, stage = _attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
+    first, findings, stage = run_attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
     assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
     result = build_candidate(product, "product_search", ctx)
     assert result.task is not None and result.task["provenance"]["attempt"] == 2

@@ -1,0 +1,439 @@
+"""The seven stages as one declared list, and one candidate's way through them.
+
+A candidate is (intent, target product). `STAGES` names each stage of DESIGN.md "The seven
+stages" in order with the function that runs it; stage 1 (catalog sampling) runs once per build
+(`stages.sampling.sample_candidates`, called by flows/build.py), stages 2-7 once per attempt of a
+candidate, over one `CandidateState`. `build_candidate` is the loop: the first attempt whose
+stages all pass becomes the task; a candidate that never passes becomes one rejection, built by
+`validation.findings.rejection_record` from its last attempt's findings, with the stage its
+reason code belongs to.
+
+Each attempt re-draws features, the split and the text from a generator seeded by
+sha256(seed, "candidate", intent, parent_asin, attempt).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from random import Random
+from typing import Any, Callable, NamedTuple
+
+from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
+from schemas import schema_errors
+from stages.features import Feature, detail_values, extract_features
+from stages.fields import FieldTable
+from stages.hashing import digest, rng
+from stages.intents import IntentSpec
+from stages.llm import LLMClient, LLMError
+from stages.rubrics import build_rubrics, feature_rubric, rubric_lock
+from stages.split import Assignment, PartitionInfeasible, SplitConfig, entangled_fields, select_features, split_features
+from stages.text import normalize
+from stages.verbalise import write_clarification, write_persona, write_query
+from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
+from stages.verbalise_llm import write_clarification_llm, write_opinions_llm, write_persona_llm, write_query_llm
+from stages.vouchers import MIN_PRICE
+from validation.answer_set import CatalogIndex
+from validation.checkers import failing_rubrics
+from validation.findings import Finding, rejection_record, rejection_stage
+from validation.judge import judge_task
+from validation.leakage import check_leakage, check_slots
+from validation.opinions import check_opinions
+from validation.semantic import check_answer_set, check_sources, intent_problems
+
+VERBALISER_ID = "template-v1"
+# Outcomes another draw cannot change: they end a candidate at once.
+# An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
+# not score after its retries would only be called again.
+NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric", "llm_error",
+                      "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
+
+# difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
+# query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
+QUERY_ANSWER_SET_CAP = 100
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What every candidate of a build shares (read-only)."""
+
+    config: BuildConfig
+    table: FieldTable
+    intents: dict[str, IntentSpec]
+    index: CatalogIndex | None  # None only in the planning process of a Dask build (workers hold it)
+    catalog_fingerprint: str
+    config_hash: str
+    vocabulary: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
+    cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    llm: LLMClient | None = None  # set when config.verbaliser == "llm"
+    artifacts: Path = Path("artifacts")  # root of the caches: batch completion files, LLM replies
+
+    @property
+    def catalog(self) -> CatalogIndex:
+        """The answer-set index (present in every process that runs stages 2-7)."""
+        if self.index is None:
+            raise RuntimeError("stages 2-7 need the catalog index; this context was loaded without it")
+        return self.index
+
+
+@dataclass
+class CandidateState:
+    """One attempt of one candidate: what each stage adds, in stage order.
+
+    Stage 2 fills `opinions`, `features`; stage 3 `selected`, `implicit_fields`, `assignment`;
+    stage 4 `rubrics`, `query_only`, `lock`; stage 5 `cues`, `task` (text, no answer set yet);
+    stage 7 completes `task` with its answer set, difficulty and provenance.
+    """
+
+    product: dict[str, Any]
+    intent: IntentSpec
+    attempt: int
+    gen: Random
+    stats: Counter
+    split_config: SplitConfig
+    writes: frozenset[str]
+    opinions: list[dict[str, Any]] | None = None
+    features: list[Feature] = field(default_factory=list)
+    selected: list[Feature] = field(default_factory=list)
+    implicit_fields: frozenset[str] = frozenset()
+    assignment: Assignment | None = None
+    rubrics: list[dict[str, Any]] = field(default_factory=list)
+    query_only: list[str] = field(default_factory=list)
+    lock: str = ""
+    cues: dict[str, str] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def asin(self) -> str:
+        """The target's parent_asin."""
+        return self.product["parent_asin"]
+
+
+StageRun = Callable[[CandidateState, BuildContext], list[Finding]]
+
+
+class Stage(NamedTuple):
+    """One declared stage: its number and name (DESIGN.md) and the function that runs it.
+
+    `run` takes the candidate state and the build context and returns the findings that reject
+    the attempt (empty: the stage passed). Stage 1 has no per-candidate function: it samples the
+    candidates of the whole build.
+    """
+
+    number: int
+    name: str
+    run: StageRun | None
+    summary: str
+
+
+# --------------------------------------------------------------------------------------------------
+# Stage 2: feature extraction
+
+
+def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
+    """Typed candidate features of the target (stages.features), and review opinions an LLM cites."""
+    product, intent = state.product, state.intent
+    if "opinions" in state.writes and intent.review_opinions:
+        assert ctx.llm is not None
+        try:
+            cited, shown = write_opinions_llm(ctx.llm, product, intent.review_opinions)
+        except LLMError as exc:
+            return [Finding(exc.reason, f"review opinions: {exc}", exc.evidence)]
+        opinions, problems = check_opinions(cited, shown, product.get("reviews") or [], intent.review_opinions)
+        if problems:
+            return problems
+        state.opinions = opinions
+    features, dropped = extract_features(product, intent, ctx.table, state.gen, vocabulary=ctx.vocabulary,
+                                         reviews=product.get("reviews"), opinions=state.opinions)
+    sc = state.split_config
+    need = sc.min_query + sc.min_persona + sc.min_clarification
+    for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
+        if dropped.get(key) == reason:
+            what = (f"price a voucher can apply to (${MIN_PRICE:g} or more)" if key == "budget"
+                    else f"{intent.review_opinions} distinct opinions in its positive reviews")
+            return [Finding(reason, f"target has no {what}", {"price": product.get("price"),
+                                                               "reviews": len(product.get("reviews") or [])})]
+    if len(features) < need:
+        return [Finding("too_few_features", f"{len(features)} usable features, {need} needed",
+                        {"features": [f.field for f in features], "dropped": dropped})]
+    state.features = features
+    return []
+
+
+# --------------------------------------------------------------------------------------------------
+# Stage 3: three-source split
+
+
+def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
+    """Query / persona / clarification assignment: the most selective features hidden (stages.split)."""
+    intent = state.intent
+    state.selected = selected = select_features(state.features, intent, state.gen)
+    tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
+    cueable = sorted(f.field for f in selected
+                     if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value))
+    state.implicit_fields = frozenset(state.gen.sample(cueable, min(intent.implicit, len(cueable))))
+    # Support of each feature the split may hide: how many catalog products satisfy it alone.
+    support = {f.field: ctx.catalog.support(feature_rubric(f)) for f in selected
+               if "persona" in f.sources or "clarification" in f.sources}
+    try:
+        state.assignment = split_features(selected, intent, state.split_config, state.gen,
+                                          keep_in_query=state.implicit_fields, support=support)
+    except PartitionInfeasible as exc:
+        return [Finding(exc.reason, str(exc), exc.evidence)]
+    return []
+
+
+# --------------------------------------------------------------------------------------------------
+# Stage 4: locked rubrics
+
+
+def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
+    """Typed, source-tagged rubrics, checked by code on the target, the query's floor, then the lock.
+
+    The query floor is checked before any text is written (no verbaliser call is spent on it): a
+    query that already pins the target makes the persona and clarification confirm rather than
+    narrow (issue #7). Such a query first sheds its most selective optional requirements, down to
+    the split's minimum and ratio share; one still too narrow is rejected (query_pins_target) and
+    retried with another draw.
+    """
+    intent, assignment = state.intent, state.assignment
+    assert assignment is not None
+    rubrics = build_rubrics(assignment, ctx.table)
+    unmet = intent_problems(rubrics, intent)
+    if unmet:
+        return [Finding("intent_requirement_unmet", f"{intent.name} needs {', '.join(unmet)}",
+                        {"missing": unmet, "rubric_types": [r["type"] for r in rubrics]})]
+    failing = failing_rubrics(rubrics, state.product, ctx.table)
+    if failing:
+        return [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics", {"failing": failing})]
+    floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
+    query_only = _query_answer_set(rubrics, ctx)
+    left_out = []
+    while len(query_only) < floor and (dropped := assignment.leave_out_most_selective(state.split_config)) is not None:
+        left_out.append(dropped.field)
+        rubrics = build_rubrics(assignment, ctx.table)
+        query_only = _query_answer_set(rubrics, ctx)
+    if len(query_only) < floor:
+        return [Finding("query_pins_target", f"the query's own rubrics leave {len(query_only)} catalog "
+                        f"product(s), fewer than min_query_answer_set={floor}",
+                        {"query_answer_set_size": len(query_only), "min_query_answer_set": floor,
+                         "query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"],
+                         "hidden_fields": [r["field"] for r in rubrics if r["info_source"] != "query"],
+                         "left_out_fields": left_out,
+                         "examples": query_only[:10]})]
+    state.rubrics, state.query_only, state.lock = rubrics, query_only, rubric_lock(rubrics)
+    return []
+
+
+def _query_answer_set(rubrics: list[dict[str, Any]], ctx: BuildContext) -> list[str]:
+    return ctx.catalog.answer_set([r for r in rubrics if r["info_source"] == "query"], limit=QUERY_ANSWER_SET_CAP)
+
+
+# --------------------------------------------------------------------------------------------------
+# Stage 5: verbalisation
+
+
+def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
+    """The user query (with implicit cues), persona and clarification script, by templates or an LLM."""
+    intent, rubrics, writes, asin = state.intent, state.rubrics, state.writes, state.asin
+    cues = {r["id"]: _cue(ctx, intent, r["field"], r["expected_value"]) for r in rubrics
+            if r["info_source"] == "query" and r["field"] in state.implicit_fields}
+    if len(cues) < intent.implicit:
+        return [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
+                        f"cues.toml has a {intent.cue_kind} cue for {len(cues)} of this target's query values",
+                        {"query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"]})]
+    user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, state.attempt)[:10]
+    turns = ctx.config.max_clarification_turns
+    try:
+        query, surfaces = (write_query_llm(ctx.llm, rubrics, ctx.table, cues) if "query" in writes
+                           else (write_query(rubrics, ctx.table, state.gen, cues), None))
+        persona = (write_persona_llm(ctx.llm, rubrics, ctx.table, user_id) if "persona" in writes
+                   else write_persona(rubrics, ctx.table, state.gen, user_id))
+        script = (write_clarification_llm(ctx.llm, rubrics, ctx.table, turns) if "slots" in writes
+                  else write_clarification(rubrics, ctx.table, turns))
+    except LLMError as exc:
+        return [Finding(exc.reason, str(exc), exc.evidence)]
+    if "slots" in writes:
+        # Stage 6's slot checks run before the task schema here: the schema would report a model's short
+        # keyword list as schema_invalid, hiding which slot and why.
+        findings = [f for f in check_slots(script, rubrics, ctx.table) if f.severity == "error"]
+        if findings:
+            return findings
+    task: dict[str, Any] = {
+        "id": f"{intent.name}-{digest(intent.name, asin, state.lock)[:12]}",
+        "intent": intent.name,
+        "user_query": query,
+        "user_persona": persona,
+        "clarification_script": script,
+        "target_product": _target_record(state.product, rubrics, ctx.table),
+        "rubrics": rubrics,
+        "rubric_lock": state.lock,
+        "implicit_rubric_ids": sorted(cues, key=lambda rid: int(rid[1:])),
+    }
+    if surfaces is not None:
+        task["query_surfaces"] = surfaces
+    problems = schema_errors("task", task | {"answer_set": [asin], "difficulty": _difficulty(task, 1, 1),
+                                             "provenance": _provenance(ctx, state.attempt)})
+    if problems:
+        return [Finding("schema_invalid", f"verbalised task breaks the task schema: {problems[0]}",
+                        {"errors": problems[:10]})]
+    state.cues, state.task = cues, task
+    return []
+
+
+# --------------------------------------------------------------------------------------------------
+# Stage 6: leakage checks
+
+
+def check_leaks(state: CandidateState, ctx: BuildContext) -> list[Finding]:
+    """Hidden values must not surface where they do not belong; every slot reachable (validation.leakage)."""
+    return [f for f in check_leakage(state.task, ctx.table) if f.severity == "error"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Stage 7: semantic validation
+
+
+def check_semantics(state: CandidateState, ctx: BuildContext) -> list[Finding]:
+    """Each source supports its rubrics, the answer set over the catalog is small, the optional LLM judge."""
+    task = state.task
+    findings = check_sources(task, ctx.table, state.cues)
+    answers, answer_findings = check_answer_set(state.rubrics, state.asin, ctx.catalog, ctx.config.max_answer_set)
+    findings = [f for f in findings + answer_findings if f.severity == "error"]
+    if not findings and ctx.config.judge and ctx.llm is not None:
+        findings = judge_task(ctx.llm, task, state.product.get("reviews"))
+    if findings:
+        return findings
+    task["answer_set"] = answers
+    task["difficulty"] = _difficulty(task, len(answers), len(state.query_only))
+    task["provenance"] = _provenance(ctx, state.attempt)
+    return []
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(1, "catalog_sampling", None, "catalog snapshot + intent -> candidate targets (stages.sampling)"),
+    Stage(2, "feature_extraction", extract, "target -> typed candidate features"),
+    Stage(3, "three_source_split", split, "features -> query / persona / clarification assignment"),
+    Stage(4, "locked_rubrics", lock, "assignment -> typed, source-tagged rubrics + rubric_lock"),
+    Stage(5, "verbalisation", verbalise, "locked rubrics -> query, persona, clarification script"),
+    Stage(6, "leakage_checks", check_leaks, "hidden values stay hidden; slots reachable"),
+    Stage(7, "semantic_validation", check_semantics, "sources support rubrics; small answer set; judge"),
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# The loop
+
+
+@dataclass
+class CandidateResult:
+    """A task or a rejection, plus counters merged into the manifest (stage funnel, per attempt)."""
+
+    task: dict[str, Any] | None = None
+    rejection: dict[str, Any] | None = None
+    stats: Counter = field(default_factory=Counter)
+    resumed: bool = False  # loaded from a finished batch of an earlier, interrupted run
+
+
+def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, attempt: int,
+                stats: Counter) -> tuple[dict[str, Any] | None, list[Finding], int]:
+    """Stages 2-7 of one attempt, in `STAGES` order.
+
+    Returns:
+        (task, [], 7) when every stage passes, else (None, findings, stage of the rejection).
+        `stats["stage<N>_passed"]` counts each stage the attempt got through.
+    """
+    state = CandidateState(
+        product=product, intent=intent, attempt=attempt, stats=stats,
+        gen=rng(ctx.config.seed, "candidate", intent.name, product["parent_asin"], attempt),
+        split_config=ctx.config.partition.model_copy(update=intent.split_overrides()),
+        writes=ctx.config.llm_writes() if ctx.llm is not None else frozenset())
+    for stage in STAGES:
+        if stage.run is None:
+            continue
+        findings = stage.run(state, ctx)
+        if findings:
+            rejected_at = rejection_stage(findings[0].reason, stage.number)
+            for passed in range(stage.number, rejected_at):  # a later stage's check run early (LLM slots)
+                stats[f"stage{passed}_passed"] += 1
+            return None, findings, rejected_at
+        stats[f"stage{stage.number}_passed"] += 1
+    return state.task, [], STAGES[-1].number
+
+
+def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext) -> CandidateResult:
+    """Run stages 2-7 for one candidate, retrying up to `config.max_attempts` times.
+
+    Outcomes in NO_RETRY (too few features, no price or reviews, target failing a rubric) do
+    not depend on the draw in a way a retry could fix, so they end the candidate at once.
+
+    Args:
+        product: a products.parquet row as a dict.
+        intent_name: a key of ctx.intents.
+        ctx: the shared build context.
+
+    Returns:
+        CandidateResult with `task` (schema-valid task record) or `rejection` (schema-valid
+        rejection record), and stage counters.
+    """
+    intent = ctx.intents[intent_name]
+    result = CandidateResult()
+    result.stats["candidates"] += 1
+    earlier: list[dict[str, Any]] = []
+    for attempt in range(ctx.config.max_attempts):
+        task, findings, stage = run_attempt(product, intent, ctx, attempt, result.stats)
+        if task is not None:
+            result.task = task
+            result.stats["accepted"] += 1
+            return result
+        if attempt + 1 < ctx.config.max_attempts and findings[0].reason not in NO_RETRY:
+            earlier.append({"attempt": attempt, "stage": stage, "reason": findings[0].reason})
+            continue
+        result.rejection = rejection_record(intent_name, product["parent_asin"], findings, attempt, stage, earlier)
+        result.stats["rejected"] += 1
+        return result
+    raise AssertionError("unreachable: the last attempt always returns")
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers of the stages above
+
+
+def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> str | None:
+    """The intent's kind of cue for (field, value), or None."""
+    if not intent.implicit or not isinstance(value, str):
+        return None
+    return ctx.cues.get((field_name.removeprefix("details."), normalize(value)), {}).get(intent.cue_kind)
+
+
+def _target_record(product: dict[str, Any], rubrics: list[dict[str, Any]], table: FieldTable) -> dict[str, Any]:
+    details = {}
+    for r in rubrics:
+        if r["field"].startswith("details."):
+            spec = table.by_rubric_field(r["field"])
+            details[spec.name] = detail_values(product, spec)
+    keep = ("parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price")
+    return {k: product.get(k) for k in keep} | {"details": details}
+
+
+def _difficulty(task: dict[str, Any], answer_set_size: int, query_answer_set_size: int) -> dict[str, int]:
+    rubrics = task["rubrics"]
+    by_source = Counter(r["info_source"] for r in rubrics)
+    return {"n_rubrics": len(rubrics), "n_query": by_source["query"], "n_persona": by_source["persona"],
+            "n_clarification": by_source["clarification"], "implicit_count": len(task["implicit_rubric_ids"]),
+            "answer_set_size": answer_set_size, "query_answer_set_size": query_answer_set_size}
+
+
+def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
+    return {"catalog_fingerprint": ctx.catalog_fingerprint, "config_hash": ctx.config_hash,
+            "seed": ctx.config.seed, "attempt": attempt, "verbaliser": verbaliser_id(ctx.config),
+            "code_version": CODE_VERSION}
+
+
+def verbaliser_id(config: BuildConfig) -> str:
+    """"template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for the LLM verbaliser."""
+    if config.verbaliser == "template":
+        return VERBALISER_ID
+    return f"{LLM_VERBALISER_ID}[{'+'.join(p for p in LLM_PARTS if p in config.llm_writes())}]:{config.llm_model}"
