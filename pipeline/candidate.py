@@ -22,6 +22,7 @@ from typing import Any, Callable, NamedTuple
 
 from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
 from schemas import schema_errors
+from schemas.models import Rubric
 from stages.features import Feature, detail_values, extract_features
 from stages.fields import FieldTable
 from stages.hashing import digest, rng
@@ -99,7 +100,7 @@ class CandidateState:
     selected: list[Feature] = field(default_factory=list)
     implicit_fields: frozenset[str] = frozenset()
     assignment: Assignment | None = None
-    rubrics: list[dict[str, Any]] = field(default_factory=list)
+    rubrics: list[Rubric] = field(default_factory=list)
     query_only: list[str] = field(default_factory=list)
     lock: str = ""
     cues: dict[str, str] = field(default_factory=dict)
@@ -204,7 +205,7 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     unmet = intent_problems(rubrics, intent)
     if unmet:
         return [Finding("intent_requirement_unmet", f"{intent.name} needs {', '.join(unmet)}",
-                        {"missing": unmet, "rubric_types": [r["type"] for r in rubrics]})]
+                        {"missing": unmet, "rubric_types": [r.type for r in rubrics]})]
     failing = failing_rubrics(rubrics, state.product, ctx.table)
     if failing:
         return [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics", {"failing": failing})]
@@ -219,16 +220,16 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         return [Finding("query_pins_target", f"the query's own rubrics leave {len(query_only)} catalog "
                         f"product(s), fewer than min_query_answer_set={floor}",
                         {"query_answer_set_size": len(query_only), "min_query_answer_set": floor,
-                         "query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"],
-                         "hidden_fields": [r["field"] for r in rubrics if r["info_source"] != "query"],
+                         "query_fields": [r.field for r in rubrics if r.info_source == "query"],
+                         "hidden_fields": [r.field for r in rubrics if r.info_source != "query"],
                          "left_out_fields": left_out,
                          "examples": query_only[:10]})]
     state.rubrics, state.query_only, state.lock = rubrics, query_only, rubric_lock(rubrics)
     return []
 
 
-def _query_answer_set(rubrics: list[dict[str, Any]], ctx: BuildContext) -> list[str]:
-    return ctx.catalog.answer_set([r for r in rubrics if r["info_source"] == "query"], limit=QUERY_ANSWER_SET_CAP)
+def _query_answer_set(rubrics: list[Rubric], ctx: BuildContext) -> list[str]:
+    return ctx.catalog.answer_set([r for r in rubrics if r.info_source == "query"], limit=QUERY_ANSWER_SET_CAP)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,12 +239,12 @@ def _query_answer_set(rubrics: list[dict[str, Any]], ctx: BuildContext) -> list[
 def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """The user query (with implicit cues), persona and clarification script, by templates or an LLM."""
     intent, rubrics, writes, asin = state.intent, state.rubrics, state.writes, state.asin
-    cues = {r["id"]: _cue(ctx, intent, r["field"], r["expected_value"]) for r in rubrics
-            if r["info_source"] == "query" and r["field"] in state.implicit_fields}
+    cues = {r.id: _cue(ctx, intent, r.field, r.expected_value) for r in rubrics
+            if r.info_source == "query" and r.field in state.implicit_fields}
     if len(cues) < intent.implicit:
         return [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
                         f"cues.toml has a {intent.cue_kind} cue for {len(cues)} of this target's query values",
-                        {"query_fields": [r["field"] for r in rubrics if r["info_source"] == "query"]})]
+                        {"query_fields": [r.field for r in rubrics if r.info_source == "query"]})]
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, state.attempt)[:10]
     turns = ctx.config.max_clarification_turns
     try:
@@ -268,7 +269,7 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         "user_persona": persona,
         "clarification_script": script,
         "target_product": _target_record(state.product, rubrics, ctx.table),
-        "rubrics": rubrics,
+        "rubrics": [r.record() for r in rubrics],
         "rubric_lock": state.lock,
         "implicit_rubric_ids": sorted(cues, key=lambda rid: int(rid[1:])),
     }
@@ -408,11 +409,11 @@ def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> 
     return ctx.cues.get((field_name.removeprefix("details."), normalize(value)), {}).get(intent.cue_kind)
 
 
-def _target_record(product: dict[str, Any], rubrics: list[dict[str, Any]], table: FieldTable) -> dict[str, Any]:
+def _target_record(product: dict[str, Any], rubrics: list[Rubric], table: FieldTable) -> dict[str, Any]:
     details = {}
     for r in rubrics:
-        if r["field"].startswith("details."):
-            spec = table.by_rubric_field(r["field"])
+        if r.field.startswith("details."):
+            spec = table.by_rubric_field(r.field)
             details[spec.name] = detail_values(product, spec)
     keep = ("parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price")
     return {k: product.get(k) for k in keep} | {"details": details}

@@ -17,6 +17,8 @@ from typing import Any
 
 from sandbox.catalog import search_terms
 from sandbox.tools import TOOL_SCHEMAS, Episode, EpisodeOver
+from rubric_types import as_rubrics, kind_of
+from schemas.models import Rubric, RubricType
 from stages.fields import FieldTable
 from stages.verbalise import persona_entry
 from stages.llm import LLMSettings
@@ -36,7 +38,7 @@ def _observed(details: dict[str, Any] | None, stats: dict[str, Any] | None,
             "reviews": reviews}
 
 
-def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], list[Rubric]]:
     """Learn every hidden requirement the honest way: read the profile, ask one canonical question per
     clarification rubric. Returns (rubrics the tools revealed, rubrics they did not)."""
     task = episode.task
@@ -44,17 +46,17 @@ def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[dict[str, A
     slot_of = {rid: s["slot_id"] for s in task["clarification_script"]["clarification_slots"]
                for rid in s["linked_rubric_ids"]}
     known, unknown = [], []
-    for r in task["rubrics"]:
-        if r["info_source"] == "persona":
+    for r in as_rubrics(task["rubrics"]):
+        if r.info_source == "persona":
             key, value = persona_entry(r, table)
             (known if profile.get(key) == value else unknown).append(r)
-        elif r["info_source"] == "clarification":
+        elif r.info_source == "clarification":
             if episode.done:
                 unknown.append(r)
                 continue
-            if not any(s["slot_id"] == slot_of.get(r["id"]) for s in episode.revealed):
-                episode.call("ask_user", {"question": canonical_question(table.by_rubric_field(r["field"]).label)})
-            revealed = any(s["slot_id"] == slot_of.get(r["id"]) for s in episode.revealed)
+            if not any(s["slot_id"] == slot_of.get(r.id) for s in episode.revealed):
+                episode.call("ask_user", {"question": canonical_question(table.by_rubric_field(r.field).label)})
+            revealed = any(s["slot_id"] == slot_of.get(r.id) for s in episode.revealed)
             (known if revealed else unknown).append(r)
         else:
             known.append(r)
@@ -78,17 +80,17 @@ def run_oracle(episode: Episode, table: FieldTable) -> dict[str, Any]:
     except EpisodeOver:
         pass
     record = episode.record("oracle")
-    record["unrevealed"] = [r["id"] for r in unknown]
+    record["unrevealed"] = [r.id for r in unknown]
     return record
 
 
-def _oracle_search(episode: Episode, rubrics: list[dict[str, Any]]) -> None:
-    words = [r["expected_value"] for r in rubrics if r["type"] in ("entity_match", "attribute_match")]
+def _oracle_search(episode: Episode, rubrics: list[Rubric]) -> None:
+    words = [str(r.expected_value) for r in rubrics if r.type in (RubricType.entity_match, RubricType.attribute_match)]
     from_rubrics = bool(search_terms(" ".join(words)))
     query = " ".join(words) if from_rubrics else episode.task["user_query"]
-    attributes = [r for r in rubrics if r["type"] == "attribute_match"]
-    needs_stats = any(r["field"] in ("average_rating", "rating_number") for r in rubrics)
-    opinions = [r for r in rubrics if r["type"] == "review_opinion"]
+    attributes = [r for r in rubrics if r.type == RubricType.attribute_match]
+    needs_stats = any(r.field in ("average_rating", "rating_number") for r in rubrics)
+    opinions = [r for r in rubrics if kind_of(r).needs_reviews]
     table = episode.catalog.table
     page = 0
     while not episode.done:
@@ -100,8 +102,8 @@ def _oracle_search(episode: Episode, rubrics: list[dict[str, Any]]) -> None:
             return
         for r in attributes:
             if ids and not episode.done:
-                ids = episode.call("filter_by_attribute", {"product_ids": ids, "attribute_name": r["field"].removeprefix(
-                    "details."), "attribute_value": r["expected_value"]}).get("product_ids", [])
+                ids = episode.call("filter_by_attribute", {"product_ids": ids, "attribute_name": r.field.removeprefix(
+                    "details."), "attribute_value": r.expected_value}).get("product_ids", [])
         stats: dict[str, dict[str, Any]] = {}
         if ids and (needs_stats or opinions) and not episode.done:
             stats = {s["product_id"]: s for s in episode.call("get_product_review_stats",
@@ -109,9 +111,9 @@ def _oracle_search(episode: Episode, rubrics: list[dict[str, Any]]) -> None:
         for asin in ids:
             if episode.done:
                 return
-            plain = [r for r in rubrics if r["type"] != "review_opinion"]
+            plain = [r for r in rubrics if not kind_of(r).needs_reviews]
             if stats and not all(check(r, _observed(None, stats.get(asin), None), table).satisfied for r in plain
-                                 if r["field"] in ("average_rating", "rating_number")):
+                                 if r.field in ("average_rating", "rating_number")):
                 continue
             if opinions and stats and not stats.get(asin, {}).get("reviews_available"):
                 continue  # no review to state an opinion
@@ -120,7 +122,7 @@ def _oracle_search(episode: Episode, rubrics: list[dict[str, Any]]) -> None:
             for r in opinions:
                 if episode.done:
                     return
-                hits = episode.call("get_review_content", {"product_id": asin, "query": r["expected_value"]})
+                hits = episode.call("get_review_content", {"product_id": asin, "query": r.expected_value})
                 seen += hits.get("reviews", [])
                 if not check(r, _observed(None, None, hits.get("reviews", [])), table).satisfied:
                     ok = False

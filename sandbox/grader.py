@@ -16,13 +16,15 @@ from collections import Counter, defaultdict
 from typing import Any, Protocol
 
 from sandbox.catalog import SandboxCatalog
+from rubric_types import as_rubrics
+from schemas.models import Rubric
 from validation.checkers import Unscorable, Verdict, check
 
 
 class Judge(Protocol):
     """Decides one rubric code could not: returns satisfied / not_satisfied, or unscorable when it fails."""
 
-    def __call__(self, rubric: dict[str, Any], product: dict[str, Any]) -> Verdict: ...
+    def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict: ...
 
 
 JUDGE_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["satisfied", "reasoning"],
@@ -48,15 +50,15 @@ class LLMJudge:
         self.client, self.max_reviews = client, max_reviews
         self.calls = self.failures = 0
 
-    def __call__(self, rubric: dict[str, Any], product: dict[str, Any]) -> Verdict:
+    def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict:
         from stages.llm import LLMError
         from stages.reviews import opinion_overlap, review_text
 
         self.calls += 1
         reviews = sorted(product.get("reviews") or [],
-                         key=lambda r: (-opinion_overlap(rubric["expected_value"], review_text(r)), r["review_id"]))
+                         key=lambda r: (-opinion_overlap(str(rubric.expected_value), review_text(r)), r["review_id"]))
         text = "\n".join(f"- {review_text(r)[:1000]}" for r in reviews[:self.max_reviews])
-        prompt = JUDGE_PROMPT.format(opinion=rubric["expected_value"], title=product.get("title") or "", reviews=text)
+        prompt = JUDGE_PROMPT.format(opinion=rubric.expected_value, title=product.get("title") or "", reviews=text)
         try:
             reply = self.client.call_json([{"role": "user", "content": prompt}], "review_judgement", JUDGE_SCHEMA,
                                           purpose="judge")
@@ -93,14 +95,14 @@ def grade_episode(task: dict[str, Any], record: dict[str, Any] | None, catalog: 
     pid = (record or {}).get("predicted_product_id")
     product = graded_product(catalog, pid)
     results = []
-    for r in task["rubrics"]:
+    for r in as_rubrics(task["rubrics"]):
         if product is None:
             v, by = Verdict("not_satisfied", "no product recommended"), "code"
         else:
             v, by = check(r, product, catalog.table), "code"
             if v.status == "unscorable" and judge is not None:
                 v, by = judge(r, product), "judge"
-        results.append({"rubric_id": r["id"], "type": r["type"], "info_source": r["info_source"],
+        results.append({"rubric_id": r.id, "type": r.type, "info_source": r.info_source,
                         "status": v.status, "why": v.why, "by": by})
     exact = pid is not None and pid == task["target_product"]["parent_asin"]
     all_ok = all(x["status"] == "satisfied" for x in results)

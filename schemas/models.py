@@ -135,9 +135,34 @@ class Rubric(_Model):
 
     @model_validator(mode="after")
     def _value_fits_type(self) -> Rubric:
-        want = {"numeric_range": NumericBound, "negative_attribute": list, "budget_match": Budget}.get(self.type, str)
-        if not isinstance(self.expected_value, want):
-            raise ValueError(f"{self.type} rubric {self.id} needs expected_value of type {want.__name__}")
+        _check_value_type(self.type, self.expected_value, self.id)
+        return self
+
+    def record(self) -> dict[str, Any]:
+        """The rubric as JSON data, exactly the keys it was given (what tasks.jsonl and the lock hold)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def _check_value_type(rubric_type: str, value: Any, rubric_id: str = "") -> None:
+    want = {"numeric_range": NumericBound, "negative_attribute": list, "budget_match": Budget}.get(rubric_type, str)
+    if not isinstance(value, want):
+        raise ValueError(f"{rubric_type} rubric {rubric_id} needs expected_value of type {want.__name__}".replace("  ", " "))
+
+
+class RubricSpec(_Model):
+    """The checkable core of a rubric, before the split gives it an id, a source and a sentence.
+
+    What `CatalogIndex.support` counts for a feature the split may hide (stages.rubrics.feature_rubric):
+    the same type, field and expected value the rubric will carry, so the two cannot differ.
+    """
+
+    type: RubricType
+    field: str
+    expected_value: str | NumericBound | Budget | list[str]
+
+    @model_validator(mode="after")
+    def _value_fits_type(self) -> RubricSpec:
+        _check_value_type(self.type, self.expected_value)
         return self
 
 

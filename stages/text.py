@@ -177,3 +177,24 @@ def fix_articles(text: str) -> str:
         new = _article(word)
         return (new.capitalize() if art[0] == "A" else new) + " " + word
     return re.sub(r"\b(an?|An?) ([A-Za-z][\w-]*)", repl, text)
+
+
+def join_words(parts: list[str], word: str = "and") -> str:
+    """"a, b and c" (or with `word` "or"); one part is itself, none is ""."""
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + f" {word} " + parts[-1]
+
+
+def fill(template: str, value: str) -> str:
+    """Put a value into a field template without doubling the template's noun.
+
+    "with a {value} connector" + "barrel connector" -> "with a barrel connector" (not
+    "barrel connector connector"); articles follow the value ("an Automobile theme").
+    """
+    pre, _, post = template.partition("{value}")
+    noun = post.rstrip(".!?")
+    tail = normalize(noun).split()
+    if tail and normalize(value).split()[-len(tail):] == tail:
+        post = post[len(noun):]
+    return fix_articles(f"{pre}{value}{post}")

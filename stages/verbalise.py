@@ -12,19 +12,17 @@ import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from stages.features import value_forms
+from rubric_types import RubricLike, as_spec, kind_of
+from schemas.models import Rubric
 from stages.fields import FieldTable
-from stages.rubrics import bound_phrase
-from stages.vouchers import describe_budget
-from stages.text import contains_phrase, fix_articles, normalize
+from stages.text import contains_phrase, fix_articles, join_words
 
 PERSONA_VOCAB = Path(__file__).with_name("persona_vocab.toml")
 
 OPENERS = ("I'm looking for", "I need", "Can you help me find", "I want to buy", "Please find me")
 DEFAULT_RESPONSE = "I don't have a preference on that; whatever fits the rest of what I asked for."
-NUMERIC_VERBS = {"average_rating": "be rated", "rating_number": "have", "price": "cost"}
 
 
 @lru_cache(maxsize=4)
@@ -48,41 +46,14 @@ def noise_whitelist() -> dict[str, set[str]]:
     return allowed
 
 
-def _join(parts: list[str], word: str = "and") -> str:
-    if len(parts) <= 1:
-        return "".join(parts)
-    return ", ".join(parts[:-1]) + f" {word} " + parts[-1]
+def requirement_phrase(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> str:
+    """How the query states one rubric: "made of Plastic", "cost no more than $20", "its colour must not
+    be Blue or Red" (its rubric type's phrase; a record is parsed first)."""
+    typed = as_spec(rubric)
+    return kind_of(typed).query_phrase(typed, table)
 
 
-def fill(template: str, value: str) -> str:
-    """Put a value into a field template without doubling the template's noun.
-
-    "with a {value} connector" + "barrel connector" -> "with a barrel connector" (not
-    "barrel connector connector"); articles follow the value ("an Automobile theme").
-    """
-    pre, _, post = template.partition("{value}")
-    noun = post.rstrip(".!?")
-    tail = normalize(noun).split()
-    if tail and normalize(value).split()[-len(tail):] == tail:
-        post = post[len(noun):]
-    return fix_articles(f"{pre}{value}{post}")
-
-
-def requirement_phrase(rubric: dict[str, Any], table: FieldTable) -> str:
-    """How the query states one attribute or numeric rubric: "made of Plastic", "cost no more than $20"."""
-    spec = table.by_rubric_field(rubric["field"])
-    if rubric["type"] == "numeric_range":
-        return f"{NUMERIC_VERBS.get(rubric['field'], 'be')} {bound_phrase(rubric['field'], rubric['expected_value'])}"
-    return fill(spec.query_phrase, rubric["expected_value"])
-
-
-def negative_phrase(rubric: dict[str, Any], table: FieldTable) -> str:
-    """"its colour must not be Blue or Red"."""
-    label = table.by_rubric_field(rubric["field"]).label
-    return f"its {label} must not be " + _join(list(rubric["expected_value"]), "or")
-
-
-def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Random,
+def write_query(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
                 cues: dict[str, str] | None = None) -> str:
     """A request of one to four sentences stating every query rubric and nothing else.
 
@@ -97,32 +68,35 @@ def write_query(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Ra
         cues: {rubric id: clause} for implicit rubrics: the clause replaces the rubric's phrase.
     """
     cues = cues or {}
-    q = [r for r in rubrics if r["info_source"] == "query"]
-    entity = next((r["expected_value"] for r in q if r["type"] == "entity_match"), None)
-    attrs = [cues.get(r["id"]) or requirement_phrase(r, table) for r in q if r["type"] == "attribute_match"]
-    negs = [negative_phrase(r, table) for r in q if r["type"] == "negative_attribute"]
-    nums = [requirement_phrase(r, table) for r in q if r["type"] == "numeric_range"]
-    opinions = [f'"{r["expected_value"]}"' for r in q if r["type"] == "review_opinion"]
-    budgets = [describe_budget(r["expected_value"]) for r in q if r["type"] == "budget_match"]
+    parts: dict[str, list[str]] = {role: [] for role in ("subject", "attribute", "exclusion", "bound", "opinion",
+                                                         "budget")}
+    for r in rubrics:
+        if r.info_source == "query":
+            kind = kind_of(r)
+            parts[kind.query_role].append((cues.get(r.id) if kind.query_role == "attribute" else None)
+                                          or kind.query_phrase(r, table))
+    entity = parts["subject"][0] if parts["subject"] else None
+    attrs, negs, nums = parts["attribute"], parts["exclusion"], parts["bound"]
+    opinions, budgets = parts["opinion"], parts["budget"]
     subject, plural = _subject(entity)
     first = f"{rng.choice(OPENERS)} {subject}"
     if attrs[:3]:
         # sentence 1 hangs the attributes on the subject; sentence 2 on the singular "one"
-        first += " " + _join([_plural_verb(a) for a in attrs[:3]] if plural else attrs[:3])
+        first += " " + join_words([_plural_verb(a) for a in attrs[:3]] if plural else attrs[:3])
     sentences = [first + ("?" if first.startswith("Can you") else ".")]
     second = []
     if attrs[3:]:
-        second.append(f"it has to be one {_join(attrs[3:])}")
+        second.append(f"it has to be one {join_words(attrs[3:])}")
     second += negs
     if second:
-        sentences.append(_capitalise(_join(second)) + ".")
+        sentences.append(_capitalise(join_words(second)) + ".")
     third = []
     if nums:
-        third.append(f"it must {_join(nums)}")
+        third.append(f"it must {join_words(nums)}")
     if opinions:
-        third.append(f"its reviews should say {_join(opinions)}")
+        third.append(f"its reviews should say {join_words(opinions)}")
     if third:
-        sentences.append(_capitalise(_join(third)) + ".")
+        sentences.append(_capitalise(join_words(third)) + ".")
     sentences += budgets
     return fix_articles(" ".join(sentences))
 
@@ -163,28 +137,24 @@ def _capitalise(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def persona_entry(rubric: dict[str, Any], table: FieldTable) -> tuple[str, str | list[str]]:
-    """The (key, value) a persona rubric takes under `product_requirements`.
+def persona_entry(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> tuple[str, str | list[str]]:
+    """The (key, value) a persona rubric takes under `product_requirements` (its rubric type's entry).
 
     attribute: (persona_key, value); negative: ("avoid_" + persona_key, excluded values);
     numeric: (persona_key, the bound in words, e.g. "no more than $20"). Writer and semantic
     check both use this, so they cannot disagree.
     """
-    spec = table.by_rubric_field(rubric["field"])
-    if rubric["type"] == "negative_attribute":
-        return f"avoid_{spec.persona_key}", list(rubric["expected_value"])
-    if rubric["type"] == "numeric_range":
-        return spec.persona_key, bound_phrase(rubric["field"], rubric["expected_value"])
-    return spec.persona_key, rubric["expected_value"]
+    typed = as_spec(rubric)
+    return kind_of(typed).persona_entry(typed, table)
 
 
-def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.Random, user_id: str) -> dict[str, Any]:
+def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, user_id: str) -> dict[str, Any]:
     """A persona: whitelisted noise plus `product_requirements` holding exactly the persona rubrics.
 
     Noise values that would repeat any rubric value (token-aware) are skipped, so background
     never states a requirement by accident.
     """
-    values = [v for r in rubrics for v in value_forms(r["expected_value"], r["field"])]
+    values = [v for r in rubrics for v in kind_of(r).forms(r)]
 
     def pick(options: list[str]) -> str:
         options = list(options)
@@ -207,29 +177,25 @@ def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.
                       "hobbies": [hobby, pick([h for h in vocab["lifestyle"]["hobbies"] if h != hobby])]},
         "shopping_habits": {name: pick(options) for name, options in habits.items()},
     }
-    persona["product_requirements"] = dict(persona_entry(r, table) for r in rubrics if r["info_source"] == "persona")
+    persona["product_requirements"] = dict(persona_entry(r, table) for r in rubrics if r.info_source == "persona")
     return persona
 
 
-def clarification_reply(rubric: dict[str, Any], table: FieldTable) -> str:
-    """The shopper's reply revealing one clarification rubric."""
-    spec = table.by_rubric_field(rubric["field"])
-    if rubric["type"] == "numeric_range":
-        return spec.reply.format(bound=bound_phrase(rubric["field"], rubric["expected_value"]))
-    if rubric["type"] == "negative_attribute":
-        return f"Anything but {_join(list(rubric['expected_value']), 'or')} for the {spec.label}."
-    return fill(spec.reply, rubric["expected_value"])
+def clarification_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> str:
+    """The shopper's reply revealing one clarification rubric (its rubric type's reply)."""
+    typed = as_spec(rubric)
+    return kind_of(typed).reply(typed, table)
 
 
-def write_clarification(rubrics: list[dict[str, Any]], table: FieldTable, max_turns: int) -> dict[str, Any]:
+def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int) -> dict[str, Any]:
     """One slot per clarification rubric: the field's keywords (label included) and a reply containing the value."""
     slots = []
-    for r in (r for r in rubrics if r["info_source"] == "clarification"):
-        spec = table.by_rubric_field(r["field"])
+    for r in (r for r in rubrics if r.info_source == "clarification"):
+        spec = table.by_rubric_field(r.field)
         slots.append({
             "slot_id": f"s{len(slots) + 1}",
-            "linked_rubric_ids": [r["id"]],
-            "field": r["field"],
+            "linked_rubric_ids": [r.id],
+            "field": r.field,
             "trigger_keywords": list(spec.keywords[:10]),
             "user_response": clarification_reply(r, table),
         })

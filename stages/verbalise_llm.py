@@ -18,14 +18,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from stages.features import value_forms
+from rubric_types import kind_of
+from schemas.models import Rubric
 from stages.fields import FieldTable
 from stages.hashing import sha256_hex
 from stages.llm import LLMClient
-from stages.rubrics import bound_phrase
 from stages.text import contains_phrase
-from stages.verbalise import DEFAULT_RESPONSE, negative_phrase, persona_entry, persona_vocab, requirement_phrase
-from stages.vouchers import describe_budget
+from stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
 
 PROMPTS = Path(__file__).with_name("prompts")
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "llm"
@@ -77,37 +76,34 @@ def _data(text: str) -> str:
 # ---- query ----------------------------------------------------------------------------------------
 
 
-def requirement_lines(rubrics: list[dict[str, Any]], table: FieldTable, cues: dict[str, str]) -> list[str]:
+def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, str]) -> list[str]:
     """The query's requirements as the prompt lists them, "- r2: made of Mesh" (same phrases as the template
     verbaliser; implicit rubrics as "- r3: CUE: <cue>"; catalog text made delimiter-safe)."""
     lines = []
     for r in rubrics:
-        if r["info_source"] != "query":
+        if r.info_source != "query":
             continue
-        if r["type"] == "entity_match":
-            text = f"it is {_data(r['expected_value']).lower()}"
-        elif r["id"] in cues:
-            text = f"CUE: {cues[r['id']]}"
-        elif r["type"] in ("attribute_match", "numeric_range"):
-            text = _data(requirement_phrase(r, table))
-        elif r["type"] == "negative_attribute":
-            text = _data(negative_phrase(r, table))
-        elif r["type"] == "budget_match":
-            text = describe_budget(r["expected_value"])
-        elif r["type"] == "review_opinion":
-            text = f'its reviews should say "{_data(r["expected_value"])}"'
+        role = kind_of(r).query_role
+        if role == "subject":
+            text = f"it is {_data(str(r.expected_value)).lower()}"
+        elif r.id in cues:
+            text = f"CUE: {cues[r.id]}"
+        elif role == "budget":
+            text = requirement_phrase(r, table)
+        elif role == "opinion":
+            text = f'its reviews should say "{_data(str(r.expected_value))}"'
         else:
-            continue
-        lines.append(f"- {r['id']}: {text}")
+            text = _data(requirement_phrase(r, table))
+        lines.append(f"- {r.id}: {text}")
     return lines
 
 
-def _product_type(rubrics: list[dict[str, Any]]) -> str:
-    entity = next((r["expected_value"] for r in rubrics if r["type"] == "entity_match"), "a product")
+def _product_type(rubrics: list[Rubric]) -> str:
+    entity = next((str(r.expected_value) for r in rubrics if kind_of(r).query_role == "subject"), "a product")
     return _data(entity)
 
 
-def write_query_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: FieldTable,
+def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
                     cues: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
     """The visible query and its query surfaces, written by the model.
 
@@ -138,11 +134,11 @@ def write_query_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: Fie
 # ---- persona background ----------------------------------------------------------------------------
 
 
-def noise_options(rubrics: list[dict[str, Any]]) -> dict[str, list[str]]:
+def noise_options(rubrics: list[Rubric]) -> dict[str, list[str]]:
     """The whitelisted options of each noise field, minus any that repeat a rubric value (token-aware, as
     stages.verbalise.write_persona skips them). Household and occupation are listed per age range
     ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6 checks."""
-    values = [v for r in rubrics for v in value_forms(r["expected_value"], r["field"])]
+    values = [v for r in rubrics for v in kind_of(r).forms(r)]
     vocab = persona_vocab()
 
     def keep(options: list[str]) -> list[str]:
@@ -159,7 +155,7 @@ def noise_options(rubrics: list[dict[str, Any]]) -> dict[str, list[str]]:
     return out
 
 
-def write_persona_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: FieldTable,
+def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
                       user_id: str) -> dict[str, Any]:
     """A persona whose background (demographics, lifestyle, shopping_habits) the model chose.
 
@@ -181,33 +177,28 @@ def write_persona_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: F
     for group in ("demographics", "lifestyle", "shopping_habits"):
         persona[group] = {k: ([" ".join(x.split()) for x in v] if isinstance(v, list) else " ".join(v.split()))
                           for k, v in reply[group].items()}
-    persona["product_requirements"] = dict(persona_entry(r, table) for r in rubrics if r["info_source"] == "persona")
+    persona["product_requirements"] = dict(persona_entry(r, table) for r in rubrics if r.info_source == "persona")
     return persona
 
 
 # ---- clarification slots -------------------------------------------------------------------------
 
 
-def slot_lines(rubrics: list[dict[str, Any]], table: FieldTable) -> list[str]:
+def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
     """One prompt line per clarification rubric: id, field label, the value (delimited data) and the
     field table's keywords as suggestions."""
     lines = []
     for r in rubrics:
-        if r["info_source"] != "clarification":
+        if r.info_source != "clarification":
             continue
-        spec = table.by_rubric_field(r["field"])
-        if r["type"] == "numeric_range":
-            value = bound_phrase(r["field"], r["expected_value"])
-        elif r["type"] == "negative_attribute":
-            value = "anything but " + " or ".join(r["expected_value"])
-        else:
-            value = str(r["expected_value"])
-        lines.append(f'- {r["id"]}: field "{spec.label}"; value <<<{_data(value)}>>>; suggested words: '
+        spec = table.by_rubric_field(r.field)
+        value = kind_of(r).prompt_value(r, table)
+        lines.append(f'- {r.id}: field "{spec.label}"; value <<<{_data(value)}>>>; suggested words: '
                      + ", ".join(spec.keywords[:10]))
     return lines
 
 
-def write_clarification_llm(client: LLMClient, rubrics: list[dict[str, Any]], table: FieldTable,
+def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
                             max_turns: int) -> dict[str, Any]:
     """A clarification script whose slots (trigger keywords, reply) the model wrote, linked by rubric id.
 
@@ -219,8 +210,8 @@ def write_clarification_llm(client: LLMClient, rubrics: list[dict[str, Any]], ta
     Raises:
         stages.llm.LLMError: as write_query_llm, against schemas/llm/clarification_slots.schema.json.
     """
-    by_id = {r["id"]: r for r in rubrics}
-    if not any(r["info_source"] == "clarification" for r in rubrics):
+    by_id = {r.id: r for r in rubrics}
+    if not any(r.info_source == "clarification" for r in rubrics):
         return {"clarification_slots": [], "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}
     text = prompt_template("slots").replace("{requirements}", "\n".join(slot_lines(rubrics, table)))
     reply = client.call_json([{"role": "user", "content": text}], "clarification_slots", reply_schema("slots"),
@@ -229,7 +220,7 @@ def write_clarification_llm(client: LLMClient, rubrics: list[dict[str, Any]], ta
     for i, item in enumerate(reply["slots"], 1):
         rubric = by_id.get(item["rubric_id"])
         slots.append({"slot_id": f"s{i}", "linked_rubric_ids": [item["rubric_id"]],
-                      "field": rubric["field"] if rubric else "",
+                      "field": rubric.field if rubric else "",
                       "trigger_keywords": [" ".join(k.split()) for k in item["trigger_keywords"]],
                       "user_response": " ".join(item["user_response"].split())})
     return {"clarification_slots": slots, "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}

@@ -17,13 +17,13 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
+from rubric_types import RubricLike, as_spec, kind_of, plain_value
 from stages.features import detail_rows, split_options
 from stages.fields import FieldTable
 from stages.hashing import canonical_json
 from stages.reviews import normalized_review_text
-from stages.text import keywords, normalize, tokens
-from validation.checkers import check, check_budget
-
+from stages.text import normalize
+from validation.checkers import check
 
 
 class Postings:
@@ -66,9 +66,6 @@ class Postings:
 
 _EMPTY = np.zeros(0, dtype=np.int32)
 _SEP = "\x1f"  # joins an option's field and token into one postings key
-# Cheapest first: the verdict of all() does not depend on the order, only the work does.
-_CHECK_ORDER = {"numeric_range": 0, "entity_match": 1, "attribute_match": 2, "budget_match": 3,
-                "negative_attribute": 4, "review_opinion": 5}
 
 
 def _text_tokens(frame: pl.DataFrame, id_col: str, text: str) -> pl.DataFrame:
@@ -224,39 +221,32 @@ class CatalogIndex:
                 start += n
         return out
 
-    def _narrow(self, rubric: dict[str, Any]) -> np.ndarray | None:
-        """Sorted rows holding every token of the rubric's value where the rubric looks, or None (no narrowing).
+    def option_token_rows(self, key: str, token: str) -> np.ndarray:
+        """Sorted rows with an option of canonical field `key` holding `token`."""
+        assert self.option_postings is not None
+        return self.option_postings.get(key + _SEP + token)
 
-        A superset of the rows satisfying the rubric (the checkers decide on phrases); for
-        entity_match exactly the rows whose title holds every keyword.
-        """
-        if rubric["type"] == "attribute_match":
-            key = rubric["field"].removeprefix("details.")
-            sets = [self.option_postings.get(key + _SEP + t) for t in tokens(rubric["expected_value"])]
-        elif rubric["type"] == "entity_match":
-            sets = [self.title_postings.get(t) for t in keywords(rubric["expected_value"])]
-        elif rubric["type"] == "review_opinion" and self.review_postings is not None:
-            sets = [self.review_postings.get(t) for t in tokens(rubric["expected_value"])]
-        else:
-            return None
-        return _intersect(sets) if sets else None
+    def title_token_rows(self, token: str) -> np.ndarray:
+        """Sorted rows whose title holds `token`."""
+        assert self.title_postings is not None
+        return self.title_postings.get(token)
 
-    def _within_bounds(self, rows: np.ndarray, rubrics: list[dict[str, Any]]) -> np.ndarray:
-        """`rows` less those a numeric_range rubric on a catalog column excludes (the checker's rule, in numpy)."""
+    def review_token_rows(self, token: str) -> np.ndarray:
+        """Sorted rows with a review holding `token` (empty without a review index)."""
+        return _EMPTY if self.review_postings is None else self.review_postings.get(token)
+
+    @staticmethod
+    def intersect(sets: list[np.ndarray]) -> np.ndarray:
+        """Intersection of sorted unique row arrays."""
+        return _intersect(sets)
+
+    def _within_bounds(self, rows: np.ndarray, rubrics: list[RubricLike]) -> np.ndarray:
+        """`rows` less those a bound on a catalog column excludes (each rubric type's `within_bounds`)."""
         for r in rubrics:
-            values = self.numeric.get(r["field"]) if r["type"] == "numeric_range" else None
-            if values is None or not len(rows):
-                continue
-            v, bound = values[rows], r["expected_value"]
-            keep = ~np.isnan(v)
-            if bound.get("min") is not None:
-                keep &= (v >= bound["min"]) if bound.get("min_inclusive", True) else (v > bound["min"])
-            if bound.get("max") is not None:
-                keep &= (v <= bound["max"]) if bound.get("max_inclusive", True) else (v < bound["max"])
-            rows = rows[keep]
+            rows = kind_of(r).within_bounds(self, rows, r)
         return rows
 
-    def answer_set(self, rubrics: list[dict[str, Any]], limit: int | None = None) -> list[str]:
+    def answer_set(self, rubrics: list[RubricLike] | list[dict[str, Any]], limit: int | None = None) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
 
         When a rubric's value can narrow the catalog through the token postings (attributes,
@@ -274,13 +264,14 @@ class CatalogIndex:
         Raises:
             ValueError: a review_opinion rubric but no review index.
         """
-        if self.review_rows is None and any(r["type"] == "review_opinion" for r in rubrics):
+        rubrics = [as_spec(r) for r in rubrics]
+        if self.review_rows is None and any(kind_of(r).needs_reviews for r in rubrics):
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-        found = [f for f in (self._narrow(r) for r in rubrics) if f is not None]
+        found = [f for f in (kind_of(r).narrow(self, r) for r in rubrics) if f is not None]
         if not found:
             return self.answer_set_vectorised(rubrics)[:limit]
         narrowed = self._within_bounds(_intersect(found), rubrics)
-        ordered = sorted(rubrics, key=lambda r: _CHECK_ORDER.get(r["type"], len(_CHECK_ORDER)))
+        ordered = sorted(rubrics, key=lambda r: kind_of(r).check_cost)
         chunk = len(narrowed) if limit is None else max(16, 2 * limit)
         passed: list[str] = []
         for start in range(0, len(narrowed), max(chunk, 1)):
@@ -290,7 +281,7 @@ class CatalogIndex:
                 return sorted(passed[:limit])
         return sorted(passed)
 
-    def support(self, rubric: dict[str, Any]) -> int:
+    def support(self, rubric: RubricLike | dict[str, Any]) -> int:
         """How many catalog products satisfy this one rubric (its support; the smaller, the more selective).
 
         Exact (the rubric checkers' rule) while at most SUPPORT_EXACT_ROWS rows hold the value's tokens;
@@ -302,7 +293,7 @@ class CatalogIndex:
         query.
 
         Args:
-            rubric: a rubric record, or just {type, field, expected_value} (stages.rubrics.feature_rubric).
+            rubric: a rubric, or just its spec {type, field, expected_value} (stages.rubrics.feature_rubric).
 
         Returns:
             A product count, 0 to the catalog's size.
@@ -310,13 +301,15 @@ class CatalogIndex:
         Raises:
             ValueError: a review_opinion rubric but no review index.
         """
-        key = canonical_json([rubric["type"], rubric["field"], rubric["expected_value"]])
+        rubric = as_spec(rubric)
+        kind = kind_of(rubric)
+        key = canonical_json([rubric.type, rubric.field, plain_value(rubric)])
         count = self.support_cache.get(key)
         if count is None:
-            narrowed = self._narrow(rubric)
-            if narrowed is None and rubric["type"] == "numeric_range" and rubric["field"] in self.numeric:
+            narrowed = kind.narrow(self, rubric)
+            if narrowed is None and rubric.field in self.numeric and kind.field_kind == "numeric":
                 count = len(self._within_bounds(np.arange(self.products.height), [rubric]))
-            elif narrowed is None and rubric["type"] != "budget_match":
+            elif narrowed is None and kind.vectorised:
                 frame, _ = self._vectorised_frame([rubric])  # counted in polars, no id list
                 count = frame.select(pl.len()).collect().item()
             elif narrowed is not None and len(narrowed) > self.SUPPORT_EXACT_ROWS:
@@ -328,7 +321,7 @@ class CatalogIndex:
             self.support_cache[key] = count
         return count
 
-    def answer_set_vectorised(self, rubrics: list[dict[str, Any]]) -> list[str]:
+    def answer_set_vectorised(self, rubrics: list[RubricLike] | list[dict[str, Any]]) -> list[str]:
         """Sorted parent_asins of all products satisfying every code-checkable rubric.
 
         numeric_range, entity_match, attribute_match, negative_attribute and review_opinion are
@@ -338,59 +331,29 @@ class CatalogIndex:
         Raises:
             ValueError: a review_opinion rubric but no review index.
         """
-        frame, budgets = self._vectorised_frame(rubrics)
+        rubrics = [as_spec(r) for r in rubrics]
+        frame, rest = self._vectorised_frame(rubrics)
         left = frame.select("parent_asin", "price").collect()
         ids = []
         for asin, price in left.iter_rows():
-            if all(check_budget(r, {"price": price}, self.table).satisfied for r in budgets):
+            if all(check(r, {"price": price}, self.table).satisfied for r in rest):
                 ids.append(asin)
         return sorted(ids)
 
-    def _vectorised_frame(self, rubrics: list[dict[str, Any]]) -> tuple[pl.LazyFrame, list[dict[str, Any]]]:
-        """The products frame filtered by every rubric but budget_match ones, and those budget rubrics."""
+    def _vectorised_frame(self, rubrics: list[RubricLike]) -> tuple[pl.LazyFrame, list[RubricLike]]:
+        """The products frame filtered by every vectorised rubric, and the rubrics left to the checkers (budgets)."""
         frame = self.products.lazy()
-        budgets = []
+        rest = []
         for r in rubrics:
-            if r["type"] == "numeric_range":
-                frame = frame.filter(_bound_expr(pl.col(r["field"]), r["expected_value"]))
-            elif r["type"] == "entity_match":
-                for word in sorted(keywords(r["expected_value"])):
-                    frame = frame.filter(pl.col("title_norm").str.contains(f" {word} ", literal=True))
-            elif r["type"] == "attribute_match":
-                key = r["field"].removeprefix("details.")
-                needle = f" {normalize(r['expected_value'])} "
-                frame = frame.join(self._rows_with_option(key, pl.col("option_norm").str.contains(needle, literal=True)),
-                                   on="row", how="semi")
-            elif r["type"] == "negative_attribute":
-                key = r["field"].removeprefix("details.")
-                needles = [f" {normalize(s)} " for v in r["expected_value"] for s in self.table.spellings(v)]
-                hit = pl.lit(False)
-                for needle in needles:
-                    hit = hit | pl.col("option_norm").str.contains(needle, literal=True)
-                frame = (frame.join(self._rows_with_option(key, pl.lit(True)), on="row", how="semi")
-                         .join(self._rows_with_option(key, hit), on="row", how="anti"))
-            elif r["type"] == "review_opinion":
-                if self.review_rows is None:
-                    raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-                needle = f" {normalize(r['expected_value'])} "
-                hits = (self.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
-                        .select("row").unique())
-                frame = frame.join(hits, on="row", how="semi")
-            elif r["type"] == "budget_match":
-                budgets.append(r)
-        return frame, budgets
+            kind = kind_of(r)
+            if kind.needs_reviews and self.review_rows is None:
+                raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
+            frame = kind.vector_filter(self, frame, r)
+            if not kind.vectorised:
+                rest.append(r)
+        return frame, rest
 
-
-    def _rows_with_option(self, key: str, condition: pl.Expr) -> pl.LazyFrame:
+    def rows_with_option(self, key: str, condition: pl.Expr) -> pl.LazyFrame:
         """Rows having an option of field `key` that meets `condition` (over option_norm)."""
         ids = self.option_vocab.lazy().filter((pl.col("key") == key) & condition).select("opt_id")
         return self.options.lazy().join(ids, on="opt_id", how="semi").select("row").unique()
-
-
-def _bound_expr(col: pl.Expr, bound: dict[str, Any]) -> pl.Expr:
-    expr = col.is_not_null()
-    if bound.get("min") is not None:
-        expr &= (col >= bound["min"]) if bound.get("min_inclusive", True) else (col > bound["min"])
-    if bound.get("max") is not None:
-        expr &= (col <= bound["max"]) if bound.get("max_inclusive", True) else (col < bound["max"])
-    return expr

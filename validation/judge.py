@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rubric_types import as_rubrics, kind_of
 from stages.llm import LLMClient, LLMError
 from stages.reviews import review_text
 from stages.verbalise_llm import prompt_template, reply_schema
@@ -37,7 +38,7 @@ def judge_payload(task: dict[str, Any], reviews: list[dict[str, Any]] | None = N
                     for r in task["rubrics"]],
         "target_product": task["target_product"],
     }
-    cited = {rid for r in task["rubrics"] if r["type"] == "review_opinion" for rid in (r.get("source_review_ids") or [])}
+    cited = {rid for r in as_rubrics(task["rubrics"]) if kind_of(r).needs_reviews for rid in (r.source_review_ids or [])}
     if cited and reviews:
         payload["reviews"] = [{"review_id": r["review_id"], "rating": r.get("rating"),
                                "text": review_text(r)[:JUDGE_REVIEW_CHARS]}

@@ -11,22 +11,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
+from rubric_types import RubricLike, as_rubrics, as_spec, kind_of
+from schemas.models import Rubric
 from stages.fields import FieldTable
-from stages.features import value_forms
 from stages.text import contains_phrase, find_phrase, normalize
 from stages.verbalise import noise_whitelist, persona_vocab
 from validation.findings import Finding
 from validation.slots import check_reachability
 
 
-def rubric_forms(rubric: dict[str, Any]) -> list[str]:
-    """The strings whose presence in text states this rubric's value (stages.features.value_forms)."""
-    return value_forms(rubric["expected_value"], rubric["field"])
+def rubric_forms(rubric: RubricLike | Mapping[str, Any]) -> list[str]:
+    """The strings whose presence in text states this rubric's value (its rubric type's `forms`)."""
+    typed = as_spec(rubric)
+    return kind_of(typed).forms(typed)
 
 
-def leak_forms(rubric: dict[str, Any], table: FieldTable) -> list[str]:
+def leak_forms(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> list[str]:
     """`value_forms` plus every alias spelling from the field table ("USB-C" for "USB Type C")."""
     return [s for form in rubric_forms(rubric) for s in table.spellings(form)]
 
@@ -53,20 +55,20 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     """
     findings: list[Finding] = []
     query = task["user_query"]
-    rubrics = task["rubrics"]
+    rubrics = as_rubrics(task["rubrics"])
     implicit = set(task.get("implicit_rubric_ids") or [])
     for r in rubrics:
         # An implicit requirement may show only its cue; a hidden one may not show at all.
-        if r["id"] in implicit:
-            reason, what = "implicit_value_in_query", f"implicit rubric {r['id']} ({r['field']}) is stated literally"
-        elif r["info_source"] != "query":
-            reason, what = "hidden_value_in_query", f"{r['info_source']} rubric {r['id']} ({r['field']}) appears"
+        if r.id in implicit:
+            reason, what = "implicit_value_in_query", f"implicit rubric {r.id} ({r.field}) is stated literally"
+        elif r.info_source != "query":
+            reason, what = "hidden_value_in_query", f"{r.info_source} rubric {r.id} ({r.field}) appears"
         else:
             continue
         for form in leak_forms(r, table):
             if contains_phrase(query, form):
                 findings.append(Finding(reason, f"{what} in the query as {form!r}",
-                                        {"rubric_id": r["id"], "field": r["field"], "value": form, "text": query,
+                                        {"rubric_id": r.id, "field": r.field, "value": form, "text": query,
                                          "span": find_phrase(query, form)}))
     persona = task["user_persona"]
     allowed = noise_whitelist()
@@ -79,10 +81,10 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         # A leak is the graver finding, so it comes first when one value is both leaked and off the whitelist.
         for r in rubrics:
             for form in leak_forms(r, table):
-                if isinstance(r["expected_value"], (str, list)) and contains_phrase(value, form):
+                if isinstance(r.expected_value, (str, list)) and contains_phrase(value, form):
                     findings.append(Finding(
-                        "persona_noise_leak", f"persona noise {path} = {value!r} repeats rubric {r['id']} value {form!r}",
-                        {"rubric_id": r["id"], "field": path, "value": form, "text": value}))
+                        "persona_noise_leak", f"persona noise {path} = {value!r} repeats rubric {r.id} value {form!r}",
+                        {"rubric_id": r.id, "field": path, "value": form, "text": value}))
         if value not in allowed.get(path, ()):
             findings.append(Finding("persona_noise_not_whitelisted", f"persona {path} = {value!r} is not whitelisted",
                                     {"field": path, "value": value}))
@@ -102,19 +104,19 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     return findings
 
 
-def check_slots(script: dict[str, Any], rubrics: list[dict[str, Any]], table: FieldTable) -> list[Finding]:
+def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]], table: FieldTable) -> list[Finding]:
     """The clarification script's findings: slot_incomplete (bad link, not 7-10 distinct keywords after
     normalisation, no field name among them, reply without the value in an accepted spelling),
     slot_collision (a keyword in two slots, a question opening two slots) and slot_unreachable
     (validation/slots.py). Used by check_leakage and, before the task schema, for LLM-written slots.
     """
     findings: list[Finding] = []
-    by_id = {r["id"]: r for r in rubrics}
+    by_id = {r.id: r for r in as_rubrics(rubrics)}
     owners: dict[str, str] = {}
     for slot in script["clarification_slots"]:
         problems = []
         linked = [by_id.get(rid) for rid in slot["linked_rubric_ids"]]
-        if any(r is None or r["info_source"] != "clarification" for r in linked):
+        if any(r is None or r.info_source != "clarification" for r in linked):
             problems.append("links a rubric that is missing or not a clarification rubric")
         kws = slot["trigger_keywords"]
         distinct = list(dict.fromkeys(normalize(k) for k in kws))  # text order: findings come out the same every run
@@ -130,7 +132,7 @@ def check_slots(script: dict[str, Any], rubrics: list[dict[str, Any]], table: Fi
             problems.append(f"lacks the field's own name {label!r} among its keywords")
         for r in (r for r in linked if r is not None):
             if not all(contains_phrase(slot["user_response"], f) for f in rubric_forms(r)):
-                problems.append(f"reply does not contain the value of {r['id']}")
+                problems.append(f"reply does not contain the value of {r.id}")
         for p in problems:
             findings.append(Finding("slot_incomplete", f"slot {slot['slot_id']} {p}",
                                     {"slot_id": slot["slot_id"], "rubric_ids": slot["linked_rubric_ids"],

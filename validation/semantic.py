@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
+from schemas.models import Rubric
 from stages.fields import FieldTable
 from stages.hashing import digest
-from stages.rubrics import bound_phrase, rubric_lock
-from stages.verbalise import persona_entry
+from stages.rubrics import rubric_lock
 from stages.text import contains_phrase, count_phrase
 from validation.answer_set import CatalogIndex
 from validation.findings import Finding
@@ -35,42 +36,43 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
     requirements = task["user_persona"]["product_requirements"]
     slots = task["clarification_script"]["clarification_slots"]
     implicit = set(task.get("implicit_rubric_ids") or [])
-    for r in task["rubrics"]:
+    rubrics = as_rubrics(task["rubrics"])
+    for r in rubrics:
         forms = rubric_forms(r)
-        if r["id"] in implicit:
-            if cues is not None and not contains_phrase(query, cues.get(r["id"], "")):
-                findings.append(Finding("implicit_cue_missing", f"implicit rubric {r['id']} ({r['field']}) has no cue "
-                                        "in the query", {"rubric_id": r["id"], "cue": cues.get(r["id"]), "text": query}))
-        elif r["info_source"] == "query":
-            missing = _unstated(r, forms, task["rubrics"], implicit, query)
+        if r.id in implicit:
+            if cues is not None and not contains_phrase(query, cues.get(r.id, "")):
+                findings.append(Finding("implicit_cue_missing", f"implicit rubric {r.id} ({r.field}) has no cue "
+                                        "in the query", {"rubric_id": r.id, "cue": cues.get(r.id), "text": query}))
+        elif r.info_source == "query":
+            missing = _unstated(r, forms, rubrics, implicit, query)
             if missing:
                 findings.append(Finding("query_missing_requirement",
-                                        f"query rubric {r['id']} ({r['field']}) value {missing[0]!r} is not in the query",
-                                        {"rubric_id": r["id"], "field": r["field"], "value": missing[0], "text": query}))
-        elif r["info_source"] == "persona":
-            key, value = persona_entry(r, table)
+                                        f"query rubric {r.id} ({r.field}) value {missing[0]!r} is not in the query",
+                                        {"rubric_id": r.id, "field": r.field, "value": missing[0], "text": query}))
+        elif r.info_source == "persona":
+            key, value = kind_of(r).persona_entry(r, table)
             if requirements.get(key) != value:
                 findings.append(Finding("persona_missing_requirement",
-                                        f"persona rubric {r['id']} ({r['field']}) is not under product_requirements.{key}",
-                                        {"rubric_id": r["id"], "field": r["field"], "persona_key": key,
+                                        f"persona rubric {r.id} ({r.field}) is not under product_requirements.{key}",
+                                        {"rubric_id": r.id, "field": r.field, "persona_key": key,
                                          "value": value, "found": requirements.get(key)}))
         else:
-            revealing = [s["slot_id"] for s in slots if r["id"] in s["linked_rubric_ids"]
+            revealing = [s["slot_id"] for s in slots if r.id in s["linked_rubric_ids"]
                          and all(contains_phrase(s["user_response"], f) for f in forms)]
             if len(revealing) != 1:
                 findings.append(Finding("clarification_not_revealed",
-                                        f"clarification rubric {r['id']} ({r['field']}) is revealed by "
+                                        f"clarification rubric {r.id} ({r.field}) is revealed by "
                                         f"{len(revealing)} slots, not exactly one",
-                                        {"rubric_id": r["id"], "field": r["field"], "slot_ids": revealing}))
-    keys = {persona_entry(r, table)[0] for r in task["rubrics"] if r["info_source"] == "persona"}
+                                        {"rubric_id": r.id, "field": r.field, "slot_ids": revealing}))
+    keys = {kind_of(r).persona_entry(r, table)[0] for r in rubrics if r.info_source == "persona"}
     extra = sorted(set(requirements) - keys)
     if extra:
         findings.append(Finding("persona_missing_requirement",
                                 f"product_requirements holds keys with no persona rubric: {extra}",
                                 {"extra_keys": extra}))
-    if rubric_lock(task["rubrics"]) != task["rubric_lock"]:
+    if rubric_lock(rubrics) != task["rubric_lock"]:
         findings.append(Finding("rubric_lock_mismatch", "rubrics changed after they were locked",
-                                {"expected": task["rubric_lock"], "found": rubric_lock(task["rubrics"])}))
+                                {"expected": task["rubric_lock"], "found": rubric_lock(rubrics)}))
     if task.get("query_surfaces") is not None:
         findings.extend(check_query_surfaces(task, cues))
     return findings
@@ -93,7 +95,7 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
     query = task["user_query"]
     surfaces = task.get("query_surfaces") or {}
     implicit = set(task.get("implicit_rubric_ids") or [])
-    query_rubrics = {r["id"]: r for r in task["rubrics"] if r["info_source"] == "query"}
+    query_rubrics = {r.id: r for r in as_rubrics(task["rubrics"]) if r.info_source == "query"}
     for rid, surface in surfaces.items():
         if rid not in query_rubrics:
             findings.append(Finding("query_surface_mismatch", f"query surface {surface!r} names {rid}, which is no "
@@ -101,8 +103,8 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
     for rid, r in query_rubrics.items():
         surface = surfaces.get(rid)
         if not surface:
-            findings.append(Finding("query_surface_missing", f"query rubric {rid} ({r['field']}) has no query surface",
-                                    {"rubric_id": rid, "field": r["field"]}))
+            findings.append(Finding("query_surface_missing", f"query rubric {rid} ({r.field}) has no query surface",
+                                    {"rubric_id": rid, "field": r.field}))
             continue
         if not contains_phrase(query, surface):
             findings.append(Finding("query_surface_unanchored", f"query surface {surface!r} of {rid} is not in the query",
@@ -110,19 +112,17 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
             continue
         if rid in implicit:
             wanted = [cues[rid]] if cues and cues.get(rid) else []
-        elif r["type"] == "numeric_range":
-            wanted = [bound_phrase(r["field"], r["expected_value"])]
         else:
-            wanted = rubric_forms(r)
+            wanted = kind_of(r).stated_forms(r)
         missing = [w for w in wanted if not contains_phrase(surface, w)]
         if missing:
-            findings.append(Finding("query_surface_mismatch", f"query surface {surface!r} of {rid} ({r['field']}) does "
+            findings.append(Finding("query_surface_mismatch", f"query surface {surface!r} of {rid} ({r.field}) does "
                                     f"not state {missing[0]!r}", {"rubric_id": rid, "surface": surface,
                                                                   "value": missing[0]}))
     return findings
 
 
-def _unstated(rubric: dict[str, Any], forms: list[str], rubrics: list[dict[str, Any]], implicit: set[str],
+def _unstated(rubric: Rubric, forms: list[str], rubrics: list[Rubric], implicit: set[str],
               query: str) -> list[str]:
     """The forms of a query rubric the query does not state on their own.
 
@@ -130,15 +130,15 @@ def _unstated(rubric: dict[str, Any], forms: list[str], rubrics: list[dict[str, 
     stand for a rating. A value must occur more often than it occurs inside the other query
     rubrics' values, so "Blue" inside "Dark Blue" does not stand for a dropped colour.
     """
-    if rubric["type"] == "numeric_range":
-        phrase = bound_phrase(rubric["field"], rubric["expected_value"])
-        return [] if contains_phrase(query, phrase) else [phrase]
-    others = [f for o in rubrics if o["info_source"] == "query" and o["id"] != rubric["id"] and o["id"] not in implicit
+    stated = kind_of(rubric).stated_forms(rubric)
+    if stated != forms:  # a bound: its phrase with direction and unit, found as a whole
+        return [p for p in stated if not contains_phrase(query, p)]
+    others = [f for o in rubrics if o.info_source == "query" and o.id != rubric.id and o.id not in implicit
               for f in rubric_forms(o)]
     return [f for f in forms if count_phrase(query, f) <= sum(count_phrase(o, f) for o in others)]
 
 
-def check_answer_set(rubrics: list[dict[str, Any]], target: str, index: CatalogIndex,
+def check_answer_set(rubrics: list[RubricLike] | list[dict[str, Any]], target: str, index: CatalogIndex,
                      max_size: int) -> tuple[list[str], list[Finding]]:
     """The answer set over the catalog, and findings if it misses the target or exceeds `max_size`.
 
@@ -170,30 +170,29 @@ def task_problems(task: dict[str, Any], table: FieldTable) -> list[str]:
     asin = task["target_product"]["parent_asin"]
     if task["id"] != f"{task['intent']}-{digest(task['intent'], asin, task['rubric_lock'])[:12]}":
         problems.append(f"id {task['id']} is not derived from its intent, target and rubric lock")
-    ids = [r["id"] for r in task["rubrics"]]
+    rubrics = task["rubrics"]  # records: a broken one is reported here, not parsed
+    ids = [r["id"] for r in rubrics]
     if len(set(ids)) != len(ids):
         problems.append(f"rubric ids repeat: {ids}")
-    if rubric_lock(task["rubrics"]) != task["rubric_lock"]:
+    if rubric_lock(rubrics) != task["rubric_lock"]:
         problems.append("rubric_lock does not match the rubrics")
-    kinds = {"attribute_match": "detail", "negative_attribute": "detail", "numeric_range": "numeric",
-             "entity_match": "entity", "budget_match": "budget", "review_opinion": "opinion"}
-    for r in task["rubrics"]:
+    for r in rubrics:
         try:
             spec = table.by_rubric_field(r["field"])
         except KeyError:
             problems.append(f"rubric {r['id']} names field {r['field']!r}, absent from the field table")
             continue
-        if kinds.get(r["type"]) != spec.kind:
+        if r["type"] not in RUBRIC_TYPES or kind_of(r["type"]).field_kind != spec.kind:
             problems.append(f"rubric {r['id']} is {r['type']} on {spec.kind} field {r['field']}")
         v = r["expected_value"]
         if isinstance(v, dict) and v.get("min") is not None and v.get("max") is not None and v["min"] > v["max"]:
             problems.append(f"rubric {r['id']} has min {v['min']} above max {v['max']}")
-    by_id = {r["id"]: r for r in task["rubrics"]}
+    by_id = {r["id"]: r for r in rubrics}
     linked = [rid for s in task["clarification_script"]["clarification_slots"] for rid in s["linked_rubric_ids"]]
     for rid in linked:
         if rid not in by_id or by_id[rid]["info_source"] != "clarification":
             problems.append(f"a slot links {rid}, which is not a clarification rubric of the task")
-    for r in task["rubrics"]:
+    for r in rubrics:
         if r["info_source"] == "clarification" and linked.count(r["id"]) != 1:
             problems.append(f"clarification rubric {r['id']} is linked by {linked.count(r['id'])} slots")
     for rid in task["implicit_rubric_ids"]:
@@ -209,11 +208,12 @@ def task_problems(task: dict[str, Any], table: FieldTable) -> list[str]:
     return problems
 
 
-def intent_problems(rubrics: list[dict[str, Any]], intent: Any) -> list[str]:
+def intent_problems(rubrics: list[Rubric] | list[dict[str, Any]], intent: Any) -> list[str]:
     """What the intent's definition requires but the rubrics lack: its required rubric types (with
     counts) and a query rubric on each of its query_fields (stages/intents.toml)."""
-    have = Counter(r["type"] for r in rubrics)
+    typed = as_rubrics(rubrics)
+    have = Counter(r.type for r in typed)
     missing = [f"{n} x {t}" for t, n in Counter(intent.required_types).items() if have[t] < n]
-    query_fields = {r["field"] for r in rubrics if r["info_source"] == "query"}
+    query_fields = {r.field for r in typed if r.info_source == "query"}
     missing += [f"a query rubric on {f}" for f in intent.query_fields if f not in query_fields]
     return missing

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from rubric_types import as_rubrics, kind_of
 from schemas import schema_errors, validator
 from stages.cues import load_cues
 from stages.fields import DETAIL_PREFIX, FieldTable
@@ -180,12 +181,12 @@ def _target_findings(task: dict[str, Any], product: dict[str, Any] | None, table
     asin = task["target_product"]["parent_asin"]
     if product is None:
         return [Finding("target_not_in_catalog", f"target {asin} is not in the catalog snapshot", {"target": asin})]
-    rubrics, findings = task["rubrics"], []
-    if "reviews" not in product and any(r["type"] == "review_opinion" for r in rubrics):
+    rubrics, findings = as_rubrics(task["rubrics"]), []
+    if "reviews" not in product and any(kind_of(r).needs_reviews for r in rubrics):
         # Unscorable without reviews, which is not a failure of the target.
         findings.append(Finding("check_skipped", "the snapshot has no reviews: review_opinion rubrics of the target "
                                 "not checked", {"check": "target_fails_rubric"}, severity="warn"))
-        rubrics = [r for r in rubrics if r["type"] != "review_opinion"]
+        rubrics = [r for r in rubrics if not kind_of(r).needs_reviews]
     failing = failing_rubrics(rubrics, product, table)
     if failing:
         findings.append(Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics",

@@ -211,12 +211,10 @@ def test_extract_features_reports_unusable_fields_with_their_reason(rich_catalog
 
 
 def test_extracted_features_are_satisfied_by_their_product(rich_catalog, product_search, table):
-    from stages.rubrics import RUBRIC_TYPE_BY_KIND
+    from stages.rubrics import feature_rubric
     product = rich_catalog.product("B012I6UBXY")
     features, _ = extract_features(product, product_search, table, rng(0))
-    verdicts = {f.field: check({"id": "r1", "type": RUBRIC_TYPE_BY_KIND[f.kind], "field": f.field,
-                                "expected_value": f.value, "info_source": "query", "description": ""},
-                               product, table).status for f in features}
+    verdicts = {f.field: check(feature_rubric(f), product, table).status for f in features}
     assert set(verdicts.values()) == {"satisfied"}
 
 

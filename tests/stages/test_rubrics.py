@@ -28,17 +28,17 @@ def rubrics(assignment, rich_catalog):
 
 
 def test_rubric_ids_are_r1_to_rn(rubrics):
-    assert [r["id"] for r in rubrics] == [f"r{i}" for i in range(1, len(rubrics) + 1)]
+    assert [r.id for r in rubrics] == [f"r{i}" for i in range(1, len(rubrics) + 1)]
 
 
 def test_rubrics_are_ordered_query_persona_clarification(rubrics, assignment):
     expected = ["query"] * len(assignment.query) + ["persona"] * len(assignment.persona) \
         + ["clarification"] * len(assignment.clarification)
-    assert [r["info_source"] for r in rubrics] == expected
+    assert [r.info_source for r in rubrics] == expected
 
 
 def test_rubric_types_follow_the_feature_kind(rubrics):
-    by_field = {r["field"]: r["type"] for r in rubrics}
+    by_field = {r.field: r.type for r in rubrics}
     assert by_field["title"] == "entity_match"
     assert all(t == "attribute_match" for f, t in by_field.items() if f.startswith("details."))
     assert all(t == "numeric_range" for f, t in by_field.items() if f in ("price", "average_rating", "rating_number"))
@@ -49,22 +49,22 @@ def test_rubric_lock_is_stable_for_equal_rubrics(rubrics):
 
 
 def test_rubric_lock_ignores_key_order(rubrics):
-    reordered = [dict(reversed(list(r.items()))) for r in rubrics]
+    reordered = [dict(reversed(list(r.record().items()))) for r in rubrics]
     assert rubric_lock(reordered) == rubric_lock(rubrics)
 
 
 def test_rubric_lock_changes_when_any_expected_value_changes(rubrics):
     lock = rubric_lock(rubrics)
     for i, r in enumerate(rubrics):
-        changed = copy.deepcopy(rubrics)
-        v = r["expected_value"]
+        changed = [x.record() for x in rubrics]
+        v = changed[i]["expected_value"]
         changed[i]["expected_value"] = ({k: (x + 1 if isinstance(x, float) else x) for k, x in v.items()}
                                         if isinstance(v, dict) else v + " Pro")
-        assert rubric_lock(changed) != lock, r["id"]
+        assert rubric_lock(changed) != lock, r.id
 
 
 def test_rubric_lock_changes_when_a_source_changes(rubrics):
-    changed = copy.deepcopy(rubrics)
+    changed = [x.record() for x in rubrics]
     changed[-1]["info_source"] = "query"
     assert rubric_lock(changed) != rubric_lock(rubrics)
 
@@ -75,7 +75,11 @@ def test_every_rubric_of_real_tasks_matches_the_rubric_schema(accepted_tasks):
 
 
 def test_every_built_rubric_matches_the_rubric_schema(rubrics):
-    assert [schema_errors("rubric", r) for r in rubrics] == [[] for _ in rubrics]
+    assert [schema_errors("rubric", r.record()) for r in rubrics] == [[] for _ in rubrics]
+
+
+def test_a_rubric_record_is_its_lock_input(rubrics):
+    assert rubric_lock(rubrics) == rubric_lock([r.record() for r in rubrics])
 
 
 @pytest.mark.parametrize(("field", "bound", "text"), [
