@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-import stages.ingest as ingest
-from stages.ingest import Block, TruncatedInput, iter_blocks, iter_lines, write_catalog_snapshot
+import catalog.ingest as ingest
+from catalog.ingest import Block, TruncatedInput, iter_blocks, iter_lines, write_catalog_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from stages.fields import load_field_table
-from stages.ingest import (
+from catalog.ingest import (
     CatalogReader,
     RecordError,
     normalize_product,
