@@ -414,14 +414,14 @@ _READ_BYTES = 256 * 1024
 BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
 
 
-def _decompressed_chunks(path: Path) -> Iterator[bytes]:
+def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
     # ISA-L's inflate (`isal`) is about 2x zlib's on this data (benchmarks/RESULTS.md). A stream
     # of concatenated gzip members is read whole, like gzip.open does. Raises _Truncated when the
     # stream stops early or is corrupt; every byte decoded before that has been yielded.
     with open(path, "rb") as fh:
         if fh.read(2) != b"\x1f\x8b":
             fh.seek(0)
-            while chunk := fh.read(BLOCK_BYTES):
+            while chunk := fh.read(plain_bytes):
                 yield chunk
             return
         fh.seek(0)
@@ -476,7 +476,7 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
     parts: list[bytes] = []
     size = 0
     try:
-        for chunk in _decompressed_chunks(Path(path)):
+        for chunk in _decompressed_chunks(Path(path), block_bytes):
             parts.append(chunk)
             size += len(chunk)
             if size < block_bytes:
@@ -625,15 +625,6 @@ class InputStats:
 
 
 @dataclass
-class Batch:
-    """Up to `batch_size` good records and the bad records met while reading them."""
-
-    records: list[dict[str, Any]]
-    bad: list[dict[str, Any]]
-    stats: InputStats
-
-
-@dataclass
 class Claimed:
     """What `CatalogReader.claim` decided for one converted block.
 
@@ -666,26 +657,12 @@ class CatalogReader:
         inputs: one `InputStats` per file read, in order.
     """
 
-    def __init__(self, table: FieldTable | None = None, batch_size: int = 20_000):
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.table = table or load_field_table()
-        self.batch_size = batch_size
+    def __init__(self) -> None:
         self.review_counts: dict[str, int] = {}
         self.inputs: list[InputStats] = []
         # 64-bit prefix of each review content key -> copies seen; a prefix collision only
         # bumps an occurrence number, ids stay unique and deterministic.
         self._review_copies: dict[int, int] = {}
-
-    def iter_products(self, paths: Iterable[str | os.PathLike]) -> Iterator[Batch]:
-        """Batches of `normalize_product` rows from metadata files, in file and line order."""
-        for path in paths:
-            yield from self._read(Path(path), "meta")
-
-    def iter_reviews(self, paths: Iterable[str | os.PathLike]) -> Iterator[Batch]:
-        """Batches of review rows (with `review_id`) whose product was ingested."""
-        for path in paths:
-            yield from self._read(Path(path), "reviews")
 
     def start(self, path: str | os.PathLike, kind: str) -> InputStats:
         """Register the next input file; its blocks then go to `claim` in order."""
@@ -747,22 +724,6 @@ class CatalogReader:
         """Count a truncated gzip stream; returns its bad record."""
         stats.bad_by_reason[TRUNCATED_GZIP] += 1
         return _bad(Path(stats.path).name, marker.line, TRUNCATED_GZIP, marker.message, b"")
-
-    def _read(self, path: Path, kind: str) -> Iterator[Batch]:
-        stats = self.start(path, kind)
-        for block in iter_blocks(path):
-            if isinstance(block, TruncatedInput):
-                yield Batch([], [self.truncated(block, stats)], stats)
-                break
-            conv = convert_block(kind, path.name, block, self.table)
-            done = self.claim(conv, block, stats)
-            rows = conv.rows
-            for i, rid in done.new_ids.items():
-                rows[i]["review_id"] = rid
-            if done.keep is not None:
-                rows = [rows[i] for i in done.keep]
-            for start in range(0, max(len(rows), 1), self.batch_size):
-                yield Batch(rows[start:start + self.batch_size], done.bad if start == 0 else [], stats)
 
 
 def _bad(file: str, line: int, reason: str, message: str, raw: bytes) -> dict[str, Any]:
@@ -933,7 +894,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                            out_dir: str | os.PathLike, *, batch_size: int = 20_000,
                            name: str | None = None, table: FieldTable | None = None,
                            progress: Callable[[str, int], None] | None = None,
-                           workers: int | None = None) -> dict[str, Any]:
+                           workers: int | None = None, block_bytes: int = BLOCK_BYTES) -> dict[str, Any]:
     """Ingest metadata and review files into a catalog snapshot directory.
 
     Writes `out_dir/` with `products.parquet`, `reviews.parquet` (schemas `product_schema()`
@@ -953,12 +914,15 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         out_dir: the snapshot directory to create; it must not exist.
         batch_size: rows per parquet row group; bounds memory together with the id tables
             (about 100 bytes per product and 70 per review) and the blocks in flight
-            (`BLOCK_BYTES` x 3 per worker).
+            (`block_bytes` x 3 per worker).
         name: snapshot name for the manifest; defaults to `out_dir`'s name.
         table: field table; None loads the bundled one. Workers reload it from its file.
         progress: called as `progress(file_name, lines_read)` after each block.
         workers: processes parsing blocks; None uses `default_workers()`, 1 parses in this
             process. Inputs smaller than two blocks are always parsed in this process.
+        block_bytes: decompressed bytes per block of lines, the unit of work of a worker;
+            smaller blocks spread small inputs over the pool (as tests do). The snapshot is
+            the same for any value.
 
     Returns:
         The manifest dict (also written to `manifest.json`).
@@ -966,7 +930,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     Raises:
         FileNotFoundError: an input file is missing (nothing is written).
         FileExistsError: `out_dir` already exists (it is left untouched).
-        ValueError: `batch_size` or `workers` is below 1.
+        ValueError: `batch_size`, `workers` or `block_bytes` is below 1.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -982,13 +946,17 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             raise FileNotFoundError(f"input file not found: {path}")
     if out.exists():
         raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if block_bytes < 1:
+        raise ValueError(f"block_bytes must be at least 1, got {block_bytes}")
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     table = table or load_field_table()
     field_table_sha = file_sha256(table.source_path)
     digests = [(str(path), kind, file_sha256(path), path.stat().st_size) for path, kind in inputs]
-    if sum(size for *_, size in digests) < 2 * BLOCK_BYTES:
+    if sum(size for *_, size in digests) < 2 * block_bytes:
         workers = 1  # a pool's start-up (~1 s) costs more than it saves
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -1005,7 +973,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork" if alone else "spawn"))
         product_schema_, review_schema_ = _schemas()
         part_schema = _part_schema()
-        reader = CatalogReader(table, batch_size)
+        reader = CatalogReader()
         bad_total: Counter = Counter()
         # The products part is Arrow IPC, not parquet: it is read back once, batch by batch, to
         # add review_count, and an IPC write and read cost ~0.4 s per 100k products against ~4.4 s
@@ -1021,7 +989,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                     stats = reader.start(path, kind)
                     groups = row_groups[kind]
                     run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
-                    for block, conv in _ordered(iter_blocks(path, BLOCK_BYTES), run, executor, 3 * workers):
+                    for block, conv in _ordered(iter_blocks(path, block_bytes), run, executor, 3 * workers):
                         if isinstance(block, TruncatedInput):
                             bad = [reader.truncated(block, stats)]
                         else:

@@ -15,7 +15,6 @@ import pytest
 
 from stages.fields import load_field_table
 from catalog.ingest import (
-    CatalogReader,
     RecordError,
     normalize_product,
     parse_line,
@@ -46,17 +45,19 @@ def sample_lines() -> list[bytes]:
         return fh.read().splitlines(keepends=True)
 
 
-def read_all(meta: list[Path], reviews: list[Path] = (), batch_size: int = 50):
-    reader = CatalogReader(batch_size=batch_size)
-    products, bad = [], []
-    for batch in reader.iter_products(meta):
-        products += batch.records
-        bad += batch.bad
-    found = []
-    for batch in reader.iter_reviews(reviews):
-        found += batch.records
-        bad += batch.bad
-    return reader, products, found, bad
+def ingest(out: Path, meta: list[Path], reviews: list[Path] = (), batch_size: int = 50,
+           block_bytes: int = 16 * 1024) -> tuple[dict, list[dict], list[dict], list[dict]]:
+    """Ingest through the snapshot writer with two workers and small blocks, so even these small files
+    are cut into many blocks parsed by the worker pool (the path `ecombench ingest` takes on real data).
+
+    Returns:
+        (manifest, products.parquet rows, reviews.parquet rows, bad_records.jsonl records).
+    """
+    manifest = write_catalog_snapshot(meta, reviews, out, batch_size=batch_size, workers=2,
+                                      block_bytes=block_bytes)
+    bad = [orjson.loads(line) for line in (out / "bad_records.jsonl").read_bytes().splitlines()]
+    return (manifest, pq.read_table(out / "products.parquet").to_pylist(),
+            pq.read_table(out / "reviews.parquet").to_pylist(), bad)
 
 
 def without_source(row: dict) -> dict:
@@ -101,9 +102,9 @@ def test_parse_price_rejects_other_types_as_wrong_type(value):
 
 # ---------------------------------------------------------------- the two forms
 
-def test_hugging_face_form_normalises_like_raw_form(shared):
-    _, hf, _, hf_bad = read_all([shared / "meta_hf_form_sample.jsonl"])
-    _, raw, _, _ = read_all([shared / "meta_electronics_beauty_office.jsonl"])
+def test_hugging_face_form_normalises_like_raw_form(shared, tmp_path):
+    _, hf, _, hf_bad = ingest(tmp_path / "hf", [shared / "meta_hf_form_sample.jsonl"])
+    _, raw, _, _ = ingest(tmp_path / "raw", [shared / "meta_electronics_beauty_office.jsonl"])
     assert len(hf) == 300 and hf_bad == []
     raw_by_id = {row["parent_asin"]: row for row in raw}
     for row in hf:
@@ -111,14 +112,14 @@ def test_hugging_face_form_normalises_like_raw_form(shared):
     assert any(row["details"] for row in hf) and any(row["price"] for row in hf)
 
 
-def test_hugging_face_copies_after_raw_file_are_duplicates(shared):
+def test_hugging_face_copies_after_raw_file_are_duplicates(shared, tmp_path):
     hf_path = shared / "meta_hf_form_sample.jsonl"
-    reader, products, _, bad = read_all([shared / "meta_electronics_beauty_office.jsonl", hf_path])
+    manifest, products, _, bad = ingest(tmp_path / "snap", [shared / "meta_electronics_beauty_office.jsonl", hf_path])
     assert len(products) == 2556
     assert [b["reason"] for b in bad] == ["duplicate_parent_asin"] * 300
     assert [b["line"] for b in bad] == list(range(1, 301))
     assert {b["file"] for b in bad} == {hf_path.name}
-    assert reader.inputs[1].bad_by_reason == {"duplicate_parent_asin": 300}
+    assert manifest["inputs"][1]["bad_by_reason"] == {"duplicate_parent_asin": 300}
 
 
 # ---------------------------------------------------------------- details
@@ -209,7 +210,7 @@ def damage(sample_lines: list[bytes], tmp_path: Path) -> tuple[Path, Path, dict[
 
 def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_path):
     plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
-    reader, products, _, bad = read_all([plain, truncated], batch_size=7)
+    _, products, _, bad = ingest(tmp_path / "snap", [plain, truncated], batch_size=7, block_bytes=4096)
 
     plain_bad = {b["line"]: b["reason"] for b in bad if b["file"] == plain.name}
     assert plain_bad == bad_at
@@ -232,15 +233,13 @@ def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_pat
 def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
     plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
     out = tmp_path / "snap"
-    manifest = write_catalog_snapshot([plain, truncated], [], out, batch_size=7)
-    bad = [json.loads(line) for line in (out / "bad_records.jsonl").read_text().splitlines()]
-    products = pq.read_table(out / "products.parquet")
+    manifest, products, _, bad = ingest(out, [plain, truncated], batch_size=7, block_bytes=4096)
     assert manifest["counts"]["bad_records"] == len(bad) == len(bad_at) + 1
-    assert manifest["counts"]["products"] == products.num_rows
+    assert manifest["counts"]["products"] == len(products)
     assert manifest["counts"]["bad_by_reason"] == {r: 1 for r in [*bad_at.values(), "truncated_gzip"]}
     first = manifest["inputs"][0]
     assert first["records_ok"] == len(expected_ids) and first["lines"] == len(expected_ids) + 7
-    assert sum(i["records_ok"] for i in manifest["inputs"]) == products.num_rows
+    assert sum(i["records_ok"] for i in manifest["inputs"]) == len(products)
 
 
 # ---------------------------------------------------------------- reviews
@@ -248,16 +247,17 @@ def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
 def test_reviews_of_unknown_products_are_counted_as_orphans(sample_lines, tmp_path):
     catalog_only = tmp_path / "catalog_only.jsonl"
     catalog_only.write_bytes(b"".join(sample_lines[:360]))
-    reader, _, reviews, bad = read_all([catalog_only], [SAMPLE_REVIEWS])
+    manifest, _, reviews, bad = ingest(tmp_path / "snap", [catalog_only], [SAMPLE_REVIEWS])
     assert reviews == [] and bad == []
-    assert reader.inputs[1].orphan_reviews == reader.inputs[1].lines == 278
+    assert manifest["counts"]["orphan_reviews"] == manifest["inputs"][1]["lines"] == 278
+    assert manifest["inputs"][1]["records_ok"] == 0
 
 
-def test_identical_reviews_get_distinct_stable_ids(shared):
+def test_identical_reviews_get_distinct_stable_ids(shared, tmp_path):
     paths = ([shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"],
              [shared / "with-reviews" / "reviews_electronics.jsonl"])
-    _, _, reviews, _ = read_all(*paths)
-    _, _, again, _ = read_all(*paths, batch_size=1000)
+    _, _, reviews, _ = ingest(tmp_path / "a", *paths)
+    _, _, again, _ = ingest(tmp_path / "b", *paths, batch_size=1000, block_bytes=256 * 1024)
     ids = [r["review_id"] for r in reviews]
     assert len(reviews) == 3175 and len(set(ids)) == 3175
     assert ids == [r["review_id"] for r in again]
