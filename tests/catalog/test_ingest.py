@@ -1,6 +1,7 @@
-"""Catalog ingestion on real Amazon Reviews 2023 records (bundled sample and shared files).
+"""Catalog ingestion on real Amazon Reviews 2023 files: the snapshot writer and its cross-record rules.
 
-Bad input is made by damaging copies of real lines, never by inventing products.
+Bad input is made by damaging copies of real lines, never by inventing products. Files go
+through the same path as `ecombench ingest` (worker pool, blocks, parquet writer).
 """
 
 from __future__ import annotations
@@ -13,36 +14,13 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from stages.fields import load_field_table
-from catalog.ingest import (
-    RecordError,
-    normalize_product,
-    parse_line,
-    parse_price,
-    product_schema,
-    review_schema,
-    write_catalog_snapshot,
-)
+from catalog.ingest import write_catalog_snapshot
+from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
-SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 SAMPLE_META = SAMPLE / "meta.jsonl.gz"
 SAMPLE_REVIEWS = SAMPLE / "reviews.jsonl.gz"
-
-
-@pytest.fixture(scope="module")
-def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared real data not found at {SHARED} (clone shared/ beside the repository)")
-    return SHARED
-
-
-@pytest.fixture(scope="module")
-def sample_lines() -> list[bytes]:
-    """Raw lines of the bundled sample metadata (real records)."""
-    with gzip.open(SAMPLE_META, "rb") as fh:
-        return fh.read().splitlines(keepends=True)
 
 
 def ingest(out: Path, meta: list[Path], reviews: list[Path] = (), batch_size: int = 50,
@@ -62,43 +40,6 @@ def ingest(out: Path, meta: list[Path], reviews: list[Path] = (), batch_size: in
 
 def without_source(row: dict) -> dict:
     return {k: v for k, v in row.items() if k not in ("source_file", "source_line")}
-
-
-def sample_product(sample_lines: list[bytes], parent_asin: str) -> dict:
-    for n, raw in enumerate(sample_lines, 1):
-        obj = orjson.loads(raw)
-        if obj["parent_asin"] == parent_asin:
-            return normalize_product(obj, source_file="meta.jsonl.gz", source_line=n)
-    raise AssertionError(f"{parent_asin} not in the sample")
-
-
-# ---------------------------------------------------------------- prices
-
-@pytest.mark.parametrize(("value", "expected"), [
-    (9.99, (9.99, "9.99")),
-    (59.0, (59.0, "59.0")),
-    ("9.99", (9.99, "9.99")),
-    ("59.0", (59.0, "59.0")),
-    ("from 4.95", (4.95, "from 4.95")),
-    ("$10.99 - $24.99", (10.99, "$10.99 - $24.99")),
-    ("$1,299.00", (1299.0, "$1,299.00")),
-    ("None", (None, None)),
-    ("—", (None, None)),
-    ("", (None, None)),
-    ("  ", (None, None)),
-    (None, (None, None)),
-    ("Currently unavailable", (None, "Currently unavailable")),
-])
-def test_parse_price_accepts_raw_and_hugging_face_forms(value, expected):
-    assert parse_price(value) == expected
-
-
-@pytest.mark.parametrize("value", [True, [9.99], {"amount": 9.99}])
-def test_parse_price_rejects_other_types_as_wrong_type(value):
-    with pytest.raises(RecordError) as err:
-        parse_price(value)
-    assert err.value.reason == "wrong_type" and "price" in err.value.message
-
 
 # ---------------------------------------------------------------- the two forms
 
@@ -120,60 +61,6 @@ def test_hugging_face_copies_after_raw_file_are_duplicates(shared, tmp_path):
     assert [b["line"] for b in bad] == list(range(1, 301))
     assert {b["file"] for b in bad} == {hf_path.name}
     assert manifest["inputs"][1]["bad_by_reason"] == {"duplicate_parent_asin": 300}
-
-
-# ---------------------------------------------------------------- details
-
-def test_detail_keys_are_canonical_and_keep_their_raw_spelling(sample_lines):
-    product = sample_product(sample_lines, "B091JDCYSS")
-    assert {"key": "Operating System", "raw_key": "OS", "value": "iOS, Android"} in product["details"]
-    expected = load_field_table().canonical_key("Operating System")
-    assert expected == "Operating System"
-
-
-def test_fused_detail_keys_are_split(sample_lines):
-    # Real record: "Battery Cell Composition Sealed Lead Acid": "" and "": "Item Weight 1.4 Kilograms".
-    details = sample_product(sample_lines, "B0BFFFJG9Z")["details"]
-    assert {"key": "Battery Cell Composition", "raw_key": "Battery Cell Composition",
-            "value": "Sealed Lead Acid"} in details
-    assert {"key": "Item Weight", "raw_key": "Item Weight", "value": "1.4 Kilograms"} in details
-    # Real record: "": "Shape Irregular".
-    shape = sample_product(sample_lines, "B00D5T6I7M")["details"]
-    assert any(d["key"] == "Shape" and d["value"] == "Irregular" for d in shape)
-    assert all(d["key"] or d["value"] for d in details + shape)
-
-
-def test_detail_values_are_text_in_source_order(shared):
-    # "Best Sellers Rank" is a dict in real records; the snapshot keeps it as compact JSON text.
-    with open(shared / "meta_electronics_beauty_office.jsonl", "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            obj = orjson.loads(raw)
-            if isinstance(obj["details"].get("Best Sellers Rank"), dict):
-                break
-    row = normalize_product(obj, source_file="x", source_line=n)
-    assert [d["raw_key"] for d in row["details"]] == list(obj["details"])
-    rank = next(d for d in row["details"] if d["raw_key"] == "Best Sellers Rank")
-    assert json.loads(rank["value"]) == obj["details"]["Best Sellers Rank"]
-    assert all(isinstance(d["value"], str) for d in row["details"])
-
-
-def test_product_rows_have_exactly_the_contract_keys(sample_lines):
-    row = sample_product(sample_lines, "B091JDCYSS")
-    assert list(row) == product_schema().names
-
-
-# ---------------------------------------------------------------- lines
-
-@pytest.mark.parametrize(("raw", "reason"), [
-    (b'{"parent_asin": "B0', "invalid_json"),
-    (b'{"title": "caf\xe9"}', "invalid_utf8"),
-    (b'["B091JDCYSS"]', "not_an_object"),
-])
-def test_parse_line_reason_codes(raw, reason):
-    with pytest.raises(RecordError) as err:
-        parse_line(raw)
-    assert err.value.reason == reason
-
 
 # ---------------------------------------------------------------- damaged input
 
@@ -276,7 +163,7 @@ def test_snapshot_of_the_sample_is_complete(tmp_path):
     assert json.loads((out / "manifest.json").read_text()) == manifest
     products = pq.read_table(out / "products.parquet")
     reviews = pq.read_table(out / "reviews.parquet")
-    assert products.schema == product_schema() and reviews.schema == review_schema()
+    assert products.schema == PRODUCT_SCHEMA and reviews.schema == REVIEW_SCHEMA
     assert manifest["counts"] == {"products": 420, "reviews": 278, "orphan_reviews": 0,
                                   "bad_records": 0, "bad_by_reason": {}}
     counts = dict(zip(products["parent_asin"].to_pylist(), products["review_count"].to_pylist()))

@@ -13,7 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from catalog.ingest import Block, TruncatedInput, iter_blocks, iter_lines, write_catalog_snapshot
+from catalog.ingest import iter_blocks, iter_lines, write_catalog_snapshot
+from catalog.records import Block, TruncatedInput
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
