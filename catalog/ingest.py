@@ -54,12 +54,6 @@ _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("rev
 # Reading lines
 
 
-def is_gzip(path: str | os.PathLike) -> bool:
-    """True when the file starts with the gzip magic bytes (the extension is not trusted)."""
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
 class _Truncated(Exception):
     """The gzip stream stops early or is corrupt (internal to the readers below)."""
 
@@ -108,7 +102,19 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
 
     Blank lines are included (callers skip them) so line numbers match the file. A gzip file
     that stops early or is corrupt yields its complete lines, then one `TruncatedInput` whose
-    `line` is the last complete line + 1, then ends: everything read before it stands.
+    `line` is the last complete line + 1, then ends: everything read before it stands. Gzip is
+    recognised by its magic bytes, not by the file name.
+
+    Args:
+        path: the file.
+        block_bytes: decompressed bytes after which a block is cut at the last line break; a
+            block holds at least one whole line however long.
+
+    Yields:
+        `Block`s in line order, then at most one `TruncatedInput`.
+
+    Raises:
+        OSError: the file cannot be opened or read.
     """
     line_no = 0
     parts: list[bytes] = []
@@ -149,8 +155,12 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | TruncatedInput]:
     """Lines of a plain or gzip JSONL file with their 1-based numbers, streamed.
 
-    Yields `(line_number, raw_bytes)` for every line (with its newline), blank ones included.
-    A gzip file that stops early or is corrupt yields one `TruncatedInput` (see `iter_blocks`).
+    Args:
+        path: the file.
+
+    Yields:
+        `(line_number, raw_bytes)` for every line (with its newline), blank ones included; a gzip
+        file that stops early or is corrupt ends with one `TruncatedInput` (see `iter_blocks`).
     """
     for block in iter_blocks(path):
         if isinstance(block, TruncatedInput):
@@ -165,7 +175,18 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | Truncate
 
 
 def rows_to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
-    """Rows (dicts with the schema's keys) as one pyarrow RecordBatch of `schema`."""
+    """Rows as one pyarrow RecordBatch.
+
+    Args:
+        rows: dicts with the schema's keys (`normalize_product` / `normalize_review` rows).
+        schema: the batch's schema.
+
+    Returns:
+        A batch of `len(rows)` rows.
+
+    Raises:
+        pyarrow.ArrowInvalid / ArrowTypeError: a value does not fit its column's type.
+    """
     # Measured: from_pylist is ~3.5x faster than building flat value arrays and offsets in
     # Python for the list and struct columns (benchmarks/RESULTS.md, issue 6).
     return pa.RecordBatch.from_pylist(rows, schema=schema)
@@ -185,7 +206,11 @@ def _convert_to_batch(kind: str, name: str, block: Block, table_path: str) -> Co
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file's bytes, streamed."""
+    """Hex sha256 of a file's bytes, streamed.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
     with open(path, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
@@ -196,6 +221,13 @@ def snapshot_fingerprint(input_digests: Sequence[tuple[str, str]], field_table_s
     The kind is included so the same files split differently between metadata and reviews
     give different fingerprints. No paths or times: the same bytes give the same fingerprint
     wherever and whenever they are ingested.
+
+    Args:
+        input_digests: (kind, hex sha256) of each input file, metadata first, in ingest order.
+        field_table_sha256: hex sha256 of the field table file.
+
+    Returns:
+        64 hex characters (the manifest's `fingerprint`).
     """
     payload = {"schema_version": SCHEMA_VERSION, "inputs": [list(d) for d in input_digests],
                "field_table_sha256": field_table_sha256}
@@ -269,7 +301,11 @@ def _ordered(jobs: Iterator, run: Callable, executor: Executor | None, ahead: in
 
 
 def default_workers() -> int:
-    """Worker processes used by `write_catalog_snapshot` when not told: the CPUs this process may use."""
+    """Worker processes used by `write_catalog_snapshot` when not told.
+
+    Returns:
+        The CPUs this process may run on (its affinity mask, not the machine's count), at least 1.
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
@@ -350,7 +386,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             # but forking a process with other threads (a Prefect flow's) can deadlock the child:
             # then spawn, which re-imports the caller's main module (guarded, as Prefect's are).
             alone = threading.active_count() == 1 and sys.platform == "linux"
-            executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork" if alone else "spawn"))
+            context = multiprocessing.get_context("fork" if alone else "spawn")
+            executor = ProcessPoolExecutor(workers, mp_context=context)
         rules = CrossRecordRules()
         bad_total: Counter = Counter()
         # The products part is Arrow IPC, not parquet: it is read back once, batch by batch, to
@@ -442,15 +479,26 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     return manifest
 
 
+# Fields only metadata records have, and fields only reviews have ("title" is in both).
 META_MARKERS = frozenset({"main_category", "average_rating", "rating_number", "details", "features", "store"})
 REVIEW_MARKERS = frozenset({"rating", "text", "user_id", "helpful_vote", "verified_purchase"})
 
 
 def sniff_kind(path: str | os.PathLike, lines: int = 20) -> str | None:
-    """Guess whether a file holds product metadata ("meta") or reviews ("reviews") from its first records.
+    """Guess whether a file holds product metadata or reviews from its first records.
 
-    Returns None when the first `lines` lines hold no parseable record. Used to refuse a review
-    file given as metadata (or the reverse) before anything is written.
+    Used to refuse a review file given as metadata (or the reverse) before anything is written:
+    each parseable record votes with the fields only metadata or only reviews have.
+
+    Args:
+        path: a plain or gzip JSONL file.
+        lines: how many lines to look at.
+
+    Returns:
+        "meta", "reviews", or None when those lines hold no parseable record.
+
+    Raises:
+        OSError: the file cannot be read.
     """
     votes = {"meta": 0, "reviews": 0}
     for item in iter_lines(path):

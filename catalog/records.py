@@ -18,11 +18,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from stages.fields import FieldTable, load_field_table
+
+if TYPE_CHECKING:  # pyarrow is not needed to apply the rules, only to carry their rows
+    import pyarrow as pa
 
 # Stable reason codes of bad records (manifest `bad_by_reason`, bad_records.jsonl `reason`).
 INVALID_JSON = "invalid_json"
@@ -43,7 +46,12 @@ _PRICE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
 
 
 class RecordError(ValueError):
-    """A record that cannot be ingested; `reason` is one of `REASONS`."""
+    """A record that cannot be ingested.
+
+    Attributes:
+        reason: one of `REASONS`, the bad record's stable code.
+        message: what is wrong, naming the field (goes into bad_records.jsonl).
+    """
 
     def __init__(self, reason: str, message: str):
         super().__init__(message)
@@ -105,6 +113,16 @@ def detail_value_text(value: Any) -> str:
 
     Real records hold dict values (`Best Sellers Rank`), and other dumps hold lists or numbers;
     the snapshot stores every detail value as a string so one column type serves all.
+
+    Args:
+        value: any JSON value of a `details` entry.
+
+    Returns:
+        The text; "" for None, `str(value)` for numbers.
+
+    Examples:
+        >>> detail_value_text([" 2 x AA ", None, "USB"]), detail_value_text({"Electronics": 12})
+        ('2 x AA, USB', '{"Electronics":12}')
     """
     if value is None:
         return ""
@@ -267,7 +285,7 @@ def normalize_product(obj: dict, *, source_file: str, source_line: int,
         table: field table for detail keys; None loads the bundled one.
 
     Returns:
-        A dict with exactly the keys of `PRODUCT_SCHEMA`; `review_count` is 0 here and is
+        A dict with exactly the keys of `catalog.schema.PRODUCT_SCHEMA`; `review_count` is 0 here and is
         filled by the snapshot writer once reviews are read. Images, videos, bought_together
         and unknown fields are dropped.
 
@@ -297,7 +315,14 @@ def normalize_product(obj: dict, *, source_file: str, source_line: int,
 
 
 def review_content_key(review: dict[str, Any]) -> bytes:
-    """sha256 of the fields that identify a review's content (before the occurrence counter)."""
+    """sha256 of the fields that identify a review's content (before the occurrence counter).
+
+    Args:
+        review: a `normalize_review` row.
+
+    Returns:
+        32 bytes: sha256 of (parent_asin, user_id, timestamp, rating, title, text) as JSON.
+    """
     content = [review["parent_asin"], review["user_id"], review["timestamp"], review["rating"],
                review["title"], review["text"]]
     return hashlib.sha256(orjson.dumps(content)).digest()
@@ -309,6 +334,13 @@ def review_id(content_key: bytes, occurrence: int) -> str:
     The occurrence counter (0 for the first copy) keeps identical reviews apart: the real
     reviews file holds the same (product, title, text, rating) more than once, with user_id
     and timestamp nulled by the source.
+
+    Args:
+        content_key: `review_content_key` of the review.
+        occurrence: copies of the same content ingested before this one (0 for the first).
+
+    Returns:
+        16 lowercase hex characters.
     """
     return hashlib.sha256(content_key + occurrence.to_bytes(8, "big")).hexdigest()[:16]
 
@@ -316,8 +348,18 @@ def review_id(content_key: bytes, occurrence: int) -> str:
 def normalize_review(obj: dict, *, source_file: str, source_line: int) -> dict[str, Any]:
     """One review record as a `reviews.parquet` row, without its `review_id`.
 
-    `CrossRecordRules` adds `review_id`, because the occurrence counter needs every review seen
-    before. Missing `helpful_vote` counts as 0, missing `verified_purchase` as False.
+    `convert_block` sets the `review_id` of a first copy and `CrossRecordRules` that of a later
+    one, because the occurrence counter needs every review seen before. Missing `helpful_vote`
+    counts as 0, missing `verified_purchase` as False.
+
+    Args:
+        obj: the parsed JSON object.
+        source_file: file name (no directory), kept for provenance.
+        source_line: 1-based line number in that file.
+
+    Returns:
+        A dict with exactly the keys of `catalog.schema.REVIEW_SCHEMA`, `review_id` "".
+        `timestamp` stays as the source gives it (milliseconds since the epoch, or None).
 
     Raises:
         RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
@@ -354,6 +396,12 @@ def _bool(obj: dict, name: str) -> bool:
 def parse_line(raw: bytes) -> dict:
     """Parse one JSONL line into a dict.
 
+    Args:
+        raw: the line's bytes (a trailing newline is fine).
+
+    Returns:
+        The JSON object.
+
     Raises:
         RecordError: `invalid_utf8`, `invalid_json` or `not_an_object`.
     """
@@ -371,13 +419,26 @@ def parse_line(raw: bytes) -> dict:
 
 
 def excerpt(raw: bytes) -> str:
-    """First `EXCERPT_CHARS` characters of a raw line, undecodable bytes replaced."""
+    """The bad record's `excerpt` of a line.
+
+    Args:
+        raw: the line's bytes.
+
+    Returns:
+        Its first `EXCERPT_CHARS` characters, undecodable bytes replaced by U+FFFD, without
+        the line break.
+    """
     return raw[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")[:EXCERPT_CHARS].rstrip("\r\n")
 
 
 @dataclass
 class TruncatedInput:
-    """Marker yielded by `iter_blocks`/`iter_lines` when a gzip stream ends early or is corrupt."""
+    """Marker yielded by `catalog.ingest.iter_blocks` when a gzip stream ends early or is corrupt.
+
+    Attributes:
+        line: the line after the last complete one (where the bad record is reported).
+        message: what the decompressor said.
+    """
 
     line: int
     message: str
@@ -385,9 +446,12 @@ class TruncatedInput:
 
 @dataclass
 class Block:
-    """Consecutive lines of one file: `lines[k]` is line `first_line + k`, without its newline.
+    """Consecutive lines of one file, the unit of work of a worker process.
 
-    `last_has_newline` is False only for a file's last line when the file does not end in one.
+    Attributes:
+        first_line: 1-based number of `lines[0]` in its file.
+        lines: the lines without their newline; `lines[k]` is line `first_line + k`.
+        last_has_newline: False only for a file's last line when the file does not end in one.
     """
 
     first_line: int
@@ -407,13 +471,15 @@ class Block:
 
 @dataclass
 class Converted:
-    """One block's records after per-record checks, before cross-block rules (duplicates, orphans).
+    """One block's records after per-record checks, before cross-record rules (duplicates, orphans).
 
     Attributes:
         rows: normalised rows in line order (reviews carry the `review_id` of occurrence 0).
-        ids: parent_asin of each row. lines: source line of each row.
+        ids: parent_asin of each row.
+        lines: source line of each row.
         keys: reviews only, `review_content_key` of each row.
-        bad: bad records of the block, in line order. last_line: last line number in the block.
+        bad: bad records of the block, in line order.
+        last_line: last line number in the block.
         batch: the rows as a pyarrow RecordBatch when converted for the snapshot writer (then
             `rows` is empty).
     """
@@ -424,7 +490,7 @@ class Converted:
     keys: list[bytes]
     bad: list[dict[str, Any]]
     last_line: int
-    batch: Any = None
+    batch: pa.RecordBatch | None = None
 
 
 def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Converted:
@@ -433,12 +499,13 @@ def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Conv
     Args:
         kind: "meta" (`normalize_product`) or "reviews" (`normalize_review` plus content key).
         name: file name for provenance and bad records.
-        block: the lines. table: field table for detail keys.
+        block: the lines.
+        table: field table for detail keys.
 
     Returns:
         A `Converted`; blank lines are skipped, failing lines become bad records with their
         reason (`invalid_json`, `invalid_utf8`, `not_an_object`, `missing_parent_asin`,
-        `wrong_type`). Cross-block rules are `CrossRecordRules.claim`'s.
+        `wrong_type`). Cross-record rules are `CrossRecordRules.claim`'s.
     """
     rows, ids, lines, keys, bad = [], [], [], [], []
     loads, first = orjson.loads, block.first_line
@@ -475,7 +542,16 @@ def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Conv
 
 @dataclass
 class InputStats:
-    """Counters for one input file, as they go into the manifest's `inputs`."""
+    """Counters for one input file, as they go into the manifest's `inputs`.
+
+    Attributes:
+        path: the file as given.
+        kind: "meta" or "reviews".
+        lines: lines read (blank ones included).
+        records_ok: rows kept in the snapshot.
+        bad_by_reason: reason code -> bad records.
+        orphan_reviews: reviews dropped because their product was not ingested.
+    """
 
     path: str
     kind: str

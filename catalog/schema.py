@@ -60,7 +60,8 @@ REVIEW_SCHEMA = pa.schema([
 """reviews.parquet: one row per ingested review of an ingested product, in file and line order.
 
 `review_id` is content-derived (16 hex characters, `catalog.records.review_id`); `timestamp` is
-the source's, in milliseconds since the epoch.
+the source's (Amazon Reviews 2023: milliseconds since the epoch; null throughout the shared files)
+and `helpful_vote` counts other shoppers' votes (0 when missing).
 """
 
 

@@ -1,5 +1,7 @@
-"""Reading a catalog snapshot (artifacts/catalogs/<name>/) written by `ecombench ingest`: what the build, inspect and
-validate load of it."""
+"""Reading a catalog snapshot (artifacts/catalogs/<name>/) written by `ecombench ingest`.
+
+What the build, inspect and validate load of it; the columns are `catalog.schema`'s.
+"""
 
 from __future__ import annotations
 

@@ -25,8 +25,10 @@ SAMPLE_REVIEWS = SAMPLE / "reviews.jsonl.gz"
 
 def ingest(out: Path, meta: list[Path], reviews: list[Path] = (), batch_size: int = 50,
            block_bytes: int = 16 * 1024) -> tuple[dict, list[dict], list[dict], list[dict]]:
-    """Ingest through the snapshot writer with two workers and small blocks, so even these small files
-    are cut into many blocks parsed by the worker pool (the path `ecombench ingest` takes on real data).
+    """Ingest through the snapshot writer with two workers and small blocks.
+
+    Even these small files are then cut into many blocks parsed by the worker pool, the path
+    `ecombench ingest` takes on real data.
 
     Returns:
         (manifest, products.parquet rows, reviews.parquet rows, bad_records.jsonl records).
