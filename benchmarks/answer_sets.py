@@ -22,10 +22,10 @@ DATA = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 
 def main() -> None:
     from flows.build import build_split
-    from flows.catalog import load_reviews, load_snapshot
+    from catalog.snapshot import load_reviews, load_snapshot
     from flows.settings import BuildConfig
     from stages.fields import load_field_table
-    from stages.ingest import write_catalog_snapshot
+    from catalog.ingest import write_catalog_snapshot
     from validation.answer_set import CatalogIndex
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

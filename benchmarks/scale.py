@@ -4,7 +4,7 @@ For each size (default 100k, 1m, 3.7m products) it generates the catalog once
 (`benchmarks/scale_data.py`, reused when already there), then measures, each in its own
 subprocess so that time and memory are that reader's alone:
 
-- **ingest (stage)**: `stages.ingest.write_catalog_snapshot`, what `ecombench ingest` runs, with
+- **ingest (stage)**: `catalog.ingest.write_catalog_snapshot`, what `ecombench ingest` runs, with
   `--workers` processes; its throughput is the figure compared with the targets;
 - **ingest (CLI)**: `ecombench ingest --meta --reviews --out` end to end, Prefect's temporary
   server start-up included (only the wall time differs from the stage);
@@ -165,7 +165,7 @@ def measure(name: str, cmd: list[str], *, env: dict | None = None, timeout: floa
 
 def child_stage(meta: str, reviews: str, out: str, workers: str) -> None:
     """`write_catalog_snapshot` on one catalog; prints the counts as JSON."""
-    from stages.ingest import write_catalog_snapshot
+    from catalog.ingest import write_catalog_snapshot
 
     shutil.rmtree(out, ignore_errors=True)
     shown: dict[str, int] = {}
@@ -268,7 +268,7 @@ def child_parse(*paths: str) -> None:
 
 def child_answers(snapshot: str, version_dir: str) -> None:
     """Index build and answer-set time per accepted task (as benchmarks/answer_sets.py)."""
-    from flows.catalog import load_reviews, load_snapshot
+    from catalog.snapshot import load_reviews, load_snapshot
     from stages.fields import load_field_table
     from validation.answer_set import CatalogIndex
 

@@ -25,7 +25,7 @@ import polars as pl
 
 from flows.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
-from flows.catalog import SnapshotError, load_reviews, load_snapshot
+from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
 from stages.cues import load_cues

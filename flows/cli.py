@@ -31,7 +31,7 @@ def _fail(message: str) -> None:
 def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None) -> dict:
     from flows.ingest import ingest_flow
 
-    from stages.ingest import sniff_kind
+    from catalog.ingest import sniff_kind
 
     # Check what can be checked before the flow starts, so a typo costs no Prefect start-up.
     for path in [*meta, *reviews]:
@@ -169,7 +169,7 @@ def build(
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "partition"
         _fail(f"build setting {where}: {err['msg']}")
-    from flows.catalog import SnapshotError, check_snapshot
+    from catalog.snapshot import SnapshotError, check_snapshot
     from stages.intents import load_intents
 
     unknown = sorted(set(cfg.intents) - set(load_intents()))
@@ -258,7 +258,7 @@ def categories(
     """Per main_category: products, eligible products per intent, frequent detail keys and which the field table lacks."""
     import polars as pl
 
-    from flows.catalog import SnapshotError, load_snapshot
+    from catalog.snapshot import SnapshotError, load_snapshot
     from stages.categories import category_report, format_report
     from stages.fields import load_field_table
     from stages.intents import load_intents
@@ -362,7 +362,7 @@ def validate(
     """Re-run every check on an existing split and write the findings; exit 1 when any finding is an error."""
     import polars as pl
 
-    from flows.catalog import SnapshotError
+    from catalog.snapshot import SnapshotError
     from flows.inspect import SplitReadError, render_validation, validate_file, validation_summary
     from flows.publish import jsonl_bytes
     from validation.validate import FORMATS

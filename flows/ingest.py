@@ -1,6 +1,6 @@
 """The `ingest` Prefect flow: raw Amazon Reviews 2023 files in, one catalog snapshot out.
 
-All the work is `stages.ingest.write_catalog_snapshot`, run as one coarse Prefect task: the
+All the work is `catalog.ingest.write_catalog_snapshot`, run as one coarse Prefect task: the
 files are streamed in blocks of lines parsed by a process pool of its own, and a Prefect task
 per block would cost more in orchestration (~20 ms each) than the parsing itself.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from stages.ingest import write_catalog_snapshot
+from catalog.ingest import write_catalog_snapshot
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -59,7 +59,7 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
             1 parses in the flow's own process. The snapshot is the same for any count.
 
     Returns:
-        The snapshot manifest (see `stages.ingest.write_catalog_snapshot`).
+        The snapshot manifest (see `catalog.ingest.write_catalog_snapshot`).
 
     Raises:
         FileNotFoundError: an input is missing. FileExistsError: `out_dir` exists.

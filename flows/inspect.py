@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from flows.catalog import SnapshotError, load_reviews, load_snapshot
+from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
 from flows.publish import count_tasks
 from stages.fields import load_field_table
 from validation.answer_set import CatalogIndex

@@ -20,13 +20,11 @@ from typing import Any
 
 import polars as pl
 
+from catalog.schema import REVIEW_TEXT_COLUMNS, SANDBOX_PRODUCT_COLUMNS
 from stages.fields import FieldTable, load_field_table
 from stages.hashing import digest, sha256_hex
 from stages.text import STOPWORDS, normalize, tokens
 
-PRODUCT_COLUMNS = ["parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price",
-                   "features", "description", "categories", "details", "review_count"]
-REVIEW_COLUMNS = ["review_id", "parent_asin", "rating", "title", "text", "helpful_vote"]
 MAX_QUERY_TERMS = 32
 # Words a shopper's sentence is full of that name nothing about a product (besides stages.text.STOPWORDS);
 # dropping them keeps natural-language searches fast and their BM25 ranking about the product.
@@ -114,8 +112,8 @@ class SandboxCatalog:
             raise FileNotFoundError(f"{products_path} not found: is {path} a catalog snapshot? "
                                     "(create one with `ecombench ingest`)")
         table = table or load_field_table()
-        products = pl.read_parquet(products_path, columns=PRODUCT_COLUMNS)
-        reviews = pl.read_parquet(reviews_path, columns=REVIEW_COLUMNS) if reviews_path.is_file() else None
+        products = pl.read_parquet(products_path, columns=SANDBOX_PRODUCT_COLUMNS)
+        reviews = pl.read_parquet(reviews_path, columns=REVIEW_TEXT_COLUMNS) if reviews_path.is_file() else None
         cached = None
         if cache_dir is not None:
             cached = Path(cache_dir) / f"{_index_key(path, table)}.sqlite"
@@ -124,16 +122,18 @@ class SandboxCatalog:
     @classmethod
     def build(cls, products: pl.DataFrame, reviews: pl.DataFrame | None, table: FieldTable,
               path: Path | None = None, index_file: Path | None = None) -> SandboxCatalog:
-        """Index a products frame (PRODUCT_COLUMNS) and an optional reviews frame (REVIEW_COLUMNS) in memory.
+        """Index a products frame and an optional reviews frame in memory.
+
+        The frames hold at least `catalog.schema.SANDBOX_PRODUCT_COLUMNS` and `REVIEW_TEXT_COLUMNS`.
 
         Cost on the largest shared snapshot (~7,300 products, ~3,200 reviews): about 5 s to
         tokenise and index, 1 s to load rows; with `index_file` present the index is read from it
         (and written there, whole, after a build).
         """
-        rows = {r["parent_asin"]: r for r in products.select(PRODUCT_COLUMNS).to_dicts()}
+        rows = {r["parent_asin"]: r for r in products.select(SANDBOX_PRODUCT_COLUMNS).to_dicts()}
         by_product: dict[str, list[dict[str, Any]]] = {}
         if reviews is not None:
-            for r in reviews.select(REVIEW_COLUMNS).sort("review_id").iter_rows(named=True):
+            for r in reviews.select(REVIEW_TEXT_COLUMNS).sort("review_id").iter_rows(named=True):
                 if r["parent_asin"] in rows:
                     by_product.setdefault(r["parent_asin"], []).append(r)
         cat = cls(rows=rows, reviews=by_product, table=table, path=path)

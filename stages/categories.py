@@ -70,7 +70,7 @@ def category_report(
     that canonical key (`details[].key`, as the build sees it).
 
     Args:
-        products: a snapshot's products (flows.catalog.load_snapshot).
+        products: a snapshot's products (catalog.snapshot.load_snapshot).
         table: the field table.
         intents: intents to count eligibility for (stages.intents.load_intents()).
         top: how many of the most frequent keys to list per category.

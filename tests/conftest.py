@@ -66,9 +66,9 @@ class Catalog:
 
 
 def _catalog(meta: list[Path], reviews: list[Path], out: Path) -> Catalog:
-    from flows.catalog import load_snapshot
+    from catalog.snapshot import load_snapshot
     from stages.fields import load_field_table
-    from stages.ingest import write_catalog_snapshot
+    from catalog.ingest import write_catalog_snapshot
     from validation.answer_set import CatalogIndex
 
     write_catalog_snapshot(meta, reviews, out)
@@ -152,9 +152,9 @@ def full_catalog(tmp_path_factory) -> ReviewedCatalog:
     missing = [p for p in ALL_META + ALL_REVIEWS if not p.is_file()]
     if missing:
         pytest.skip(f"shared real data not found: {[str(p) for p in missing]} (clone shared/ beside the repository)")
-    from flows.catalog import load_reviews, load_snapshot
+    from catalog.snapshot import load_reviews, load_snapshot
     from stages.fields import load_field_table
-    from stages.ingest import write_catalog_snapshot
+    from catalog.ingest import write_catalog_snapshot
     from validation.answer_set import CatalogIndex
 
     out = tmp_path_factory.mktemp("catalogs") / "all"

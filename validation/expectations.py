@@ -54,7 +54,7 @@ class Expectation:
 
 
 def catalog_expectations() -> list[Expectation]:
-    """The catalog snapshot suite (products frame of `flows.catalog.load_snapshot`, see `catalog_table`).
+    """The catalog snapshot suite (products frame of `catalog.snapshot.load_snapshot`, see `catalog_table`).
 
     The WARN thresholds sit below what the real files give (sample / electronics-beauty-office / all
     shared files): main_category 86 / 100 / 88 %, store 100 / 99.8 / 99.8 %, price 100 % everywhere,
@@ -229,7 +229,7 @@ def run_suites(products: pl.DataFrame, tasks: list[dict[str, Any]], partition: S
     """Validate the catalog snapshot and a split's tasks with great-expectations.
 
     Args:
-        products: the snapshot's products frame (`flows.catalog.load_snapshot`).
+        products: the snapshot's products frame (`catalog.snapshot.load_snapshot`).
         tasks: the accepted task records.
         partition: the build's split minimums; default SplitConfig().
         intents: intent specs; default stages/intents.toml.

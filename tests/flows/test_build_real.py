@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 
 from flows.build import build_split
-from flows.catalog import load_snapshot
+from catalog.snapshot import load_snapshot
 from flows.settings import BuildConfig
 from schemas import schema_errors
 from stages.fields import load_field_table
-from stages.ingest import write_catalog_snapshot
+from catalog.ingest import write_catalog_snapshot
 from stages.text import contains_phrase
 from validation.checkers import check
 from validation.leakage import rubric_forms

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from flows.build import assemble
-from flows.catalog import load_snapshot
+from catalog.snapshot import load_snapshot
 from flows.publish import VersionExists, next_version, publish_split
 from schemas import SchemaError, schema_errors
 from stages.hashing import sha256_hex

@@ -28,7 +28,7 @@ class Snapshot:
     """A snapshot directory with its products and the field table it was read with."""
 
     def __init__(self, path: Path):
-        from flows.catalog import load_snapshot
+        from catalog.snapshot import load_snapshot
         from stages.fields import load_field_table
 
         self.path = path
@@ -41,7 +41,7 @@ def home(tmp_path_factory) -> Snapshot:
     """Snapshot of meta_home_toys_sports.jsonl (3,837 real products)."""
     if not SHARED_DATA.is_dir() or not HOME_META.is_file():
         pytest.skip(f"shared real data not found at {HOME_META} (clone shared/ beside the repository)")
-    from stages.ingest import write_catalog_snapshot
+    from catalog.ingest import write_catalog_snapshot
 
     out = tmp_path_factory.mktemp("catalogs") / "home"
     write_catalog_snapshot([HOME_META], [], out)

@@ -11,7 +11,7 @@ from validation.opinions import check_opinions
 @pytest.fixture(scope="module")
 def reviewed(sample_catalog):
     """(reviews of one real sample product with an opinion clause in its first review, that clause)."""
-    from flows.catalog import load_reviews
+    from catalog.snapshot import load_reviews
 
     by_product: dict[str, list[dict]] = {}
     for row in load_reviews(sample_catalog.path).sort("review_id").iter_rows(named=True):

@@ -1,4 +1,7 @@
-"""Reading a catalog snapshot (artifacts/catalogs/<name>/) written by `ecombench ingest`."""
+"""Reading a catalog snapshot (artifacts/catalogs/<name>/) written by `ecombench ingest`.
+
+What the build, inspect and validate load of it; the columns are `catalog.schema`'s.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,7 @@ from typing import Any
 
 import polars as pl
 
-PRODUCT_COLUMNS = ["parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price",
-                   "categories", "details", "review_count"]
+from catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
 
 
 class SnapshotError(ValueError):
@@ -17,7 +19,14 @@ class SnapshotError(ValueError):
 
 
 def check_snapshot(path: Path) -> None:
-    """Raise SnapshotError naming the missing file unless `path` holds manifest.json and products.parquet."""
+    """Check that `path` looks like a catalog snapshot, without reading it.
+
+    Args:
+        path: the snapshot directory.
+
+    Raises:
+        SnapshotError: manifest.json or products.parquet is missing (the message names it).
+    """
     for p in (path / "manifest.json", path / "products.parquet"):
         if not p.is_file():
             raise SnapshotError(f"{p} not found: is {path} a catalog snapshot? (create one with `ecombench ingest`)")
@@ -30,10 +39,11 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         path: snapshot directory holding products.parquet and manifest.json.
 
     Returns:
-        (frame with PRODUCT_COLUMNS, manifest dict).
+        (frame of every product with the columns `catalog.schema.BUILD_PRODUCT_COLUMNS`, one chunk per
+        column; manifest dict).
 
     Raises:
-        SnapshotError: the directory, a file or a column is missing.
+        SnapshotError: the directory, a file or a column is missing, or manifest.json is not JSON.
     """
     check_snapshot(path)
     manifest_path, products_path = path / "manifest.json", path / "products.parquet"
@@ -42,16 +52,23 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{manifest_path}: invalid JSON ({exc})") from None
     present = pl.read_parquet_schema(products_path)
-    missing = [c for c in PRODUCT_COLUMNS if c not in present]
+    missing = [c for c in BUILD_PRODUCT_COLUMNS if c not in present]
     if missing:
         raise SnapshotError(f"{products_path} lacks columns {missing}")
     # One chunk per column: gathering rows from a many-chunk frame (one per row group) costs ~100x more, and the
     # answer-set index shares these buffers instead of copying them.
-    return pl.read_parquet(products_path, columns=PRODUCT_COLUMNS).rechunk(), manifest  # features/description stay on disk
+    return pl.read_parquet(products_path, columns=list(BUILD_PRODUCT_COLUMNS)).rechunk(), manifest
 
 
 def load_reviews(path: Path) -> pl.DataFrame:
-    """reviews.parquet of a snapshot (review_id, parent_asin, rating, title, text, helpful_vote, ...).
+    """The reviews of a snapshot, as review opinions and the answer-set index read them.
+
+    Args:
+        path: snapshot directory holding reviews.parquet.
+
+    Returns:
+        Every review with the columns `catalog.schema.REVIEW_TEXT_COLUMNS` (review_id, parent_asin, rating, title,
+        text, helpful_vote), in file order.
 
     Raises:
         SnapshotError: the file is missing.
@@ -59,5 +76,4 @@ def load_reviews(path: Path) -> pl.DataFrame:
     reviews_path = path / "reviews.parquet"
     if not reviews_path.is_file():
         raise SnapshotError(f"{reviews_path} not found: review-driven intents need a snapshot with reviews")
-    return pl.read_parquet(reviews_path, columns=["review_id", "parent_asin", "rating", "title", "text",
-                                                  "helpful_vote"])
+    return pl.read_parquet(reviews_path, columns=list(REVIEW_TEXT_COLUMNS))

@@ -1,6 +1,7 @@
-"""Catalog ingestion on real Amazon Reviews 2023 records (bundled sample and shared files).
+"""Catalog ingestion on real Amazon Reviews 2023 files: the snapshot writer and its cross-record rules.
 
-Bad input is made by damaging copies of real lines, never by inventing products.
+Bad input is made by damaging copies of real lines, never by inventing products. Files go
+through the same path as `ecombench ingest` (worker pool, blocks, parquet writer).
 """
 
 from __future__ import annotations
@@ -13,97 +14,40 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from stages.fields import load_field_table
-from stages.ingest import (
-    CatalogReader,
-    RecordError,
-    normalize_product,
-    parse_line,
-    parse_price,
-    product_schema,
-    review_schema,
-    write_catalog_snapshot,
-)
+from catalog.ingest import write_catalog_snapshot
+from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
-SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 SAMPLE_META = SAMPLE / "meta.jsonl.gz"
 SAMPLE_REVIEWS = SAMPLE / "reviews.jsonl.gz"
 
 
-@pytest.fixture(scope="module")
-def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared real data not found at {SHARED} (clone shared/ beside the repository)")
-    return SHARED
+def ingest(out: Path, meta: list[Path], reviews: list[Path] = (), batch_size: int = 50,
+           block_bytes: int = 16 * 1024) -> tuple[dict, list[dict], list[dict], list[dict]]:
+    """Ingest through the snapshot writer with two workers and small blocks.
 
+    Even these small files are then cut into many blocks parsed by the worker pool, the path
+    `ecombench ingest` takes on real data.
 
-@pytest.fixture(scope="module")
-def sample_lines() -> list[bytes]:
-    """Raw lines of the bundled sample metadata (real records)."""
-    with gzip.open(SAMPLE_META, "rb") as fh:
-        return fh.read().splitlines(keepends=True)
-
-
-def read_all(meta: list[Path], reviews: list[Path] = (), batch_size: int = 50):
-    reader = CatalogReader(batch_size=batch_size)
-    products, bad = [], []
-    for batch in reader.iter_products(meta):
-        products += batch.records
-        bad += batch.bad
-    found = []
-    for batch in reader.iter_reviews(reviews):
-        found += batch.records
-        bad += batch.bad
-    return reader, products, found, bad
+    Returns:
+        (manifest, products.parquet rows, reviews.parquet rows, bad_records.jsonl records).
+    """
+    manifest = write_catalog_snapshot(meta, reviews, out, batch_size=batch_size, workers=2,
+                                      block_bytes=block_bytes)
+    bad = [orjson.loads(line) for line in (out / "bad_records.jsonl").read_bytes().splitlines()]
+    return (manifest, pq.read_table(out / "products.parquet").to_pylist(),
+            pq.read_table(out / "reviews.parquet").to_pylist(), bad)
 
 
 def without_source(row: dict) -> dict:
     return {k: v for k, v in row.items() if k not in ("source_file", "source_line")}
 
-
-def sample_product(sample_lines: list[bytes], parent_asin: str) -> dict:
-    for n, raw in enumerate(sample_lines, 1):
-        obj = orjson.loads(raw)
-        if obj["parent_asin"] == parent_asin:
-            return normalize_product(obj, source_file="meta.jsonl.gz", source_line=n)
-    raise AssertionError(f"{parent_asin} not in the sample")
-
-
-# ---------------------------------------------------------------- prices
-
-@pytest.mark.parametrize(("value", "expected"), [
-    (9.99, (9.99, "9.99")),
-    (59.0, (59.0, "59.0")),
-    ("9.99", (9.99, "9.99")),
-    ("59.0", (59.0, "59.0")),
-    ("from 4.95", (4.95, "from 4.95")),
-    ("$10.99 - $24.99", (10.99, "$10.99 - $24.99")),
-    ("$1,299.00", (1299.0, "$1,299.00")),
-    ("None", (None, None)),
-    ("—", (None, None)),
-    ("", (None, None)),
-    ("  ", (None, None)),
-    (None, (None, None)),
-    ("Currently unavailable", (None, "Currently unavailable")),
-])
-def test_parse_price_accepts_raw_and_hugging_face_forms(value, expected):
-    assert parse_price(value) == expected
-
-
-@pytest.mark.parametrize("value", [True, [9.99], {"amount": 9.99}])
-def test_parse_price_rejects_other_types_as_wrong_type(value):
-    with pytest.raises(RecordError) as err:
-        parse_price(value)
-    assert err.value.reason == "wrong_type" and "price" in err.value.message
-
-
 # ---------------------------------------------------------------- the two forms
 
-def test_hugging_face_form_normalises_like_raw_form(shared):
-    _, hf, _, hf_bad = read_all([shared / "meta_hf_form_sample.jsonl"])
-    _, raw, _, _ = read_all([shared / "meta_electronics_beauty_office.jsonl"])
+def test_hugging_face_form_normalises_like_raw_form(shared, tmp_path):
+    _, hf, _, hf_bad = ingest(tmp_path / "hf", [shared / "meta_hf_form_sample.jsonl"])
+    _, raw, _, _ = ingest(tmp_path / "raw", [shared / "meta_electronics_beauty_office.jsonl"])
     assert len(hf) == 300 and hf_bad == []
     raw_by_id = {row["parent_asin"]: row for row in raw}
     for row in hf:
@@ -111,68 +55,14 @@ def test_hugging_face_form_normalises_like_raw_form(shared):
     assert any(row["details"] for row in hf) and any(row["price"] for row in hf)
 
 
-def test_hugging_face_copies_after_raw_file_are_duplicates(shared):
+def test_hugging_face_copies_after_raw_file_are_duplicates(shared, tmp_path):
     hf_path = shared / "meta_hf_form_sample.jsonl"
-    reader, products, _, bad = read_all([shared / "meta_electronics_beauty_office.jsonl", hf_path])
+    manifest, products, _, bad = ingest(tmp_path / "snap", [shared / "meta_electronics_beauty_office.jsonl", hf_path])
     assert len(products) == 2556
     assert [b["reason"] for b in bad] == ["duplicate_parent_asin"] * 300
     assert [b["line"] for b in bad] == list(range(1, 301))
     assert {b["file"] for b in bad} == {hf_path.name}
-    assert reader.inputs[1].bad_by_reason == {"duplicate_parent_asin": 300}
-
-
-# ---------------------------------------------------------------- details
-
-def test_detail_keys_are_canonical_and_keep_their_raw_spelling(sample_lines):
-    product = sample_product(sample_lines, "B091JDCYSS")
-    assert {"key": "Operating System", "raw_key": "OS", "value": "iOS, Android"} in product["details"]
-    expected = load_field_table().canonical_key("Operating System")
-    assert expected == "Operating System"
-
-
-def test_fused_detail_keys_are_split(sample_lines):
-    # Real record: "Battery Cell Composition Sealed Lead Acid": "" and "": "Item Weight 1.4 Kilograms".
-    details = sample_product(sample_lines, "B0BFFFJG9Z")["details"]
-    assert {"key": "Battery Cell Composition", "raw_key": "Battery Cell Composition",
-            "value": "Sealed Lead Acid"} in details
-    assert {"key": "Item Weight", "raw_key": "Item Weight", "value": "1.4 Kilograms"} in details
-    # Real record: "": "Shape Irregular".
-    shape = sample_product(sample_lines, "B00D5T6I7M")["details"]
-    assert any(d["key"] == "Shape" and d["value"] == "Irregular" for d in shape)
-    assert all(d["key"] or d["value"] for d in details + shape)
-
-
-def test_detail_values_are_text_in_source_order(shared):
-    # "Best Sellers Rank" is a dict in real records; the snapshot keeps it as compact JSON text.
-    with open(shared / "meta_electronics_beauty_office.jsonl", "rb") as fh:
-        for n, raw in enumerate(fh, 1):
-            obj = orjson.loads(raw)
-            if isinstance(obj["details"].get("Best Sellers Rank"), dict):
-                break
-    row = normalize_product(obj, source_file="x", source_line=n)
-    assert [d["raw_key"] for d in row["details"]] == list(obj["details"])
-    rank = next(d for d in row["details"] if d["raw_key"] == "Best Sellers Rank")
-    assert json.loads(rank["value"]) == obj["details"]["Best Sellers Rank"]
-    assert all(isinstance(d["value"], str) for d in row["details"])
-
-
-def test_product_rows_have_exactly_the_contract_keys(sample_lines):
-    row = sample_product(sample_lines, "B091JDCYSS")
-    assert list(row) == product_schema().names
-
-
-# ---------------------------------------------------------------- lines
-
-@pytest.mark.parametrize(("raw", "reason"), [
-    (b'{"parent_asin": "B0', "invalid_json"),
-    (b'{"title": "caf\xe9"}', "invalid_utf8"),
-    (b'["B091JDCYSS"]', "not_an_object"),
-])
-def test_parse_line_reason_codes(raw, reason):
-    with pytest.raises(RecordError) as err:
-        parse_line(raw)
-    assert err.value.reason == reason
-
+    assert manifest["inputs"][1]["bad_by_reason"] == {"duplicate_parent_asin": 300}
 
 # ---------------------------------------------------------------- damaged input
 
@@ -209,7 +99,7 @@ def damage(sample_lines: list[bytes], tmp_path: Path) -> tuple[Path, Path, dict[
 
 def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_path):
     plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
-    reader, products, _, bad = read_all([plain, truncated], batch_size=7)
+    _, products, _, bad = ingest(tmp_path / "snap", [plain, truncated], batch_size=7, block_bytes=4096)
 
     plain_bad = {b["line"]: b["reason"] for b in bad if b["file"] == plain.name}
     assert plain_bad == bad_at
@@ -232,15 +122,13 @@ def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_pat
 def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
     plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
     out = tmp_path / "snap"
-    manifest = write_catalog_snapshot([plain, truncated], [], out, batch_size=7)
-    bad = [json.loads(line) for line in (out / "bad_records.jsonl").read_text().splitlines()]
-    products = pq.read_table(out / "products.parquet")
+    manifest, products, _, bad = ingest(out, [plain, truncated], batch_size=7, block_bytes=4096)
     assert manifest["counts"]["bad_records"] == len(bad) == len(bad_at) + 1
-    assert manifest["counts"]["products"] == products.num_rows
+    assert manifest["counts"]["products"] == len(products)
     assert manifest["counts"]["bad_by_reason"] == {r: 1 for r in [*bad_at.values(), "truncated_gzip"]}
     first = manifest["inputs"][0]
     assert first["records_ok"] == len(expected_ids) and first["lines"] == len(expected_ids) + 7
-    assert sum(i["records_ok"] for i in manifest["inputs"]) == products.num_rows
+    assert sum(i["records_ok"] for i in manifest["inputs"]) == len(products)
 
 
 # ---------------------------------------------------------------- reviews
@@ -248,16 +136,17 @@ def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
 def test_reviews_of_unknown_products_are_counted_as_orphans(sample_lines, tmp_path):
     catalog_only = tmp_path / "catalog_only.jsonl"
     catalog_only.write_bytes(b"".join(sample_lines[:360]))
-    reader, _, reviews, bad = read_all([catalog_only], [SAMPLE_REVIEWS])
+    manifest, _, reviews, bad = ingest(tmp_path / "snap", [catalog_only], [SAMPLE_REVIEWS])
     assert reviews == [] and bad == []
-    assert reader.inputs[1].orphan_reviews == reader.inputs[1].lines == 278
+    assert manifest["counts"]["orphan_reviews"] == manifest["inputs"][1]["lines"] == 278
+    assert manifest["inputs"][1]["records_ok"] == 0
 
 
-def test_identical_reviews_get_distinct_stable_ids(shared):
+def test_identical_reviews_get_distinct_stable_ids(shared, tmp_path):
     paths = ([shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"],
              [shared / "with-reviews" / "reviews_electronics.jsonl"])
-    _, _, reviews, _ = read_all(*paths)
-    _, _, again, _ = read_all(*paths, batch_size=1000)
+    _, _, reviews, _ = ingest(tmp_path / "a", *paths)
+    _, _, again, _ = ingest(tmp_path / "b", *paths, batch_size=1000, block_bytes=256 * 1024)
     ids = [r["review_id"] for r in reviews]
     assert len(reviews) == 3175 and len(set(ids)) == 3175
     assert ids == [r["review_id"] for r in again]
@@ -276,7 +165,7 @@ def test_snapshot_of_the_sample_is_complete(tmp_path):
     assert json.loads((out / "manifest.json").read_text()) == manifest
     products = pq.read_table(out / "products.parquet")
     reviews = pq.read_table(out / "reviews.parquet")
-    assert products.schema == product_schema() and reviews.schema == review_schema()
+    assert products.schema == PRODUCT_SCHEMA and reviews.schema == REVIEW_SCHEMA
     assert manifest["counts"] == {"products": 420, "reviews": 278, "orphan_reviews": 0,
                                   "bad_records": 0, "bad_by_reason": {}}
     counts = dict(zip(products["parent_asin"].to_pylist(), products["review_count"].to_pylist()))

@@ -1,6 +1,6 @@
 """Parallel ingestion gives the same snapshot as one process (issue 6), on real records.
 
-Blocks are made small here (`BLOCK_BYTES` patched) so that the real files, a few MB, are cut
+Blocks are made small here (`block_bytes`) so that the real files, a few MB, are cut
 into many blocks and really go through the worker pool.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-import stages.ingest as ingest
-from stages.ingest import Block, TruncatedInput, iter_blocks, iter_lines, write_catalog_snapshot
+from catalog.ingest import iter_blocks, iter_lines, write_catalog_snapshot
+from catalog.records import Block, TruncatedInput
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "data" / "sample"
@@ -42,12 +42,12 @@ def real_inputs(tmp_path) -> tuple[list[Path], list[Path]]:
     return meta, reviews
 
 
-def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp_path, monkeypatch):
+def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp_path):
     meta, reviews = real_inputs
     # Same snapshot name (it goes into the manifest), different folders.
     one = write_catalog_snapshot(meta, reviews, tmp_path / "one" / "snap", batch_size=1000, workers=1)
-    monkeypatch.setattr(ingest, "BLOCK_BYTES", 256 * 1024)
-    two = write_catalog_snapshot(meta, reviews, tmp_path / "two" / "snap", batch_size=1000, workers=2)
+    two = write_catalog_snapshot(meta, reviews, tmp_path / "two" / "snap", batch_size=1000, workers=2,
+                                 block_bytes=256 * 1024)
     assert digests(tmp_path / "one" / "snap") == digests(tmp_path / "two" / "snap")
     assert one == two
     counts = one["counts"]
@@ -57,10 +57,9 @@ def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp
     assert counts["bad_by_reason"]["invalid_json"] == 1 and counts["bad_by_reason"]["not_an_object"] == 1
 
 
-def test_bad_records_keep_line_order_with_duplicates_merged(real_inputs, tmp_path, monkeypatch):
+def test_bad_records_keep_line_order_with_duplicates_merged(real_inputs, tmp_path):
     meta, reviews = real_inputs
-    monkeypatch.setattr(ingest, "BLOCK_BYTES", 64 * 1024)
-    write_catalog_snapshot(meta, reviews, tmp_path / "snap", workers=2)
+    write_catalog_snapshot(meta, reviews, tmp_path / "snap", workers=2, block_bytes=64 * 1024)
     bad = [orjson.loads(line) for line in (tmp_path / "snap" / "bad_records.jsonl").read_bytes().splitlines()]
     order = {p.name: i for i, p in enumerate(meta)}
     keys = [(order[b["file"]], b["line"]) for b in bad]

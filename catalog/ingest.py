@@ -1,0 +1,520 @@
+"""Writing a catalog snapshot: Amazon Reviews 2023 metadata and review files in, one snapshot directory out.
+
+The file edge of ingestion. Files, plain or gzip (inflated by ISA-L), are read in blocks of
+lines; a pool of worker processes parses and normalises the blocks (`catalog.records`) while
+this process decompresses, applies the cross-record rules in file and line order and writes
+parquet, `bad_records.jsonl` and `manifest.json` under a temporary name renamed when complete.
+The snapshot is the same whatever the worker count or block size.
+
+Memory is bounded by the blocks in flight and one row group being written, plus one dict entry
+per ingested product id (which doubles as the review counter) and one integer per distinct
+review content (the occurrence counter of `review_id`); for the full release (48M products,
+571M reviews) budget roughly 100 bytes per product and 70 bytes per review for those two
+tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import shutil
+import sys
+import threading
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+from isal import isal_zlib
+
+from catalog.records import (
+    Block,
+    Converted,
+    CrossRecordRules,
+    RecordError,
+    TruncatedInput,
+    convert_block,
+    parse_line,
+)
+from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
+from stages.fields import FieldTable, load_field_table
+
+# products.parquet without review_count: what the first pass writes (the counts are known only
+# once every review is read).
+_PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
+
+# --------------------------------------------------------------------------------------------
+# Reading lines
+
+
+class _Truncated(Exception):
+    """The gzip stream stops early or is corrupt (internal to the readers below)."""
+
+
+# Compressed bytes fed to the decompressor at a time: with JSON's ~3x ratio a step yields ~1 MB,
+# and even a pathological 1000:1 stream stays within a few hundred MB per step.
+_READ_BYTES = 256 * 1024
+BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
+
+
+def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
+    # ISA-L's inflate (`isal`) is about 2x zlib's on this data (benchmarks/RESULTS.md). A stream
+    # of concatenated gzip members is read whole, like gzip.open does. Raises _Truncated when the
+    # stream stops early or is corrupt; every byte decoded before that has been yielded.
+    with open(path, "rb") as fh:
+        if fh.read(2) != b"\x1f\x8b":
+            fh.seek(0)
+            while chunk := fh.read(plain_bytes):
+                yield chunk
+            return
+        fh.seek(0)
+        inflater = isal_zlib.decompressobj(wbits=31)
+        in_member = False
+        while buf := fh.read(_READ_BYTES):
+            while buf:
+                in_member = True
+                try:
+                    out = inflater.decompress(buf)
+                except isal_zlib.error as exc:
+                    raise _Truncated(str(exc)) from None
+                if out:
+                    yield out
+                buf = b""
+                if inflater.eof:
+                    rest = inflater.unused_data
+                    inflater = isal_zlib.decompressobj(wbits=31)
+                    in_member = False
+                    # gzip.open ignores zero padding after the last member; so do we.
+                    buf = rest if rest.strip(b"\x00") else b""
+        if in_member and not inflater.eof:
+            raise _Truncated("Compressed file ended before the end-of-stream marker was reached")
+
+
+def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Block | TruncatedInput]:
+    """Lines of a plain or gzip JSONL file in blocks of about `block_bytes`, streamed.
+
+    Blank lines are included (callers skip them) so line numbers match the file. A gzip file
+    that stops early or is corrupt yields its complete lines, then one `TruncatedInput` whose
+    `line` is the last complete line + 1, then ends: everything read before it stands. Gzip is
+    recognised by its magic bytes, not by the file name.
+
+    Args:
+        path: the file.
+        block_bytes: decompressed bytes after which a block is cut at the last line break; a
+            block holds at least one whole line however long.
+
+    Yields:
+        `Block`s in line order, then at most one `TruncatedInput`.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    line_no = 0
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for chunk in _decompressed_chunks(Path(path), block_bytes):
+            parts.append(chunk)
+            size += len(chunk)
+            if size < block_bytes:
+                continue
+            data = b"".join(parts)
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                parts = [data]
+                continue
+            lines = data[:cut].split(b"\n")
+            parts, size = [data[cut + 1:]], len(data) - cut - 1
+            yield Block(line_no + 1, lines)
+            line_no += len(lines)
+    except _Truncated as exc:
+        data = b"".join(parts)
+        cut = data.rfind(b"\n")
+        if cut >= 0:
+            lines = data[:cut].split(b"\n")
+            yield Block(line_no + 1, lines)
+            line_no += len(lines)
+        yield TruncatedInput(line_no + 1, f"gzip stream ends or is corrupt after line {line_no}: {exc}")
+        return
+    data = b"".join(parts)
+    if data:
+        lines = data.split(b"\n")
+        ends = data.endswith(b"\n")
+        if ends:
+            lines.pop()
+        yield Block(line_no + 1, lines, last_has_newline=ends)
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | TruncatedInput]:
+    """Lines of a plain or gzip JSONL file with their 1-based numbers, streamed.
+
+    Args:
+        path: the file.
+
+    Yields:
+        `(line_number, raw_bytes)` for every line (with its newline), blank ones included; a gzip
+        file that stops early or is corrupt ends with one `TruncatedInput` (see `iter_blocks`).
+    """
+    for block in iter_blocks(path):
+        if isinstance(block, TruncatedInput):
+            yield block
+            return
+        for k in range(len(block.lines)):
+            yield block.first_line + k, block.raw(block.first_line + k)
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks to Arrow batches (runs in worker processes)
+
+
+def rows_to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """Rows as one pyarrow RecordBatch.
+
+    Args:
+        rows: dicts with the schema's keys (`normalize_product` / `normalize_review` rows).
+        schema: the batch's schema.
+
+    Returns:
+        A batch of `len(rows)` rows.
+
+    Raises:
+        pyarrow.ArrowInvalid / ArrowTypeError: a value does not fit its column's type.
+    """
+    # Measured: from_pylist is ~3.5x faster than building flat value arrays and offsets in
+    # Python for the list and struct columns (benchmarks/RESULTS.md, issue 6).
+    return pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _convert_to_batch(kind: str, name: str, block: Block, table_path: str) -> Converted:
+    # The unit of work of a worker process: rows go back as one Arrow batch (cheap to pickle).
+    conv = convert_block(kind, name, block, load_field_table(table_path))
+    schema = _PRODUCT_PART_SCHEMA if kind == "meta" else REVIEW_SCHEMA
+    conv.batch = rows_to_batch(conv.rows, schema)
+    conv.rows = []
+    return conv
+
+
+# --------------------------------------------------------------------------------------------
+# Snapshot writer
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes, streamed.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def snapshot_fingerprint(input_digests: Sequence[tuple[str, str]], field_table_sha256: str) -> str:
+    """sha256 over (schema version, (kind, sha256) of each input in order, field table sha256).
+
+    The kind is included so the same files split differently between metadata and reviews
+    give different fingerprints. No paths or times: the same bytes give the same fingerprint
+    wherever and whenever they are ingested.
+
+    Args:
+        input_digests: (kind, hex sha256) of each input file, metadata first, in ingest order.
+        field_table_sha256: hex sha256 of the field table file.
+
+    Returns:
+        64 hex characters (the manifest's `fingerprint`).
+    """
+    payload = {"schema_version": SCHEMA_VERSION, "inputs": [list(d) for d in input_digests],
+               "field_table_sha256": field_table_sha256}
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+class _RowGroups:
+    """Passes batches on to `write` as tables of exactly `size` rows (the last shorter).
+
+    Row groups, and so the file's bytes, depend only on the rows and `size`, never on how the
+    rows arrived (block sizes, worker count). Rows of consecutive input files share groups.
+    """
+
+    def __init__(self, write: Callable[[pa.Table], None], size: int):
+        self.write, self.size = write, size
+        self.pending: list = []
+        self.rows = 0
+        # Encoding a row group releases the GIL: one background thread overlaps it with reading
+        # and claiming the next blocks. At most one group is in flight, so memory stays bounded.
+        self._thread = ThreadPoolExecutor(1)
+        self._writing = None
+
+    def _write(self, table: pa.Table) -> None:
+        if self._writing is not None:
+            self._writing.result()
+        self._writing = self._thread.submit(self.write, table)
+
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Queue `batch`; every `size` rows queued are handed to `write` as one table."""
+        if batch.num_rows == 0:
+            return
+        self.pending.append(batch)
+        self.rows += batch.num_rows
+        while self.rows >= self.size:
+            table = pa.Table.from_batches(self.pending)
+            self._write(table.slice(0, self.size).combine_chunks())
+            rest = table.slice(self.size)
+            self.pending, self.rows = rest.to_batches(), rest.num_rows
+
+    def flush(self) -> None:
+        """Hand the rows still queued to `write` and wait until every write is done."""
+        if self.rows:
+            self._write(pa.Table.from_batches(self.pending).combine_chunks())
+        if self._writing is not None:
+            self._writing.result()
+        self.pending, self.rows, self._writing = [], 0, None
+
+    def close(self) -> None:
+        """Wait for a write in flight (its error, if any, was or will be raised by `flush`)."""
+        self._thread.shutdown(wait=True)
+
+
+def _ordered(jobs: Iterator, run: Callable, executor: Executor | None, ahead: int) -> Iterator[tuple[Any, Any]]:
+    # (job, result) in job order, at most `ahead` jobs in flight; a job that is not a Block
+    # (the truncation marker) passes through unrun.
+    pending: deque = deque()
+    for job in jobs:
+        if executor is None or not isinstance(job, Block):
+            while pending:
+                done_job, fut = pending.popleft()
+                yield done_job, fut.result()
+            yield job, (run(job) if isinstance(job, Block) else None)
+            continue
+        pending.append((job, executor.submit(run, job)))
+        if len(pending) >= ahead:
+            done_job, fut = pending.popleft()
+            yield done_job, fut.result()
+    while pending:
+        done_job, fut = pending.popleft()
+        yield done_job, fut.result()
+
+
+def default_workers() -> int:
+    """Worker processes used by `write_catalog_snapshot` when not told.
+
+    Returns:
+        The CPUs this process may run on (its affinity mask, not the machine's count), at least 1.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[str | os.PathLike],
+                           out_dir: str | os.PathLike, *, batch_size: int = 20_000,
+                           name: str | None = None, table: FieldTable | None = None,
+                           progress: Callable[[str, int], None] | None = None,
+                           workers: int | None = None, block_bytes: int = BLOCK_BYTES) -> dict[str, Any]:
+    """Ingest metadata and review files into a catalog snapshot directory.
+
+    Writes `out_dir/` with `products.parquet`, `reviews.parquet` (`catalog.schema.PRODUCT_SCHEMA`
+    and `REVIEW_SCHEMA`, row groups of `batch_size` rows), `bad_records.jsonl` and
+    `manifest.json` (DESIGN.md "Artifacts").
+    Everything goes to a temporary sibling directory renamed to `out_dir` only when complete,
+    so a crash leaves no half snapshot. Products keep file and line order; `review_count` is
+    added in a second streamed pass over the products part.
+
+    Files are cut into blocks of lines (`iter_blocks`); with `workers` > 1 the blocks are parsed
+    and normalised (`catalog.records.convert_block`) by a pool of processes while this process
+    decompresses, applies the cross-record rules in order (`CrossRecordRules.claim`) and writes. The snapshot's
+    bytes are the same for any worker count.
+
+    Args:
+        meta_paths: metadata files (raw or Hugging Face form, plain or gzip), read in order.
+        review_paths: review files, read after all metadata.
+        out_dir: the snapshot directory to create; it must not exist.
+        batch_size: rows per parquet row group; bounds memory together with the id tables
+            (about 100 bytes per product and 70 per review) and the blocks in flight
+            (`block_bytes` x 3 per worker).
+        name: snapshot name for the manifest; defaults to `out_dir`'s name.
+        table: field table; None loads the bundled one. Workers reload it from its file.
+        progress: called as `progress(file_name, lines_read)` after each block.
+        workers: processes parsing blocks; None uses `default_workers()`, 1 parses in this
+            process. Inputs smaller than two blocks are always parsed in this process.
+        block_bytes: decompressed bytes per block of lines, the unit of work of a worker;
+            smaller blocks spread small inputs over the pool (as tests do). The snapshot is
+            the same for any value.
+
+    Returns:
+        The manifest dict (also written to `manifest.json`).
+
+    Raises:
+        FileNotFoundError: an input file is missing (nothing is written).
+        FileExistsError: `out_dir` already exists (it is left untouched).
+        ValueError: `batch_size`, `workers` or `block_bytes` is below 1.
+    """
+    out = Path(out_dir)
+    inputs = [(Path(p), "meta") for p in meta_paths] + [(Path(p), "reviews") for p in review_paths]
+    for path, _ in inputs:
+        if not path.is_file():
+            raise FileNotFoundError(f"input file not found: {path}")
+    if out.exists():
+        raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if block_bytes < 1:
+        raise ValueError(f"block_bytes must be at least 1, got {block_bytes}")
+    workers = default_workers() if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    table = table or load_field_table()
+    field_table_sha = file_sha256(table.source_path)
+    digests = [(str(path), kind, file_sha256(path), path.stat().st_size) for path, kind in inputs]
+    if sum(size for *_, size in digests) < 2 * block_bytes:
+        workers = 1  # a pool's start-up (~1 s) costs more than it saves
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # os.mkdir (not mkdtemp, which makes 0700) so the renamed snapshot gets the usual umask.
+    tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    os.mkdir(tmp)
+    executor = None
+    try:
+        if workers > 1:
+            # fork is fast and needs no `if __name__ == "__main__"` guard in the caller's script,
+            # but forking a process with other threads (a Prefect flow's) can deadlock the child:
+            # then spawn, which re-imports the caller's main module (guarded, as Prefect's are).
+            alone = threading.active_count() == 1 and sys.platform == "linux"
+            context = multiprocessing.get_context("fork" if alone else "spawn")
+            executor = ProcessPoolExecutor(workers, mp_context=context)
+        rules = CrossRecordRules()
+        bad_total: Counter = Counter()
+        # The products part is Arrow IPC, not parquet: it is read back once, batch by batch, to
+        # add review_count, and an IPC write and read cost ~0.4 s per 100k products against ~4.4 s
+        # for parquet (benchmarks/RESULTS.md); it takes ~2.1 KB per product of temporary disk.
+        with open(tmp / "bad_records.jsonl", "wb") as bad_fh, \
+                pa.ipc.new_file(tmp / "products.part.arrow", _PRODUCT_PART_SCHEMA) as products_w, \
+                pq.ParquetWriter(tmp / "reviews.parquet", REVIEW_SCHEMA) as reviews_w:
+            row_groups = {"meta": _RowGroups(products_w.write_table, batch_size),
+                          "reviews": _RowGroups(lambda t: reviews_w.write_table(t, row_group_size=batch_size),
+                                                batch_size)}
+            try:
+                for path, kind in inputs:
+                    stats = rules.start(path, kind)
+                    groups = row_groups[kind]
+                    run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
+                    for block, conv in _ordered(iter_blocks(path, block_bytes), run, executor, 3 * workers):
+                        if isinstance(block, TruncatedInput):
+                            bad = [rules.truncated(block, stats)]
+                        else:
+                            done = rules.claim(conv, block, stats)
+                            bad = done.bad
+                            batch = conv.batch
+                            if done.new_ids:
+                                ids = batch.column("review_id").to_pylist()
+                                for i, rid in done.new_ids.items():
+                                    ids[i] = rid
+                                batch = batch.set_column(0, batch.schema.field(0), pa.array(ids, pa.string()))
+                            if done.keep is not None:
+                                batch = batch.take(pa.array(done.keep, pa.int64()))
+                            groups.add(batch)
+                        for rec in bad:
+                            bad_fh.write(orjson.dumps(rec) + b"\n")
+                            bad_total[rec["reason"]] += 1
+                        if progress is not None:
+                            progress(path.name, stats.lines)
+                for groups in row_groups.values():
+                    groups.flush()
+            finally:
+                for groups in row_groups.values():
+                    groups.close()
+
+        # Second pass: the counts are only known once every review is read.
+        counts = rules.review_counts
+        # Plain reads, not a memory map: mapped pages would count in this process's RSS.
+        with pa.OSFile(str(tmp / "products.part.arrow")) as source, \
+                pq.ParquetWriter(tmp / "products.parquet", PRODUCT_SCHEMA) as writer:
+            part = pa.ipc.open_file(source)
+            for k in range(part.num_record_batches):  # each batch is one row group of batch_size rows
+                rb = part.get_batch(k)
+                ids = rb.column(0).to_pylist()
+                review_count = pa.array([counts[i] for i in ids], type=pa.int64())
+                writer.write_batch(pa.RecordBatch.from_arrays([*rb.columns, review_count], schema=PRODUCT_SCHEMA))
+        if progress is not None:
+            progress("products.parquet", len(counts))
+        (tmp / "products.part.arrow").unlink()
+
+        stats = rules.inputs
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "catalog_snapshot",
+            "name": name or out.name,
+            "inputs": [{"path": path, "kind": kind, "sha256": sha, "bytes": size, "lines": st.lines,
+                        "records_ok": st.records_ok, "bad_by_reason": dict(sorted(st.bad_by_reason.items()))}
+                       for (path, kind, sha, size), st in zip(digests, stats, strict=True)],
+            "counts": {
+                "products": len(counts),
+                "reviews": sum(st.records_ok for st in stats if st.kind == "reviews"),
+                "orphan_reviews": sum(st.orphan_reviews for st in stats),
+                "bad_records": sum(bad_total.values()),
+                "bad_by_reason": dict(sorted(bad_total.items())),
+            },
+            "field_table_sha256": field_table_sha,
+            "fingerprint": snapshot_fingerprint([(kind, sha) for _, kind, sha, _ in digests], field_table_sha),
+        }
+        (tmp / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
+        if out.exists():
+            raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
+        try:
+            os.rename(tmp, out)
+        except OSError as exc:  # another run created out_dir meanwhile (rename onto a non-empty dir)
+            raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}") from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        if executor is not None:
+            executor.shutdown(cancel_futures=True)
+    return manifest
+
+
+# Fields only metadata records have, and fields only reviews have ("title" is in both).
+META_MARKERS = frozenset({"main_category", "average_rating", "rating_number", "details", "features", "store"})
+REVIEW_MARKERS = frozenset({"rating", "text", "user_id", "helpful_vote", "verified_purchase"})
+
+
+def sniff_kind(path: str | os.PathLike, lines: int = 20) -> str | None:
+    """Guess whether a file holds product metadata or reviews from its first records.
+
+    Used to refuse a review file given as metadata (or the reverse) before anything is written:
+    each parseable record votes with the fields only metadata or only reviews have.
+
+    Args:
+        path: a plain or gzip JSONL file.
+        lines: how many lines to look at.
+
+    Returns:
+        "meta", "reviews", or None when those lines hold no parseable record.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    votes = {"meta": 0, "reviews": 0}
+    for item in iter_lines(path):
+        if isinstance(item, TruncatedInput):
+            break
+        line_no, raw = item
+        if line_no > lines:
+            break
+        if not raw.strip():
+            continue
+        try:
+            keys = set(parse_line(raw))
+        except RecordError:
+            continue
+        votes["meta"] += len(keys & META_MARKERS)
+        votes["reviews"] += len(keys & REVIEW_MARKERS)
+    if not any(votes.values()):
+        return None
+    return max(votes, key=votes.get)

@@ -1,0 +1,694 @@
+"""Ingestion's rules: one raw Amazon Reviews 2023 line in, one snapshot row or one bad record out.
+
+Pure functions and small state over bytes and dicts, no files: `parse_line` and
+`normalize_product` / `normalize_review` are the per-record rules (the raw JSONL form and the
+Hugging Face form normalise to the same row), `convert_block` applies them to a block of lines
+(in a worker process), and `CrossRecordRules` applies the rules that need every record read
+before (duplicate parent_asin, orphan reviews, copies of one review) in file and line order.
+Every record that cannot be used becomes a bad record with a stable reason code (`REASONS`).
+`catalog.ingest` does the reading and writing around them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from stages.fields import FieldTable, load_field_table
+
+if TYPE_CHECKING:  # pyarrow is not needed to apply the rules, only to carry their rows
+    import pyarrow as pa
+
+# Stable reason codes of bad records (manifest `bad_by_reason`, bad_records.jsonl `reason`).
+INVALID_JSON = "invalid_json"
+INVALID_UTF8 = "invalid_utf8"
+NOT_AN_OBJECT = "not_an_object"
+MISSING_PARENT_ASIN = "missing_parent_asin"
+DUPLICATE_PARENT_ASIN = "duplicate_parent_asin"
+WRONG_TYPE = "wrong_type"
+TRUNCATED_GZIP = "truncated_gzip"
+REASONS = (INVALID_JSON, INVALID_UTF8, NOT_AN_OBJECT, MISSING_PARENT_ASIN, DUPLICATE_PARENT_ASIN,
+           WRONG_TYPE, TRUNCATED_GZIP)
+
+EXCERPT_CHARS = 200
+
+# Price strings in the Hugging Face form that mean "no price" (SOURCES.md; "—" is an em dash).
+_NO_PRICE = frozenset({"", "none", "null", "nan", "—", "-", "–", "n/a"})
+_PRICE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+
+
+class RecordError(ValueError):
+    """A record that cannot be ingested.
+
+    Attributes:
+        reason: one of `REASONS`, the bad record's stable code.
+        message: what is wrong, naming the field (goes into bad_records.jsonl).
+    """
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+# --------------------------------------------------------------------------------------------
+# Values
+
+
+def parse_price(value: Any) -> tuple[float | None, str | None]:
+    """Price as a number plus the raw text it came from.
+
+    The raw form stores a float or null, the Hugging Face form a string ("9.99", "None", "—",
+    "from 4.95", "$10.99 - $24.99"). The raw text of a float is its Python `repr` ("59.0"),
+    which is exactly the string the Hugging Face export holds for the same price, so both forms
+    normalise to the same pair.
+
+    Rules: the first number in the text is the price, so "from 4.95" -> 4.95 and a range
+    "$10.99 - $24.99" -> its low end 10.99 (the cheapest variant is what a budget can buy);
+    thousands separators are dropped. Empty, "None", "null" and dash-only strings mean no price
+    and give (None, None), like null. Text with no number ("Currently unavailable") keeps its
+    raw text with price None.
+
+    Args:
+        value: float, int, str or None, as found in a metadata record.
+
+    Returns:
+        (price, price_raw).
+
+    Raises:
+        RecordError: `wrong_type` for a bool, list or dict.
+
+    Examples:
+        >>> parse_price(9.99), parse_price("from 4.95"), parse_price("$10.99 - $24.99")
+        ((9.99, '9.99'), (4.95, 'from 4.95'), (10.99, '$10.99 - $24.99'))
+        >>> parse_price("None"), parse_price(None)
+        ((None, None), (None, None))
+    """
+    if value is None:
+        return None, None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise RecordError(WRONG_TYPE, f"price is a {type(value).__name__}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number, repr(number)
+    raw = value.strip()
+    if raw.lower() in _NO_PRICE:
+        return None, None
+    match = _PRICE_NUMBER.search(raw)
+    if match is None:
+        return None, raw
+    return float(match.group().replace(",", "")), raw
+
+
+def detail_value_text(value: Any) -> str:
+    """A detail value as stripped text: lists joined with ", ", dicts and bools as compact JSON.
+
+    Real records hold dict values (`Best Sellers Rank`), and other dumps hold lists or numbers;
+    the snapshot stores every detail value as a string so one column type serves all.
+
+    Args:
+        value: any JSON value of a `details` entry.
+
+    Returns:
+        The text; "" for None, `str(value)` for numbers.
+
+    Examples:
+        >>> detail_value_text([" 2 x AA ", None, "USB"]), detail_value_text({"Electronics": 12})
+        ('2 x AA, USB', '{"Electronics":12}')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return ", ".join(t for t in (detail_value_text(v) for v in value) if t)
+    if isinstance(value, (dict, bool)):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def _text(obj: dict, name: str) -> str | None:
+    value = obj.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a string")
+
+
+def _optional_label(obj: dict, name: str) -> str | None:
+    # Empty labels mean "not given"; stratification by main_category must not see "" as a class.
+    value = _text(obj, name)
+    value = value.strip() if value is not None else None
+    return value or None
+
+
+def _float(obj: dict, name: str) -> float | None:
+    value = obj.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a number")
+    return float(value)
+
+
+def _int(obj: dict, name: str, default: int | None = None) -> int | None:
+    value = obj.get(name)
+    if value is None:
+        return default
+    # Hugging Face exports of columns with nulls turn ints into floats (12 -> 12.0).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected an integer")
+    return value
+
+
+def _str_list(obj: dict, name: str) -> list[str]:
+    value = obj.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a list")
+    for item in value:  # fast path: only strings, the list is kept as parsed
+        if item.__class__ is not str:
+            break
+    else:
+        return value
+    out = []
+    for item in value:
+        if item is None:
+            continue
+        if not isinstance(item, str):
+            raise RecordError(WRONG_TYPE, f"{name} holds a {type(item).__name__}, expected strings")
+        out.append(item)
+    return out
+
+
+def _parent_asin(obj: dict) -> str:
+    value = obj.get("parent_asin")
+    if value is None:
+        raise RecordError(MISSING_PARENT_ASIN, "parent_asin is missing or null")
+    if not isinstance(value, str):
+        raise RecordError(WRONG_TYPE, f"parent_asin is a {type(value).__name__}, expected a string")
+    value = value.strip()
+    if not value:
+        raise RecordError(MISSING_PARENT_ASIN, "parent_asin is empty")
+    return value
+
+
+@lru_cache(maxsize=1 << 16)
+def _canonical_key(table_path: str, raw_key: str) -> str:
+    # Real catalogs reuse a few thousand detail keys millions of times; the alias lookup was
+    # half of the normalisation time before this cache (bounded, so memory stays flat).
+    return load_field_table(table_path).canonical_key(raw_key)
+
+
+def normalize_details(raw: Any, table: FieldTable) -> list[dict[str, str]]:
+    """Detail pairs in source order with canonical keys.
+
+    Each pair is repaired with `FieldTable.split_fused` (a value fused into its key, or an empty
+    key), then `key = table.canonical_key(raw_key)`; `raw_key` is the (repaired) key as written.
+    Pairs whose key and value are both empty after repair are dropped.
+
+    Args:
+        raw: the record's `details`: a dict (raw form), a JSON-encoded dict (Hugging Face form),
+            or None / "" for none.
+        table: the field table.
+
+    Returns:
+        `[{"key", "raw_key", "value"}, ...]`.
+
+    Raises:
+        RecordError: `wrong_type` when `details` is neither a dict nor a JSON object string.
+    """
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        if not raw.strip():
+            return []
+        try:
+            raw = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise RecordError(WRONG_TYPE, "details is a string that is not valid JSON") from None
+        if raw is None:
+            return []
+    if not isinstance(raw, dict):
+        raise RecordError(WRONG_TYPE, f"details is a {type(raw).__name__}, expected an object")
+    out = []
+    canonical = _key_cache(table)
+    for raw_key, raw_value in raw.items():
+        # Fast path, nearly every real pair: a string value and a non-empty key and value, which
+        # `split_fused` returns unchanged. The general path below gives the same result for them.
+        if raw_value.__class__ is str and raw_key.__class__ is str:
+            value = raw_value.strip()
+            if value and not raw_key.isspace() and raw_key:
+                key = canonical.get(raw_key)
+                if key is None:
+                    key = canonical[raw_key] = _canonical_key(table.source_path, raw_key)
+                out.append({"key": key, "raw_key": raw_key, "value": value})
+                continue
+        key, value = table.split_fused(raw_key, detail_value_text(raw_value))
+        value = value.strip()
+        if not key.strip() and not value:
+            continue
+        out.append({"key": _canonical_key(table.source_path, key), "raw_key": key, "value": value})
+    return out
+
+
+_KEY_CACHES: dict[str, dict[str, str]] = {}
+
+
+def _key_cache(table: FieldTable) -> dict[str, str]:
+    # raw key -> canonical key per field table file (as `_canonical_key` keys it), bounded: a
+    # plain dict lookup is several times cheaper than an lru_cache call, and this runs per pair.
+    cache = _KEY_CACHES.setdefault(table.source_path, {})
+    if len(cache) > 1 << 16:
+        cache.clear()
+    return cache
+
+
+def normalize_product(obj: dict, *, source_file: str, source_line: int,
+                      table: FieldTable | None = None) -> dict[str, Any]:
+    """One metadata record (raw or Hugging Face form) as a `products.parquet` row.
+
+    Args:
+        obj: the parsed JSON object.
+        source_file: file name (no directory), kept for provenance.
+        source_line: 1-based line number in that file.
+        table: field table for detail keys; None loads the bundled one.
+
+    Returns:
+        A dict with exactly the keys of `catalog.schema.PRODUCT_SCHEMA`; `review_count` is 0 here and is
+        filled by the snapshot writer once reviews are read. Images, videos, bought_together
+        and unknown fields are dropped.
+
+    Raises:
+        RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
+    """
+    table = table or load_field_table()
+    parent_asin = _parent_asin(obj)
+    price, price_raw = parse_price(obj.get("price"))
+    return {
+        "parent_asin": parent_asin,
+        "title": _text(obj, "title") or "",
+        "main_category": _optional_label(obj, "main_category"),
+        "store": _optional_label(obj, "store"),
+        "average_rating": _float(obj, "average_rating"),
+        "rating_number": _int(obj, "rating_number"),
+        "price": price,
+        "price_raw": price_raw,
+        "features": _str_list(obj, "features"),
+        "description": _str_list(obj, "description"),
+        "categories": _str_list(obj, "categories"),
+        "details": normalize_details(obj.get("details"), table),
+        "source_file": source_file,
+        "source_line": source_line,
+        "review_count": 0,
+    }
+
+
+def review_content_key(review: dict[str, Any]) -> bytes:
+    """sha256 of the fields that identify a review's content (before the occurrence counter).
+
+    Args:
+        review: a `normalize_review` row.
+
+    Returns:
+        32 bytes: sha256 of (parent_asin, user_id, timestamp, rating, title, text) as JSON.
+    """
+    content = [review["parent_asin"], review["user_id"], review["timestamp"], review["rating"],
+               review["title"], review["text"]]
+    return hashlib.sha256(orjson.dumps(content)).digest()
+
+
+def review_id(content_key: bytes, occurrence: int) -> str:
+    """Content-derived review id: first 16 hex chars of sha256(content key, occurrence).
+
+    The occurrence counter (0 for the first copy) keeps identical reviews apart: the real
+    reviews file holds the same (product, title, text, rating) more than once, with user_id
+    and timestamp nulled by the source.
+
+    Args:
+        content_key: `review_content_key` of the review.
+        occurrence: copies of the same content ingested before this one (0 for the first).
+
+    Returns:
+        16 lowercase hex characters.
+    """
+    return hashlib.sha256(content_key + occurrence.to_bytes(8, "big")).hexdigest()[:16]
+
+
+def normalize_review(obj: dict, *, source_file: str, source_line: int) -> dict[str, Any]:
+    """One review record as a `reviews.parquet` row, without its `review_id`.
+
+    `convert_block` sets the `review_id` of a first copy and `CrossRecordRules` that of a later
+    one, because the occurrence counter needs every review seen before. Missing `helpful_vote`
+    counts as 0, missing `verified_purchase` as False.
+
+    Args:
+        obj: the parsed JSON object.
+        source_file: file name (no directory), kept for provenance.
+        source_line: 1-based line number in that file.
+
+    Returns:
+        A dict with exactly the keys of `catalog.schema.REVIEW_SCHEMA`, `review_id` "".
+        `timestamp` stays as the source gives it (milliseconds since the epoch, or None).
+
+    Raises:
+        RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
+    """
+    return {
+        "review_id": "",
+        "parent_asin": _parent_asin(obj),
+        "asin": _optional_label(obj, "asin"),
+        "rating": _float(obj, "rating"),
+        "title": _text(obj, "title") or "",
+        "text": _text(obj, "text") or "",
+        "helpful_vote": _int(obj, "helpful_vote", 0),
+        "verified_purchase": _bool(obj, "verified_purchase"),
+        "timestamp": _int(obj, "timestamp"),
+        "user_id": _optional_label(obj, "user_id"),
+        "source_file": source_file,
+        "source_line": source_line,
+    }
+
+
+def _bool(obj: dict, name: str) -> bool:
+    value = obj.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected a boolean")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Lines and blocks
+
+
+def parse_line(raw: bytes) -> dict:
+    """Parse one JSONL line into a dict.
+
+    Args:
+        raw: the line's bytes (a trailing newline is fine).
+
+    Returns:
+        The JSON object.
+
+    Raises:
+        RecordError: `invalid_utf8`, `invalid_json` or `not_an_object`.
+    """
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as uexc:
+            raise RecordError(INVALID_UTF8, f"bytes are not UTF-8 at offset {uexc.start}") from None
+        raise RecordError(INVALID_JSON, str(exc)) from None
+    if not isinstance(obj, dict):
+        raise RecordError(NOT_AN_OBJECT, f"line is a JSON {type(obj).__name__}, expected an object")
+    return obj
+
+
+def excerpt(raw: bytes) -> str:
+    """The bad record's `excerpt` of a line.
+
+    Args:
+        raw: the line's bytes.
+
+    Returns:
+        Its first `EXCERPT_CHARS` characters, undecodable bytes replaced by U+FFFD, without
+        the line break.
+    """
+    return raw[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")[:EXCERPT_CHARS].rstrip("\r\n")
+
+
+@dataclass
+class TruncatedInput:
+    """Marker yielded by `catalog.ingest.iter_blocks` when a gzip stream ends early or is corrupt.
+
+    Attributes:
+        line: the line after the last complete one (where the bad record is reported).
+        message: what the decompressor said.
+    """
+
+    line: int
+    message: str
+
+
+@dataclass
+class Block:
+    """Consecutive lines of one file, the unit of work of a worker process.
+
+    Attributes:
+        first_line: 1-based number of `lines[0]` in its file.
+        lines: the lines without their newline; `lines[k]` is line `first_line + k`.
+        last_has_newline: False only for a file's last line when the file does not end in one.
+    """
+
+    first_line: int
+    lines: list[bytes]
+    last_has_newline: bool = True
+
+    def raw(self, line: int) -> bytes:
+        """The line as read, with its newline (what error messages and excerpts are made from)."""
+        k = line - self.first_line
+        has_newline = self.last_has_newline or k < len(self.lines) - 1
+        return self.lines[k] + b"\n" if has_newline else self.lines[k]
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks to rows (pure; runs in worker processes)
+
+
+@dataclass
+class Converted:
+    """One block's records after per-record checks, before cross-record rules (duplicates, orphans).
+
+    Attributes:
+        rows: normalised rows in line order (reviews carry the `review_id` of occurrence 0).
+        ids: parent_asin of each row.
+        lines: source line of each row.
+        keys: reviews only, `review_content_key` of each row.
+        bad: bad records of the block, in line order.
+        last_line: last line number in the block.
+        batch: the rows as a pyarrow RecordBatch when converted for the snapshot writer (then
+            `rows` is empty).
+    """
+
+    rows: list[dict[str, Any]]
+    ids: list[str]
+    lines: list[int]
+    keys: list[bytes]
+    bad: list[dict[str, Any]]
+    last_line: int
+    batch: pa.RecordBatch | None = None
+
+
+def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Converted:
+    """Parse and normalise every line of a block: the per-record rules of ingestion.
+
+    Args:
+        kind: "meta" (`normalize_product`) or "reviews" (`normalize_review` plus content key).
+        name: file name for provenance and bad records.
+        block: the lines.
+        table: field table for detail keys.
+
+    Returns:
+        A `Converted`; blank lines are skipped, failing lines become bad records with their
+        reason (`invalid_json`, `invalid_utf8`, `not_an_object`, `missing_parent_asin`,
+        `wrong_type`). Cross-record rules are `CrossRecordRules.claim`'s.
+    """
+    rows, ids, lines, keys, bad = [], [], [], [], []
+    loads, first = orjson.loads, block.first_line
+    for k, raw in enumerate(block.lines):
+        if not raw or raw.isspace():
+            continue
+        line = first + k
+        try:
+            try:
+                obj = loads(raw)
+            except orjson.JSONDecodeError:
+                obj = parse_line(block.raw(line))  # raises the RecordError, worded as for the line
+            if obj.__class__ is not dict:
+                obj = parse_line(block.raw(line))
+            if kind == "meta":
+                row = normalize_product(obj, source_file=name, source_line=line, table=table)
+            else:
+                row = normalize_review(obj, source_file=name, source_line=line)
+                key = review_content_key(row)
+                row["review_id"] = review_id(key, 0)
+                keys.append(key)
+        except RecordError as err:
+            bad.append(_bad(name, line, err.reason, err.message, block.raw(line)))
+            continue
+        rows.append(row)
+        ids.append(row["parent_asin"])
+        lines.append(line)
+    return Converted(rows, ids, lines, keys, bad, first + len(block.lines) - 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Cross-record rules (need every record read before; run in the writing process, in order)
+
+
+@dataclass
+class InputStats:
+    """Counters for one input file, as they go into the manifest's `inputs`.
+
+    Attributes:
+        path: the file as given.
+        kind: "meta" or "reviews".
+        lines: lines read (blank ones included).
+        records_ok: rows kept in the snapshot.
+        bad_by_reason: reason code -> bad records.
+        orphan_reviews: reviews dropped because their product was not ingested.
+    """
+
+    path: str
+    kind: str
+    lines: int = 0
+    records_ok: int = 0
+    bad_by_reason: Counter = field(default_factory=Counter)
+    orphan_reviews: int = 0
+
+
+@dataclass
+class Claimed:
+    """What `CrossRecordRules.claim` decided for one converted block.
+
+    Attributes:
+        keep: indices of the rows kept, or None when all are kept.
+        new_ids: row index -> review_id, for reviews that are a later copy (occurrence > 0).
+        bad: the block's bad records plus its duplicates, in line order.
+    """
+
+    keep: list[int] | None
+    new_ids: dict[int, str]
+    bad: list[dict[str, Any]]
+
+
+class CrossRecordRules:
+    """The rules of ingestion that need every record read before, remembering ids across files.
+
+    Feed it every metadata file first, then the review files, each as `start(path, kind)`
+    followed by its converted blocks in line order (`claim`). The first occurrence of a
+    parent_asin wins across all metadata files, in the order given; an occurrence that is itself
+    a bad record (e.g. `wrong_type`) does not claim the id, so a later good copy is kept. A
+    review whose product was not ingested is an orphan, counted per file but not listed.
+
+    The per-record work (`convert_block`) may run anywhere (worker processes); `claim` must see
+    blocks in file and line order, so the snapshot is the same whatever ran the blocks.
+
+    Memory: one dict entry per ingested product and one integer per distinct review content
+    (about 100 and 70 bytes).
+
+    Attributes:
+        review_counts: parent_asin -> number of ingested reviews; its keys are the ingested
+            products (the "seen ids").
+        inputs: one `InputStats` per file read, in order.
+    """
+
+    def __init__(self) -> None:
+        self.review_counts: dict[str, int] = {}
+        self.inputs: list[InputStats] = []
+        # 64-bit prefix of each review content key -> copies seen; a prefix collision only
+        # bumps an occurrence number, ids stay unique and deterministic.
+        self._review_copies: dict[int, int] = {}
+
+    def start(self, path: str | os.PathLike, kind: str) -> InputStats:
+        """Register the next input file; its blocks then go to `claim` in order.
+
+        Args:
+            path: the file (its name goes into bad records, the path into the manifest).
+            kind: "meta" or "reviews".
+
+        Returns:
+            The file's counters, to pass to `claim` and `truncated` (also kept in `inputs`).
+        """
+        stats = InputStats(path=str(path), kind=kind)
+        self.inputs.append(stats)
+        return stats
+
+    def claim(self, conv: Converted, block: Block, stats: InputStats) -> Claimed:
+        """Apply the cross-record rules to a converted block and count it into `stats`.
+
+        Products: a parent_asin already ingested makes the row a `duplicate_parent_asin` bad
+        record. Reviews: a review of a product not ingested is an orphan (dropped, counted);
+        a later copy of the same content gets the next occurrence number in its `review_id`.
+
+        Args:
+            conv: the block after `convert_block` (its `rows` or `batch` are not read).
+            block: the same block's lines (excerpts of duplicates come from them).
+            stats: the counters `start` returned for the block's file.
+
+        Returns:
+            Which rows to keep, which review ids to replace, and the block's bad records
+            (its own plus its duplicates) in line order.
+        """
+        name = Path(stats.path).name
+        counts = self.review_counts
+        stats.lines = conv.last_line
+        keep: list[int] | None = None
+        new_ids: dict[int, str] = {}
+        extra_bad: list[dict[str, Any]] = []
+        if stats.kind == "meta":
+            for i, asin in enumerate(conv.ids):
+                if asin in counts:
+                    if keep is None:
+                        keep = list(range(i))
+                    line = conv.lines[i]
+                    extra_bad.append(_bad(name, line, DUPLICATE_PARENT_ASIN,
+                                          f"parent_asin {asin} was already ingested", block.raw(line)))
+                    continue
+                counts[asin] = 0
+                if keep is not None:
+                    keep.append(i)
+        else:
+            copies = self._review_copies
+            for i, asin in enumerate(conv.ids):
+                if asin not in counts:
+                    stats.orphan_reviews += 1
+                    if keep is None:
+                        keep = list(range(i))
+                    continue
+                key = conv.keys[i]
+                short = int.from_bytes(key[:8], "big")
+                occurrence = copies.get(short, 0)
+                copies[short] = occurrence + 1
+                if occurrence:
+                    new_ids[i] = review_id(key, occurrence)
+                counts[asin] += 1
+                if keep is not None:
+                    keep.append(i)
+        bad = conv.bad
+        if extra_bad:
+            bad = sorted([*bad, *extra_bad], key=lambda b: b["line"])
+        for rec in bad:
+            stats.bad_by_reason[rec["reason"]] += 1
+        stats.records_ok += len(conv.ids) if keep is None else len(keep)
+        return Claimed(keep, new_ids, bad)
+
+    def truncated(self, marker: TruncatedInput, stats: InputStats) -> dict[str, Any]:
+        """Count a truncated gzip stream into `stats`.
+
+        Returns:
+            Its bad record (reason `truncated_gzip`, at the line after the last complete one).
+        """
+        stats.bad_by_reason[TRUNCATED_GZIP] += 1
+        return _bad(Path(stats.path).name, marker.line, TRUNCATED_GZIP, marker.message, b"")
+
+
+def _bad(file: str, line: int, reason: str, message: str, raw: bytes) -> dict[str, Any]:
+    # The bad_records.jsonl record (DESIGN.md "Artifacts").
+    return {"file": file, "line": line, "reason": reason, "message": message, "excerpt": excerpt(raw)}
+
+
