@@ -23,6 +23,7 @@ from typing import Any, Callable, NamedTuple
 from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
 from schemas import schema_errors
 from schemas.models import Rubric
+from stages.cues import cue_for
 from stages.features import Feature, detail_values, extract_features
 from stages.fields import FieldTable
 from stages.hashing import digest, rng
@@ -30,7 +31,6 @@ from stages.intents import IntentSpec
 from stages.llm import LLMClient, LLMError
 from stages.rubrics import build_rubrics, feature_rubric, rubric_lock
 from stages.split import Assignment, PartitionInfeasible, SplitConfig, entangled_fields, select_features, split_features
-from stages.text import normalize
 from stages.verbalise import write_clarification, write_persona, write_query
 from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
 from stages.verbalise_llm import write_clarification_llm, write_opinions_llm, write_persona_llm, write_query_llm
@@ -41,7 +41,7 @@ from validation.findings import Finding, rejection_record, rejection_stage
 from validation.judge import judge_task
 from validation.leakage import check_leakage, check_slots
 from validation.opinions import check_opinions
-from validation.semantic import check_answer_set, check_sources, intent_problems
+from validation.semantic import intent_problems, semantic_findings
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
@@ -300,9 +300,8 @@ def check_leaks(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 def check_semantics(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """Each source supports its rubrics, the answer set over the catalog is small, the optional LLM judge."""
     task = state.task
-    findings = check_sources(task, ctx.table, state.cues)
-    answers, answer_findings = check_answer_set(state.rubrics, state.asin, ctx.catalog, ctx.config.max_answer_set)
-    findings = [f for f in findings + answer_findings if f.severity == "error"]
+    answers, findings = semantic_findings(task, ctx.table, ctx.catalog, state.cues, ctx.config.max_answer_set)
+    findings = [f for f in findings if f.severity == "error"]
     if not findings and ctx.config.judge and ctx.llm is not None:
         findings = judge_task(ctx.llm, task, state.product.get("reviews"))
     if findings:
@@ -403,10 +402,8 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
 
 
 def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> str | None:
-    """The intent's kind of cue for (field, value), or None."""
-    if not intent.implicit or not isinstance(value, str):
-        return None
-    return ctx.cues.get((field_name.removeprefix("details."), normalize(value)), {}).get(intent.cue_kind)
+    """The intent's kind of cue for (field, value), or None (stages.cues.cue_for)."""
+    return cue_for(ctx.cues, intent.cue_kind if intent.implicit else None, field_name, value)
 
 
 def _target_record(product: dict[str, Any], rubrics: list[Rubric], table: FieldTable) -> dict[str, Any]:

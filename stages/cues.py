@@ -40,3 +40,20 @@ def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str
                 raise ValueError(f"{where}: {kind} cue shares {sorted(shared)} with the value")
         out[(field, normalize(value))] = cues
     return out
+
+
+def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, field: str, value: object) -> str | None:
+    """The clause of kind `cue_kind` that states (field, value) without naming it, or None.
+
+    The one lookup the build (stage 3 choosing implicit fields, stage 5 writing them) and
+    `ecombench validate` share.
+
+    Args:
+        cues: `load_cues(table)`.
+        cue_kind: the intent's cue kind ("knowledge", "scenario"), None when it has no implicit requirement.
+        field: a rubric field ("details.Material"); the prefix is dropped.
+        value: the expected value; only strings have cues.
+    """
+    if not cue_kind or not isinstance(value, str):
+        return None
+    return cues.get((field.removeprefix("details."), normalize(value)), {}).get(cue_kind)

@@ -8,7 +8,6 @@ locked rubrics fix; stages 6 and 7 check the text it writes, exactly as they wil
 from __future__ import annotations
 
 import random
-import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path

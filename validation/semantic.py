@@ -138,6 +138,22 @@ def _unstated(rubric: Rubric, forms: list[str], rubrics: list[Rubric], implicit:
     return [f for f in forms if count_phrase(query, f) <= sum(count_phrase(o, f) for o in others)]
 
 
+def semantic_findings(task: dict[str, Any], table: FieldTable, index: CatalogIndex, cues: dict[str, str] | None,
+                      max_answer_set: int) -> tuple[list[str], list[Finding]]:
+    """Stage 7's code checks of a task record, as the build runs them and `ecombench validate` reruns them.
+
+    Each source carries its rubrics and the lock holds (`check_sources`), and the answer set over
+    the catalog holds the target and stays within `max_answer_set` (`check_answer_set`).
+
+    Returns:
+        (the answer set: sorted parent_asins, every finding: errors and warns).
+    """
+    findings = check_sources(task, table, cues)
+    answers, answer_findings = check_answer_set(task["rubrics"], task["target_product"]["parent_asin"], index,
+                                                max_answer_set)
+    return answers, findings + answer_findings
+
+
 def check_answer_set(rubrics: list[RubricLike] | list[dict[str, Any]], target: str, index: CatalogIndex,
                      max_size: int) -> tuple[list[str], list[Finding]]:
     """The answer set over the catalog, and findings if it misses the target or exceeds `max_size`.

@@ -14,16 +14,15 @@ from typing import Any, Callable
 
 from rubric_types import as_rubrics, kind_of
 from schemas import schema_errors, validator
-from stages.cues import load_cues
+from stages.cues import cue_for, load_cues
 from stages.fields import DETAIL_PREFIX, FieldTable
 from stages.intents import load_intents
 from stages.rubrics import rubric_lock
-from stages.text import normalize
 from validation.answer_set import CatalogIndex
 from validation.checkers import failing_rubrics
 from validation.findings import STAGE_NAMES, Finding
 from validation.leakage import check_leakage
-from validation.semantic import check_answer_set, check_sources, intent_problems, task_problems
+from validation.semantic import intent_problems, semantic_findings, task_problems
 
 FORMATS = ("auto", "ecombench", "ecomagentbench")
 
@@ -166,12 +165,10 @@ def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, s
         r = by_id.get(rid)
         if r is None:  # task_problems reports an implicit id naming no rubric
             continue
-        value = r["expected_value"]
-        cue = (cue_table.get((r["field"].removeprefix(DETAIL_PREFIX), normalize(value)), {}).get(intent.cue_kind)
-               if isinstance(value, str) else None)
+        cue = cue_for(cue_table, intent.cue_kind, r["field"], r["expected_value"])
         if cue is None:
-            findings.append(Finding("no_implicit_cue", f"implicit rubric {rid} ({r['field']} = {value!r}) has no "
-                                    f"{intent.cue_kind} cue in cues.toml", {"rubric_id": rid, "field": r["field"]}))
+            findings.append(Finding("no_implicit_cue", f"implicit rubric {rid} ({r['field']} = {r['expected_value']!r}) "
+                                    f"has no {intent.cue_kind} cue in cues.toml", {"rubric_id": rid, "field": r["field"]}))
         else:
             cues[rid] = cue
     return cues, findings
@@ -240,20 +237,16 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
             problems = [p for p in problems if not p.startswith(f"id {task['id']} ")]
         return [Finding("task_invariant_broken", p, {"problem": p}) for p in problems]
 
-    def sources() -> list[Finding]:
+    def semantics() -> list[Finding]:  # stage 7's code checks, the build's own function
         cues, missing = _implicit_cues(task, table)
-        return missing + check_sources(task, table, cues)
-
-    def answer_set() -> list[Finding]:
-        asin = task["target_product"]["parent_asin"]
-        answers, out = check_answer_set(task["rubrics"], asin, index, max_answer_set)
+        answers, out = semantic_findings(task, table, index, cues, max_answer_set)
         if "answer_set" not in lacking and answers != task["answer_set"]:
             out.append(Finding("answer_set_differs", f"the catalog gives an answer set of {len(answers)}, the task "
                                f"records {len(task['answer_set'])}",
                                {"recorded": task["answer_set"][:20], "computed": answers[:20],
                                 "added": sorted(set(answers) - set(task["answer_set"]))[:20],
                                 "missing": sorted(set(task["answer_set"]) - set(answers))[:20]}))
-        return out
+        return missing + out
 
     def intent() -> list[Finding]:
         spec = load_intents().get(task["intent"])
@@ -264,9 +257,8 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
 
     findings += _guarded("task invariants", invariants)
     findings += _guarded("intent requirements", intent)
-    findings += _guarded("leakage checks", lambda: check_leakage(task, table))
-    findings += _guarded("source checks", sources)
-    findings += _guarded("answer set", answer_set)
+    findings += _guarded("leakage checks", lambda: check_leakage(task, table))  # stage 6, as the build runs it
+    findings += _guarded("semantic checks", semantics)
     findings += _guarded("target rubrics", lambda: _target_findings(
         task, catalog_products_by_id.get(task["target_product"]["parent_asin"]), table))
     task_id = task.get("id") if isinstance(task.get("id"), str) else None
