@@ -23,10 +23,10 @@ from typing import Any
 
 import polars as pl
 
-from flows.agent_check import check_agents
+from pipeline.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
-from flows.publish import VersionExists, next_version, publish_split
+from splits.publish import VersionExists, next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
 from stages.cues import load_cues
 from stages.hashing import digest, sha256_hex

@@ -184,7 +184,7 @@ def build(
         _fail(f"split version {splits_root / split / version} already exists; choose another --version "
               "(nothing was written)")
     from flows.build import run_build
-    from flows.publish import VersionExists
+    from splits.publish import VersionExists
     from schemas import SchemaError
 
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
@@ -225,7 +225,7 @@ def _print_summary(path: Path, manifest: dict) -> None:
 
 def _version_dir(arg: Path) -> Path:
     """A version argument as given: a directory, or <split>[@<version>] under artifacts/splits (newest if no version)."""
-    from flows.inspect import SplitReadError, resolve_version
+    from splits.inspect import SplitReadError, resolve_version
 
     if not arg.exists() and len(arg.parts) == 1:
         try:
@@ -300,7 +300,7 @@ def inspect(
     as_json: Annotated[bool, typer.Option("--json", help="Print records as JSON.")] = False,
 ) -> None:
     """Read a split version: one task, the rejections of a reason or stage, or (no filter) counts per intent and reason."""
-    from flows.inspect import SplitReadError, load_version, render_rejections, render_summary, render_task, summary
+    from splits.inspect import SplitReadError, load_version, render_rejections, render_summary, render_task, summary
     from validation.findings import STAGE_NAMES, STAGE_OF_REASON
 
     if sum(x is not None for x in (task, reason, stage)) > 1:
@@ -336,7 +336,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
 ) -> None:
     """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
-    from flows.inspect import SplitReadError, diff_versions, load_version, render_diff, resolve_version
+    from splits.inspect import SplitReadError, diff_versions, load_version, render_diff, resolve_version
 
     splits_root = root or ARTIFACTS / "splits"
     try:
@@ -363,8 +363,8 @@ def validate(
     import polars as pl
 
     from catalog.snapshot import SnapshotError
-    from flows.inspect import SplitReadError, render_validation, validate_file, validation_summary
-    from flows.publish import jsonl_bytes
+    from splits.inspect import SplitReadError, render_validation, validate_file, validation_summary
+    from splits.publish import jsonl_bytes
     from validation.validate import FORMATS
 
     if record_format not in FORMATS:
@@ -398,7 +398,7 @@ def validate(
 def _open_split(spec: Path, catalog: Optional[Path]):
     """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's."""
     import flows.settings
-    from flows.inspect import SplitReadError, load_version
+    from splits.inspect import SplitReadError, load_version
     from sandbox.catalog import SandboxCatalog
 
     try:
@@ -479,7 +479,7 @@ def grade(
     """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
     from sandbox.grader import LLMJudge, grade as grade_all, summary_markdown
     from sandbox.trajectory import read_trajectories
-    from flows.publish import jsonl_bytes
+    from splits.publish import jsonl_bytes
 
     try:
         records = read_trajectories(trajectories)

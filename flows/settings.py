@@ -74,7 +74,7 @@ class BuildConfig(BaseModel):
     llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object_schema|json_object|text)$")
     oracle_check: bool = Field(default=False, description="Run the sandbox's oracle on every validated task and "
                                "reject those it cannot solve within the episode budget (oracle_failed); record "
-                               "oracle and null-agent accuracy in the manifest (flows/agent_check.py). Off by "
+                               "oracle and null-agent accuracy in the manifest (pipeline/agent_check.py). Off by "
                                "default: on the shared real data it more than doubles a template build's time.")
     llm_parts: list[str] | None = Field(default=None, description="llm: the parts the model writes, of query, persona, "
                                         "slots, opinions; None: all of them. The rest come from the templates.")

@@ -326,7 +326,7 @@ class SplitManifest(_Model):
                     "success and unexpected counts; `blocking` lists failed error expectations, which stop publishing.")
     agent_checks: dict[str, Any] = Field(
         default_factory=dict,
-        description="Construction check by the agent sandbox (flows/agent_check.py), empty when off: episode budget; "
+        description="Construction check by the agent sandbox (pipeline/agent_check.py), empty when off: episode budget; "
                     "oracle {candidates, solved, accuracy, rejected_oracle_failed, tool_calls}; null agent {tasks, "
                     "correct, accuracy} on the published tasks; seconds spent.")
     counts: dict[str, Any]

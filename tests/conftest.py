@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from flows.inspect import SplitVersion, load_version
+from splits.inspect import SplitVersion, load_version
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DIR = REPO / "data" / "sample"
@@ -170,7 +170,7 @@ def full_catalog(tmp_path_factory) -> ReviewedCatalog:
 
 
 class FullBuild(SplitVersion):
-    """A published split of all eight intents over `full_catalog` (read with flows.inspect.load_version)."""
+    """A published split of all eight intents over `full_catalog` (read with splits.inspect.load_version)."""
 
     def of(self, intent: str) -> list[dict[str, Any]]:
         """Accepted tasks of one intent, in tasks.jsonl order (sorted by id)."""

@@ -22,7 +22,7 @@ from typing import Any
 # missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
 # the optional LLM judge failed the task / could not score it). llm_* at stage 5 also end stage-2
 # opinion calls (the rejection's stage says where).
-# Stage 7's oracle_failed comes from the build's construction check (flows/agent_check.py):
+# Stage 7's oracle_failed comes from the build's construction check (pipeline/agent_check.py):
 # the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
     0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",

@@ -130,7 +130,7 @@ def test_diff_of_a_missing_version_is_one_error_line(versions):
 
 
 def test_a_split_name_alone_or_at_latest_means_its_newest_version(versions):
-    from flows.inspect import resolve_version
+    from splits.inspect import resolve_version
 
     assert resolve_version("sample", versions) == versions / "sample" / "v2"
     assert resolve_version("sample@latest", versions) == versions / "sample" / "v2"

@@ -104,7 +104,7 @@ def test_a_broken_task_is_reported(task, rich_catalog, breaker, expected):
 
 
 def test_publishing_refuses_an_unsound_task(task, tmp_path):
-    from flows.publish import publish_split
+    from splits.publish import publish_split
     from schemas import SchemaError
 
     task["answer_set"] = ["B000000000"]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from flows.build import build_split
 from flows.cli import app
-from flows.inspect import validate_file
+from splits.inspect import validate_file
 from flows.settings import BuildConfig
 from stages.fields import load_field_table
 from stages.text import normalize

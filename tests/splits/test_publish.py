@@ -1,4 +1,4 @@
-"""Publishing a split version from real build results (flows/publish.py)."""
+"""Publishing a split version from real build results (splits/publish.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from flows.build import assemble
 from catalog.snapshot import load_snapshot
-from flows.publish import VersionExists, next_version, publish_split
+from splits.publish import VersionExists, next_version, publish_split
 from schemas import SchemaError, schema_errors
 from stages.hashing import sha256_hex
 

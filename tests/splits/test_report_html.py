@@ -1,4 +1,4 @@
-"""report.html of a published split (flows/report_html.py), built from the bundled real sample."""
+"""report.html of a published split (splits/report_html.py), built from the bundled real sample."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 import pytest
 
 from flows.build import build_split
-from flows.publish import count_tasks
-from flows.report_html import render_html
+from splits.publish import count_tasks
+from splits.report_html import render_html
 from flows.settings import BuildConfig
 from stages.hashing import sha256_hex
 

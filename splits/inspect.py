@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
-from flows.publish import count_tasks
+from splits.publish import count_tasks
 from stages.fields import load_field_table
 from validation.answer_set import CatalogIndex
 from validation.findings import STAGE_NAMES

@@ -188,7 +188,7 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     files["report.md"] = render_report(manifest, rejections).encode("utf-8")
     manifest["files"]["report.md"] = {"sha256": sha256_hex(files["report.md"]), "bytes": len(files["report.md"]),
                                       "rows": files["report.md"].count(b"\n")}
-    from flows.report_html import render_html  # imported here: matplotlib stays off the CLI's start-up path
+    from splits.report_html import render_html  # imported here: matplotlib stays off the CLI's start-up path
 
     files["report.html"] = render_html(manifest, tasks, rejections).encode("utf-8")
     manifest["files"]["report.html"] = {"sha256": sha256_hex(files["report.html"]), "bytes": len(files["report.html"]),

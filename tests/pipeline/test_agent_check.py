@@ -1,4 +1,4 @@
-"""The build's oracle check (flows/agent_check.py) is deterministic and only ever removes tasks."""
+"""The build's oracle check (pipeline/agent_check.py) is deterministic and only ever removes tasks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 
 def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_rejections(sample_catalog):
-    from flows.agent_check import check_agents
+    from pipeline.agent_check import check_agents
     from flows.build import batches_of, plan_build, run_batch
     from flows.settings import BuildConfig
 

@@ -1,0 +1,1 @@
+"""Split versions on disk: publishing one (files, manifest, reports) and reading, inspecting and comparing them."""
