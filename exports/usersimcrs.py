@@ -99,7 +99,9 @@ def information_need(task: dict[str, Any]) -> dict[str, Any]:
         after coupons, ratings. `target_items` is the task's answer set (every catalog product
         satisfying all code-checkable rubrics, the target among them). `metadata.constraints` keeps,
         per slot, each rubric's id, type, info_source (query / persona / clarification), field and exact
-        expected value, so a simulator can hold the persona and clarification constraints back.
+        expected value, so a simulator can hold the persona and clarification constraints back;
+        `metadata.clarification_slots` holds the scripted shopper's slots (constraint slots, trigger keywords,
+        reply) and `metadata.default_response` its reply to anything else.
     """
     constraints: dict[str, Any] = {}
     meta: dict[str, list[dict[str, Any]]] = {}
@@ -116,12 +118,19 @@ def information_need(task: dict[str, Any]) -> dict[str, Any]:
         asked = _requested_slot(r)
         if asked is not None and asked not in requests:
             requests.append(asked)
+    by_id = {r["id"]: r for r in task["rubrics"]}
+    script = task["clarification_script"]
+    slots = [{"slot_id": s["slot_id"], "constraint_slots": [constraint_slot(by_id[i]) for i in s["linked_rubric_ids"]
+                                                            if i in by_id],
+              "trigger_keywords": list(s["trigger_keywords"]), "user_response": s["user_response"]}
+             for s in script["clarification_slots"]]
     targets = list(task.get("answer_set") or [task["target_product"]["parent_asin"]])
     return {"id": task["id"], "constraints": constraints, "requests": requests, "target_items": targets,
             "metadata": {"task_id": task["id"], "intent": task["intent"], "user_query": task["user_query"],
                          "target_product": task["target_product"]["parent_asin"],
                          "implicit_rubric_ids": list(task.get("implicit_rubric_ids") or []),
-                         "constraints": meta}}
+                         "constraints": meta, "clarification_slots": slots,
+                         "default_response": script.get("default_response")}}
 
 
 def item_columns(table: FieldTable) -> list[tuple[str, str, bool]]:
