@@ -456,11 +456,13 @@ def run_agent(
         _fail(f"--user {user!r}: use scripted or llm")
     shopper_settings = None
     if user == "llm":
+        import flows.settings
         from stages.llm import LLMSettings
 
-        try:
+        try:  # the cache under the settings' artifacts folder (read now: tests point it elsewhere)
             shopper_settings = LLMSettings.from_env(base_url=user_base_url, model=user_model, max_tokens=300,
-                                                    timeout=timeout, cache_dir=str(ARTIFACTS / "cache" / "llm"))
+                                                    timeout=timeout,
+                                                    cache_dir=str(flows.settings.ARTIFACTS / "cache" / "llm"))
         except ValueError as exc:
             _fail(str(exc).replace("the LLM verbaliser and the judge need --base-url", "--user llm needs "
                                    "--user-base-url").replace("and --model", "and --user-model"))

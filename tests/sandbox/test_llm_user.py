@@ -41,10 +41,10 @@ def _leak(body):
                                    "revealed_slot_ids": [sid for sid, _ in asked]})}
 
 
-def _shopper(server, tmp_path, **kw):
+def _shopper(server, tmp_path, table):
     settings = LLMSettings(base_url=server.base_url, model="shopper-test", max_retries=0, backoff=0.0,
-                           cache_dir=str(tmp_path / "cache"), **kw)
-    return LLMShopper(LLMClient(settings), None)
+                           cache_dir=str(tmp_path / "cache"))
+    return LLMShopper(LLMClient(settings), table)
 
 
 def _two_slot_tasks(built_tasks):
@@ -59,8 +59,7 @@ def test_good_leaking_and_failing_replies(sandbox_catalog, built_tasks, tmp_path
     # The oracle asks one question per slot: task 1 gets a good and a leaking reply, task 2 a failed call
     # (HTTP 500, no retries) and a good reply.
     with ScriptedLLM([Reply(_good), Reply(_leak), "server_error", Reply(_good)]) as server:
-        shopper = _shopper(server, tmp_path)
-        shopper.table = sandbox_catalog.table
+        shopper = _shopper(server, tmp_path, sandbox_catalog.table)
         records = run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
                                episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper))
     turns = [t for r in records for t in r["shopper_turns"]]
@@ -86,8 +85,7 @@ def test_replies_are_cached_so_a_rerun_is_identical(sandbox_catalog, built_tasks
     runs = []
     with ScriptedLLM([Reply(_good)]) as server:
         for _ in range(2):
-            shopper = _shopper(server, tmp_path)
-            shopper.table = sandbox_catalog.table
+            shopper = _shopper(server, tmp_path, sandbox_catalog.table)
             runs.append(run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
                                      episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)))
             calls = len(server.requests) if len(runs) == 1 else calls
