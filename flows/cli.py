@@ -429,6 +429,11 @@ def run_agent(
     temperature: Annotated[float, typer.Option(help="llm: sampling temperature.")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="llm: tokens per reply.")] = 1024,
     timeout: Annotated[float, typer.Option(help="llm: seconds per request.")] = 120.0,
+    user: Annotated[str, typer.Option(help="Who answers ask_user: scripted (the slot matcher, default) or llm (a "
+                                      "chat model checked by the leakage rules; see sandbox/llm_user.py).")] = "scripted",
+    user_model: Annotated[Optional[str], typer.Option(help="--user llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
+    user_base_url: Annotated[Optional[str], typer.Option(help="--user llm: OpenAI-compatible server URL (else "
+                                                         "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
 ) -> None:
     """Run an agent on every task of a split in the sandbox (the paper's ten tools) and write its trajectories."""
     from sandbox.agents import AGENTS, LLMAgent
@@ -447,6 +452,20 @@ def run_agent(
         except ValueError as exc:
             _fail(str(exc).replace("LLM verbaliser", "LLM agent"))
         llm = LLMAgent(settings)
+    if user not in ("scripted", "llm"):
+        _fail(f"--user {user!r}: use scripted or llm")
+    shopper_settings = None
+    if user == "llm":
+        import flows.settings
+        from stages.llm import LLMSettings
+
+        try:  # the cache under the settings' artifacts folder (read now: tests point it elsewhere)
+            shopper_settings = LLMSettings.from_env(base_url=user_base_url, model=user_model, max_tokens=300,
+                                                    timeout=timeout,
+                                                    cache_dir=str(flows.settings.ARTIFACTS / "cache" / "llm"))
+        except ValueError as exc:
+            _fail(str(exc).replace("the LLM verbaliser and the judge need --base-url", "--user llm needs "
+                                   "--user-base-url").replace("and --model", "and --user-model"))
     version, cat = _open_split(split, catalog)
     tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
     out = out or ARTIFACTS / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
@@ -456,8 +475,15 @@ def run_agent(
         if i % 50 == 0 or i == len(tasks):
             typer.echo(f"  {i}/{len(tasks)} episodes", err=True)
 
+    make_episode = None
+    if shopper_settings is not None:
+        from sandbox.llm_user import LLMShopper, ShopperEpisode
+        from stages.llm import LLMClient
+
+        shopper = LLMShopper(LLMClient(shopper_settings), cat.table)
+        make_episode = lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)  # noqa: E731
     records = run_episodes(tasks, cat, agent_runner(agent, cat, llm), EpisodeLimits(max_tool_calls=max_tool_calls),
-                           progress)
+                           progress, **({"episode": make_episode} if make_episode else {}))
     write_trajectories(out, records)
     finished = sum(r["finished"] for r in records)
     typer.echo(f"trajectories: {out}")
@@ -511,6 +537,100 @@ def grade(
     out.with_name(f"{stem}.graded.jsonl").write_bytes(jsonl_bytes(graded))
     typer.echo(summary)
     typer.echo(f"metrics: {out}")
+
+
+@app.command()
+def export(
+    source: Annotated[Path, typer.Argument(help="usersimcrs: a split version (directory, <split>@<version> or "
+                                           "<split>); dialoguekit: a trajectory file of `ecombench run-agent`.")],
+    fmt: Annotated[str, typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
+                                     "dialoguekit (the run's trajectories as DialogueKit dialogues).")],
+    out: Annotated[Optional[Path], typer.Option(help="Output directory (usersimcrs; default artifacts/exports/"
+                                                "<split>-<version>/usersimcrs) or JSON file (dialoguekit; default "
+                                                "<trajectories stem>.dialogues.json beside it).")] = None,
+    split: Annotated[Optional[Path], typer.Option(help="dialoguekit: the split version the run used.")] = None,
+    catalog: Annotated[Optional[Path], typer.Option(help="usersimcrs: catalog snapshot (default: the split "
+                                                    "manifest's).")] = None,
+) -> None:
+    """Export a split for UserSimCRS or a run's trajectories as DialogueKit dialogues (docs/crs-formats.md)."""
+    from splits.inspect import SplitReadError, load_version
+
+    if fmt == "usersimcrs":
+        import polars as pl
+
+        from exports.usersimcrs import write_usersimcrs
+        from stages.fields import load_field_table
+
+        try:
+            version = load_version(_version_dir(source))
+        except SplitReadError as exc:
+            _fail(str(exc))
+        cat = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
+        products_path = cat / "products.parquet"
+        if not products_path.is_file():
+            _fail(f"{products_path} not found (give the split's catalog with --catalog)")
+        out = out or ARTIFACTS / "exports" / version.name.replace("@", "-") / "usersimcrs"
+        try:
+            products = pl.read_parquet(products_path).iter_rows(named=True)
+            result = write_usersimcrs(version.tasks, products, load_field_table(), out)
+        except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+            _fail(str(exc).splitlines()[0])
+        typer.echo(f"usersimcrs export: {out}")
+        typer.echo(f"  {result['information_needs']} information needs, {result['items']} items, "
+                   f"{result['slots']} slots (information_needs.json, items.csv, domain.yaml, config.yaml)")
+    elif fmt == "dialoguekit":
+        from exports.dialoguekit import write_dialogues
+        from sandbox.trajectory import read_trajectories
+
+        if split is None:
+            _fail("--format dialoguekit needs --split (the split version the run used)")
+        try:
+            records = read_trajectories(source)
+            version = load_version(_version_dir(split))
+        except (FileNotFoundError, ValueError, SplitReadError) as exc:
+            _fail(str(exc))
+        stem = source.name.removesuffix(".jsonl").removesuffix(".trajectories")
+        out = out or source.with_name(f"{stem}.dialogues.json")
+        try:
+            result = write_dialogues(records, version.tasks, out)
+        except (OSError, ValueError, RuntimeError) as exc:
+            _fail(str(exc).splitlines()[0])
+        typer.echo(f"dialoguekit export: {out}")
+        typer.echo(f"  {result['dialogues']} dialogues, {result['utterances']} utterances, "
+                   f"{result['tool_call_annotations']} tool calls kept as annotations")
+    else:
+        _fail(f"--format {fmt!r}: use usersimcrs or dialoguekit")
+
+
+@app.command()
+def compare(
+    runs: Annotated[list[Path], typer.Argument(help="Graded runs of one split: each a .metrics.json, .graded.jsonl or "
+                                               ".trajectories.jsonl (graded with `ecombench grade`).")],
+    out: Annotated[Optional[Path], typer.Option(help="Output directory (default artifacts/compare/<split>/).")] = None,
+    bootstrap: Annotated[int, typer.Option(min=10, help="Bootstrap replicates over tasks.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (with sha256 of named parts).")] = 0,
+    elo_k: Annotated[float, typer.Option(help="Online Elo K-factor.")] = 16.0,
+) -> None:
+    """Rank graded runs from per-task pairwise battles: Bradley–Terry and Elo with bootstrap intervals, W/T/L tables."""
+    from arena.battles import load_run
+    from arena.report import compare_runs, html, markdown
+
+    try:
+        loaded = [load_run(p) for p in runs]
+        result = compare_runs(loaded, bootstrap, seed, elo_k)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    out = out or ARTIFACTS / "compare" / str(result["split"] or "split").replace("@", "-")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "compare.md").write_text(markdown(result), encoding="utf-8")
+    (out / "compare.html").write_text(html(result), encoding="utf-8")
+    for r in sorted(result["runs"], key=lambda r: result["ratings"]["runs"][r["name"]]["rank"]):
+        v = result["ratings"]["runs"][r["name"]]
+        typer.echo(f"  {v['rank']}. {r['name']:<20} accuracy {100 * v['accuracy']:5.1f}% "
+                   f"[{100 * v['accuracy_ci'][0]:.1f}, {100 * v['accuracy_ci'][1]:.1f}]  Bradley-Terry {v['bt']:.0f} "
+                   f"[{v['bt_ci'][0]:.0f}, {v['bt_ci'][1]:.0f}]  Elo {v['elo']:.0f} [{v['elo_ci'][0]:.0f}, {v['elo_ci'][1]:.0f}]")
+    typer.echo(f"comparison: {out / 'compare.md'} (and compare.html, compare.json)")
 
 
 if __name__ == "__main__":

@@ -202,7 +202,13 @@ def grade(tasks: list[dict[str, Any]], records: list[dict[str, Any]], catalog: S
             raise ValueError(f"two trajectories for task {rec['task_id']!r}")
         by_id[rec["task_id"]] = rec
     graded = [grade_episode(t, by_id.get(t["id"]), catalog, judge) for t in sorted(tasks, key=lambda t: t["id"])]
-    return graded, metrics(graded)
+    m = metrics(graded)
+    from sandbox.llm_user import shopper_agreement
+
+    shopper = shopper_agreement(records)  # only runs answered by the opt-in LLM shopper have one
+    if shopper is not None:
+        m["shopper"] = shopper
+    return graded, m
 
 
 def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
@@ -224,6 +230,12 @@ def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
              f"{e['tool_calls']['median']}, max {e['tool_calls']['max']}; ask_user mean {e['ask_user_calls']['mean']}; "
              f"profile read in {pct(e['profile_called_rate'])}; clarification slots revealed {pct(e['slot_reveal_rate'])}",
              f"- episodes with errors: {e['errors']} (missing trajectories: {e['missing_trajectories']})", ""]
+    if m.get("shopper"):
+        s = m["shopper"]
+        lines[-1:-1] = [f"- LLM shopper ({', '.join(s['user_models'])}): {s['answered_by_llm']} of {s['turns']} turns "
+                        f"answered by the model ({s['fallbacks']['leak']} replaced for leaking an unasked value, "
+                        f"{s['fallbacks']['call_failed']} failed calls); agreement with the scripted matcher "
+                        f"{pct(s['agreement'])} of model-answered turns"]
     for name, key in (("source", "by_source"), ("rubric type", "by_rubric_type")):
         lines += [f"| {name} | rubrics | satisfied | not satisfied | unscored | satisfaction |", "|---|---:|---:|---:|---:|---:|"]
         lines += [f"| {k} | {v['count']} | {v['satisfied']} | {v['not_satisfied']} | {v['unscored']} | "

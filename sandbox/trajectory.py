@@ -38,11 +38,15 @@ def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = Non
 
 def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play: Callable[[Episode], dict[str, Any]],
                  limits: EpisodeLimits = EpisodeLimits(),
-                 progress: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Play one episode per task (in task id order); returns the trajectory records in that order."""
+                 progress: Callable[[int, dict[str, Any]], None] | None = None,
+                 episode: Callable[[SandboxCatalog, dict[str, Any], EpisodeLimits], Episode] = Episode
+                 ) -> list[dict[str, Any]]:
+    """Play one episode per task (in task id order); returns the trajectory records in that order.
+
+    `episode` makes each Episode (e.g. a sandbox.llm_user.ShopperEpisode with the LLM shopper bound)."""
     records = []
     for i, task in enumerate(sorted(tasks, key=lambda t: t["id"]), 1):
-        records.append(play(Episode(catalog, task, limits)))
+        records.append(play(episode(catalog, task, limits)))
         if progress is not None:
             progress(i, records[-1])
     return records
