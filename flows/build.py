@@ -25,10 +25,11 @@ import polars as pl
 
 from flows.agent_check import check_agents
 from flows.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
-from flows.catalog import SnapshotError, load_reviews, load_snapshot
-from flows.publish import VersionExists, next_version, publish_split
+from flows.catalog import load_reviews, load_snapshot
+from flows.publish import next_version, publish_split
 from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
 from stages.cues import load_cues
+from stages.errors import InputError, ServerError, SettingError
 from stages.hashing import digest, sha256_hex
 from stages.llm import LLMClient, LLMSettings
 from stages.verbalise_llm import prompt_sha256
@@ -37,10 +38,10 @@ from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex
-from validation.expectations import ExpectationsFailed, run_suites
+from validation.expectations import run_suites
 
 
-class NoCandidates(ValueError):
+class NoCandidates(InputError):
     """Sampling found no eligible product for any intent; nothing is built or written."""
 
 
@@ -126,13 +127,13 @@ def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index
 
     Raises:
         SnapshotError: the snapshot is missing or malformed.
-        ValueError: an intent is unknown, or an llm build lacks its server URL or model.
+        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
     """
     table = load_field_table()
     intents = load_intents()
     unknown = [i for i in config.intents if i not in intents]
     if unknown:
-        raise ValueError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
+        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
     artifacts = Path(artifacts or ARTIFACTS)
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
@@ -164,7 +165,8 @@ def plan_build(config: BuildConfig, with_index: bool = True
         (context, products frame, sampling summary per intent, catalog manifest).
 
     Raises:
-        SnapshotError / ValueError: the snapshot is missing or malformed, or an intent is unknown.
+        SnapshotError: the snapshot is missing or malformed.
+        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
         NoCandidates: no product is eligible for any intent.
     """
     ctx, products, catalog_manifest, details = _load_context(config, with_index=with_index)
@@ -235,7 +237,7 @@ def worker_context(spec: WorkerSpec) -> BuildContext:
 
     Raises:
         SnapshotError: the snapshot at spec.config.catalog is unreadable from this process.
-        ValueError: the snapshot there is not the one the build was planned on (its config hash
+        InputError: the snapshot there is not the one the build was planned on (its config hash
             differs), e.g. a worker on another machine sees another catalog at that path.
     """
     with _CONTEXTS_LOCK:
@@ -243,7 +245,7 @@ def worker_context(spec: WorkerSpec) -> BuildContext:
         if ctx is None:
             ctx, _, _ = load_context(spec.config, Path(spec.artifacts))
             if ctx.config_hash != spec.config_hash:
-                raise ValueError(f"catalog {spec.config.catalog}: the snapshot this worker reads differs from the one "
+                raise InputError(f"catalog {spec.config.catalog}: the snapshot this worker reads differs from the one "
                                  "the build was planned on (config hash mismatch); give every worker the same snapshot")
             _CONTEXTS.clear()
             _CONTEXTS[spec.key] = ctx
@@ -254,7 +256,7 @@ def llm_client(config: BuildConfig, artifacts: Path | None = None) -> LLMClient 
     """The shared LLM client for an llm build (replies cached under <artifacts>/cache/llm), else None.
 
     Raises:
-        ValueError: no server URL or model (one line, naming the option).
+        SettingError: no server URL or model (one line, naming the option).
     """
     if config.verbaliser != "llm" and not config.judge:
         return None
@@ -386,7 +388,7 @@ def task_runner_for(config: BuildConfig) -> Any:
     `config.dask_workers` single-threaded worker processes.
 
     Raises:
-        ValueError: one line naming the setting when the scheduler at dask_address cannot be reached.
+        SettingError, ServerError: see `check_dask_address`.
     """
     if config.task_runner == "threads":
         from prefect.task_runners import ThreadPoolTaskRunner
@@ -402,21 +404,25 @@ def task_runner_for(config: BuildConfig) -> Any:
 
 
 def check_dask_address(address: str, timeout: float = 5.0) -> None:
-    """Raise ValueError (one line naming --dask-address) unless a TCP connection to the scheduler opens.
+    """Check that a TCP connection to the Dask scheduler at `address` opens.
 
     Dask itself would wait about 30 s and end in a long traceback; this says at once what is wrong.
+
+    Raises:
+        SettingError: `address` is not tcp://host:port (one line naming --dask-address).
+        ServerError: no connection opens within `timeout` seconds (one line naming --dask-address).
     """
     import socket
     from urllib.parse import urlsplit
 
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
     if parts.scheme not in ("tcp", "tls") or not parts.hostname:
-        raise ValueError(f"--dask-address {address}: expected tcp://host:port (the address `dask scheduler` prints)")
+        raise SettingError(f"--dask-address {address}: expected tcp://host:port (the address `dask scheduler` prints)")
     try:
         with socket.create_connection((parts.hostname, parts.port or 8786), timeout=timeout):
             pass
     except OSError as exc:
-        raise ValueError(f"--dask-address {address}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
+        raise ServerError(f"--dask-address {address}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
 
 
 def run_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
@@ -424,7 +430,8 @@ def run_build(config: BuildConfig, split: str, version: str | None = None, root:
     """`build_flow` on the task runner `config.task_runner` names (what the CLI calls).
 
     Raises:
-        ValueError: the Dask scheduler at config.dask_address is unreachable.
+        SettingError, ServerError: the Dask scheduler address is malformed or unreachable.
+        EcombenchError, SnapshotError: what `build_flow` raises.
     """
     runner = task_runner_for(config)
     return build_flow.with_options(task_runner=runner)(config, split, version, root, show_progress)
@@ -447,15 +454,18 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
         show_progress: print "batch i/n" lines to stderr as batches finish.
 
     Returns:
-        {"path": str, "manifest": dict} of the published version, or {"error": one line} when
-        the snapshot is unreadable, nothing is eligible, an ERROR data expectation failed or the
-        version exists (nothing written).
+        {"path": str, "manifest": dict} of the published version.
+
+    Raises:
+        SnapshotError: the snapshot is missing or malformed.
+        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
+        NoCandidates: no product is eligible for any intent.
+        ExpectationsFailed: an ERROR data expectation failed.
+        VersionExists: the version already exists.
+        In every case nothing is written.
     """
-    try:
-        # Under Dask the workers hold the index; this process only samples and publishes.
-        ctx, products, sampling, catalog_manifest = plan_build(config, with_index=config.task_runner == "threads")
-    except (SnapshotError, NoCandidates, ValueError) as exc:  # a user's input problem: one line, no traceback
-        return {"error": str(exc)}
+    # Under Dask the workers hold the index; this process only samples and publishes.
+    ctx, products, sampling, catalog_manifest = plan_build(config, with_index=config.task_runner == "threads")
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
     futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
@@ -475,11 +485,8 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
         ctx.llm.stats.clear()
         for counts in usage.values():
             ctx.llm.stats.update(counts)
-    try:
-        outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                           Path(root) if root else ARTIFACTS / "splits")
-    except (VersionExists, ExpectationsFailed) as exc:
-        return {"error": str(exc)}
+    outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
+                       Path(root) if root else ARTIFACTS / "splits")
     # The report shows up in the Prefect UI beside the run (artifact keys: lowercase, digits, dashes).
     key = re.sub(r"[^a-z0-9-]+", "-", f"split-{split}-report".lower()).strip("-")
     create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,
@@ -500,6 +507,6 @@ def deployed_build(config: BuildConfig, split: str, version: str | None = None, 
         What `build_flow` returns.
 
     Raises:
-        ValueError: the Dask scheduler at config.dask_address is unreachable (the run fails with that line).
+        What `run_build` raises (the run fails with that one line).
     """
     return run_build(config, split, version, root)

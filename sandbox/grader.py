@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from typing import Any, Protocol
 
 from sandbox.catalog import SandboxCatalog
+from stages.errors import InputError
 from validation.checkers import Unscorable, Verdict, check
 
 
@@ -188,16 +189,16 @@ def grade(tasks: list[dict[str, Any]], records: list[dict[str, Any]], catalog: S
     """Grade a split's trajectories: (per-task results sorted by task id, metrics).
 
     Raises:
-        ValueError: a trajectory names a task the split does not have, or a task has two
+        InputError: a trajectory names a task the split does not have, or a task has two
             trajectories (the message names the task id).
     """
     by_id: dict[str, dict[str, Any]] = {}
     known = {t["id"] for t in tasks}
     for rec in records:
         if rec["task_id"] not in known:
-            raise ValueError(f"trajectory for task {rec['task_id']!r}, which the split does not have")
+            raise InputError(f"trajectory for task {rec['task_id']!r}, which the split does not have")
         if rec["task_id"] in by_id:
-            raise ValueError(f"two trajectories for task {rec['task_id']!r}")
+            raise InputError(f"two trajectories for task {rec['task_id']!r}")
         by_id[rec["task_id"]] = rec
     graded = [grade_episode(t, by_id.get(t["id"]), catalog, judge) for t in sorted(tasks, key=lambda t: t["id"])]
     return graded, metrics(graded)

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from flows.build import check_dask_address
 from flows.cli import app
 from flows.settings import BuildConfig
+from stages.errors import ServerError
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
@@ -61,7 +62,7 @@ def _closed_port() -> int:
 
 def test_an_unreachable_dask_address_is_one_line_naming_the_option(tmp_path, sample_catalog):
     address = f"tcp://127.0.0.1:{_closed_port()}"
-    with pytest.raises(ValueError, match=r"^--dask-address tcp://127\.0\.0\.1:\d+: cannot reach the Dask scheduler"):
+    with pytest.raises(ServerError, match=r"^--dask-address tcp://127\.0\.0\.1:\d+: cannot reach the Dask scheduler"):
         check_dask_address(address, timeout=2)
     result = CliRunner().invoke(app, ["build", "--catalog", str(sample_catalog.path), "--dask-address", address,
                                       "--out", str(tmp_path / "splits")])

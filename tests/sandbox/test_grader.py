@@ -7,6 +7,7 @@ import pytest
 
 from sandbox.grader import LLMJudge, grade, grade_episode, graded_product, metrics
 from sandbox.tools import Episode
+from stages.errors import InputError
 from stages.text import tokens
 from tests.sandbox.conftest import first_task
 from validation.checkers import check
@@ -106,5 +107,5 @@ def test_tasks_without_trajectory_count_as_failures_in_every_denominator(sandbox
     assert m["episodes"]["finish_rate"] == 0.75 and m["episodes"]["missing_trajectories"] == 1
     assert sum(v["tasks"] for v in m["by_intent"].values()) == 4
     assert set(m["by_source"]) <= {"query", "persona", "clarification"}
-    with pytest.raises(ValueError, match="two trajectories"):
+    with pytest.raises(InputError, match="two trajectories"):
         grade(tasks, records + records[:1], sandbox_catalog)

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from flows.candidate import build_candidate
+from stages.errors import SettingError
 from stages.llm import LLMClient, LLMError, LLMSettings
 from tests.llm_server import ScriptedLLM, good_query
 
@@ -166,7 +167,7 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path,
 def test_missing_server_settings_are_one_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("ECOMBENCH_LLM_MODEL", raising=False)
-    with pytest.raises(ValueError, match="need --base-url"):
+    with pytest.raises(SettingError, match="need --base-url"):
         LLMSettings.from_env(model="m")
 
 
