@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -19,7 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from flows.catalog import SnapshotError
-from flows.settings import ARTIFACTS, apply_prefect_defaults
+from flows.settings import apply_prefect_defaults, artifacts_root
 from stages.errors import EcombenchError, InputError, OutputError, SettingError
 
 apply_prefect_defaults()
@@ -48,11 +49,24 @@ class UserErrorsAsOneLine(TyperGroup):
         try:
             return super().invoke(ctx)
         except USER_ERRORS as exc:
-            if ctx.meta.get("ecombench.debug"):
+            if getattr(ctx.obj, "debug", False):
                 raise
             message = (str(exc).splitlines() or [type(exc).__name__])[0]
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(1) from None
+
+
+@dataclass(frozen=True)
+class CliState:
+    """What every command shares, resolved once by the app's callback (`ctx.obj`).
+
+    Attributes:
+        artifacts: the artifacts root (catalogs, splits, caches): $ECOMBENCH_ARTIFACTS, else the repository's.
+        debug: show tracebacks of user errors.
+    """
+
+    artifacts: Path
+    debug: bool = False
 
 
 app = typer.Typer(cls=UserErrorsAsOneLine,
@@ -65,15 +79,12 @@ def main(ctx: typer.Context,
          debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error instead of "
                                              "one line.")] = False) -> None:
     """Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023."""
-    ctx.meta["ecombench.debug"] = debug
+    ctx.obj = CliState(artifacts=artifacts_root(), debug=debug)
     if not debug:
         for name in ("prefect.flow_runs", "prefect.task_runs"):
             logger = logging.getLogger(name)
             if not any(isinstance(f, _HideUserErrorTracebacks) for f in logger.filters):
                 logger.addFilter(_HideUserErrorTracebacks())
-
-
-SAMPLE_CATALOG = ARTIFACTS / "catalogs" / "sample"
 
 
 def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None) -> dict:
@@ -113,6 +124,7 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
 
 @app.command()
 def ingest(
+    ctx: typer.Context,
     meta: Annotated[Optional[list[Path]], typer.Option("--meta", help="Metadata JSONL(.gz) file; repeat for more. "
                                                        "Default: the bundled real sample.")] = None,
     reviews: Annotated[Optional[list[Path]], typer.Option("--reviews", help="Review JSONL(.gz) file; repeatable.")] = None,
@@ -130,7 +142,7 @@ def ingest(
             raise SettingError("--reviews needs the products they review: add --meta FILE (without both, the bundled "
                                "sample is used)")
         meta, reviews = sample_inputs()
-    out = out or ARTIFACTS / "catalogs" / name
+    out = out or ctx.obj.artifacts / "catalogs" / name
     manifest = _ingest(list(meta), list(reviews or []), out, batch_size, workers)
     c = manifest["counts"]
     typer.echo(f"catalog snapshot: {out}")
@@ -149,6 +161,7 @@ def ingest(
 
 @app.command()
 def build(
+    ctx: typer.Context,
     catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot directory. Default: the bundled "
                                                     "sample, ingested first if missing.")] = None,
     split: Annotated[str, typer.Option(help="Split name (artifacts/splits/<split>/).")] = "sample",
@@ -206,7 +219,7 @@ def build(
         if unknown:
             raise SettingError(f"{config}: unknown build setting(s) {unknown}; valid: {sorted(BuildConfig.model_fields)}")
     if catalog is None and "catalog" not in settings:
-        catalog = SAMPLE_CATALOG
+        catalog = ctx.obj.artifacts / "catalogs" / "sample"
         if not (catalog / "manifest.json").exists():
             from flows.ingest import sample_inputs
 
@@ -233,7 +246,7 @@ def build(
     if unknown:
         raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(load_intents())} (stages/intents.toml)")
     check_snapshot(Path(cfg.catalog))
-    splits_root = out or ARTIFACTS / "splits"
+    splits_root = out or ctx.obj.artifacts / "splits"
     if version and (splits_root / split / version).exists():
         raise OutputError(f"split version {splits_root / split / version} already exists; choose another --version "
                           "(nothing was written)")
@@ -241,7 +254,7 @@ def build(
 
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
                f"{cfg.candidates_per_intent} candidates) ...", err=True)
-    result = run_build(cfg, split, version, str(splits_root), show_progress=True)
+    result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
     _print_summary(Path(result["path"]), result["manifest"])
 
 
@@ -270,21 +283,26 @@ def _print_summary(path: Path, manifest: dict) -> None:
     typer.echo(f"  report: {path / 'report.md'}")
 
 
-def _version_dir(arg: Path) -> Path:
-    """A version argument as given: a directory, or <split>[@<version>] under artifacts/splits (newest if no version)."""
+def _version_dir(arg: Path, artifacts: Path) -> Path:
+    """A version argument as given: a directory, or <split>[@<version>] under <artifacts>/splits (newest if no version).
+
+    Raises:
+        SplitReadError: no such split or version.
+    """
     from flows.inspect import resolve_version
 
     if not arg.exists() and len(arg.parts) == 1:
-        return resolve_version(str(arg), ARTIFACTS / "splits")
+        return resolve_version(str(arg), artifacts / "splits")
     return arg
 
 
 @app.command()
-def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
+def report(ctx: typer.Context,
+           version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
                                                                    "or <split> for its newest version.")]
            ) -> None:
     """Print a split version's report.md."""
-    version_dir = _version_dir(version_dir)
+    version_dir = _version_dir(version_dir, ctx.obj.artifacts)
     path = version_dir / "report.md"
     if not path.is_file():
         raise InputError(f"{path} not found: is {version_dir} a split version directory?")
@@ -329,6 +347,7 @@ def _echo_json(data: object) -> None:
 
 @app.command()
 def inspect(
+    ctx: typer.Context,
     version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>), "
                                                 "<split>@<version>, or <split> for its newest version.")],
     task: Annotated[Optional[str], typer.Option("--task", help="Print the task with this id.")] = None,
@@ -344,7 +363,7 @@ def inspect(
 
     if sum(x is not None for x in (task, reason, stage)) > 1:
         raise SettingError("give at most one of --task, --reason, --stage")
-    version_dir = _version_dir(version_dir)
+    version_dir = _version_dir(version_dir, ctx.obj.artifacts)
     version = load_version(version_dir)
     if task is not None:
         found = next((t for t in version.tasks if t["id"] == task), None)
@@ -366,6 +385,7 @@ def inspect(
 
 @app.command()
 def diff(
+    ctx: typer.Context,
     old: Annotated[str, typer.Argument(help="Older version as <split>@<version>, e.g. sample@v1.")],
     new: Annotated[str, typer.Argument(help="Newer version as <split>@<version>.")],
     root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
@@ -374,7 +394,7 @@ def diff(
     """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
     from flows.inspect import diff_versions, load_version, render_diff, resolve_version
 
-    splits_root = root or ARTIFACTS / "splits"
+    splits_root = root or ctx.obj.artifacts / "splits"
     versions = [load_version(resolve_version(spec, splits_root)) for spec in (old, new)]
     d = diff_versions(*versions)
     _echo_json(d) if as_json else render_diff(d, _console())
@@ -382,6 +402,7 @@ def diff(
 
 @app.command()
 def validate(
+    ctx: typer.Context,
     tasks: Annotated[Path, typer.Argument(help="A tasks.jsonl (ours or an EComAgentBench release); "
                                           "never modified.")],
     catalog: Annotated[Path, typer.Option(help="Catalog snapshot directory to check the tasks against.")],
@@ -403,7 +424,7 @@ def validate(
         raise SettingError(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")
     if out is None:
         parts = [p for p in (tasks.resolve().parent.parent.name, tasks.resolve().parent.name) if p]
-        out = ARTIFACTS / "findings" / f"{'-'.join(parts) or tasks.stem}.findings.jsonl"
+        out = ctx.obj.artifacts / "findings" / f"{'-'.join(parts) or tasks.stem}.findings.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tasks.resolve():
         raise SettingError(f"--out {out} is the input file; validate never modifies its input")
@@ -425,26 +446,26 @@ def validate(
         raise typer.Exit(1)
 
 
-def _open_split(spec: Path, catalog: Optional[Path]):
+def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
     """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's.
 
     Raises:
         InputError: the version or its catalog snapshot cannot be read.
     """
-    import flows.settings
     from flows.inspect import load_version
     from sandbox.catalog import SandboxCatalog
 
-    version = load_version(_version_dir(spec))
+    version = load_version(_version_dir(spec, artifacts))
     path = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
     try:
-        return version, SandboxCatalog.open(path, cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
+        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox")
     except FileNotFoundError as exc:
         raise InputError(f"{exc} (give the split's catalog with --catalog)") from exc
 
 
 @app.command("run-agent")
 def run_agent(
+    ctx: typer.Context,
     split: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")],
     agent: Annotated[str, typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
                                        "for the query) or llm (a chat model with tool calling).")] = "oracle",
@@ -474,9 +495,9 @@ def run_agent(
 
         llm = LLMAgent(LLMSettings.from_env("the LLM agent", base_url=base_url, model=model, temperature=temperature,
                                             max_tokens=max_tokens, timeout=timeout))
-    version, cat = _open_split(split, catalog)
+    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
     tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
-    out = out or ARTIFACTS / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
+    out = out or ctx.obj.artifacts / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
     typer.echo(f"running {agent} on {len(tasks)} tasks of {version.name} ...", err=True)
 
     def progress(i: int, rec: dict) -> None:
@@ -494,6 +515,7 @@ def run_agent(
 
 @app.command()
 def grade(
+    ctx: typer.Context,
     trajectories: Annotated[Path, typer.Argument(help="A trajectory file written by `ecombench run-agent`.")],
     split: Annotated[Path, typer.Option(help="The split version the agent ran on (directory or <split>@<version>).")],
     catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot (default: the split manifest's).")] = None,
@@ -515,8 +537,8 @@ def grade(
 
         judge = LLMJudge(LLMClient(LLMSettings.from_env("the judge", ("--judge-base-url", "--judge-model"),
                                                         base_url=judge_base_url, model=judge_model, max_tokens=256,
-                                                        cache_dir=str(ARTIFACTS / "cache" / "llm"))))
-    version, cat = _open_split(split, catalog)
+                                                        cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
+    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
     try:
         graded, metrics = grade_all(version.tasks, records, cat, judge)
     except InputError as exc:  # the grader names the task; the file is known here

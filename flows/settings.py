@@ -14,7 +14,6 @@ from stages.intents import load_intents
 from stages.split import SplitConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = Path(os.environ.get("ECOMBENCH_ARTIFACTS", REPO_ROOT / "artifacts"))
 CODE_VERSION = "0.1.0"
 LLM_PARTS = ("query", "persona", "slots", "opinions")  # what --verbaliser llm can write (stages/verbalise_llm.py)
 # Default of BuildConfig.min_query_answer_set, chosen by measurement on every shared real file (README).
@@ -28,6 +27,15 @@ PREFECT_DEFAULTS = {
     "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
 }
+
+
+def artifacts_root() -> Path:
+    """The artifacts root (catalogs, splits, caches): $ECOMBENCH_ARTIFACTS, else the repository's artifacts/.
+
+    Read once at an edge (the CLI, a deployment entrypoint, a script) and passed down as an argument;
+    nothing below the edge reads the environment for it.
+    """
+    return Path(os.environ.get("ECOMBENCH_ARTIFACTS") or REPO_ROOT / "artifacts")
 
 
 def apply_prefect_defaults() -> None:

@@ -26,11 +26,12 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
 from flows.build import run_build
-from flows.settings import BuildConfig
+from flows.settings import BuildConfig, artifacts_root
 config = BuildConfig(catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
 out = {}
 for runner in ("threads", "dask"):
-    result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner, root=sys.argv[2])
+    result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner,
+                       str(artifacts_root()), root=sys.argv[2])
     out[runner] = result.get("path") or result
 print("RESULT", json.dumps(out))
 """
