@@ -31,7 +31,7 @@ from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root,
 from stages.cues import load_cues
 from stages.errors import InputError, ServerError, SettingError
 from stages.hashing import digest, sha256_hex
-from stages.llm import LLMClient, LLMSettings
+from stages.llm import LLMClient
 from stages.verbalise_llm import prompt_sha256
 from stages.features import detail_rows, field_vocabulary
 from stages.fields import load_field_table
@@ -261,12 +261,7 @@ def llm_client(config: BuildConfig, artifacts: Path) -> LLMClient | None:
     """
     if config.verbaliser != "llm" and not config.judge:
         return None
-    settings = LLMSettings.from_env(
-        base_url=config.llm_base_url, model=config.llm_model, temperature=config.llm_temperature,
-        max_tokens=config.llm_max_tokens, seed=config.llm_seed, timeout=config.llm_timeout,
-        max_retries=config.llm_max_retries, concurrency=config.llm_concurrency,
-        response_format=config.llm_response_format, cache_dir=str(Path(artifacts) / "cache" / "llm"))
-    return LLMClient(settings)
+    return LLMClient(config.llm_settings(artifacts))
 
 
 def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:

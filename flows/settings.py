@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stages.hashing import canonical_json, sha256_hex
 from stages.intents import load_intents
+from stages.llm import LLMSettings
 from stages.split import SplitConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +118,23 @@ class BuildConfig(BaseModel):
         if self.verbaliser != "llm":
             return frozenset()
         return frozenset(LLM_PARTS if self.llm_parts is None else self.llm_parts)
+
+    def llm_settings(self, artifacts: Path) -> LLMSettings:
+        """The LLM client settings of this build: every `llm_<name>` field is LLMSettings' `<name>`.
+
+        The server URL and model fall back to OPENAI_BASE_URL and ECOMBENCH_LLM_MODEL, the key comes
+        only from OPENAI_API_KEY; replies are cached under <artifacts>/cache/llm.
+
+        Args:
+            artifacts: the artifacts root.
+
+        Raises:
+            SettingError: no server URL or model (one line naming --base-url and --model).
+        """
+        passed = LLMSettings.__dataclass_fields__.keys() - {"api_key", "cache_dir"}
+        params = {name.removeprefix("llm_"): value for name, value in self
+                  if name.startswith("llm_") and name.removeprefix("llm_") in passed}
+        return LLMSettings.from_env(**params, cache_dir=str(Path(artifacts) / "cache" / "llm"))
 
     def content(self) -> dict:
         """The fields that decide content: everything but where the catalog lies and runtime knobs.
