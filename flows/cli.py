@@ -8,15 +8,18 @@ touched (snapshots and split versions are written whole or not at all).
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from types import UnionType
+from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
 
 import click
 import typer
+from pydantic.fields import FieldInfo
 from typer.core import TyperGroup
 
 from flows.catalog import SnapshotError
@@ -159,86 +162,94 @@ def ingest(
                    err=True)
 
 
-@app.command()
-def build(
-    ctx: typer.Context,
-    catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot directory. Default: the bundled "
-                                                    "sample, ingested first if missing.")] = None,
-    split: Annotated[str, typer.Option(help="Split name (artifacts/splits/<split>/).")] = "sample",
-    version: Annotated[Optional[str], typer.Option(help="Version name; default: next free v<N>. "
-                                                   "An existing version is never overwritten.")] = None,
-    intent: Annotated[Optional[list[str]], typer.Option("--intent", help="Intent to build; repeatable. "
-                                                        "Default: every intent of stages/intents.toml.")] = None,
-    candidates: Annotated[Optional[int], typer.Option(help="Candidates sampled per intent (default 100).")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Run seed; every random choice derives from it "
-                                                "(default 0).")] = None,
-    max_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates with a larger answer set "
-                                                          "(default 5).")] = None,
-    min_query_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates whose query alone leaves "
-                                                                "fewer catalog products (query_pins_target; default "
-                                                                "3, 1 disables).")] = None,
-    category: Annotated[Optional[list[str]], typer.Option("--category", help="Restrict to a main_category; "
-                                                          "repeatable.")] = None,
-    config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
-                                                   "BuildConfig); command-line options override it.")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Splits root directory.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(help="Candidates per Prefect task (default 50).")] = None,
-    verbaliser: Annotated[Optional[str], typer.Option(help="template (offline, default) or llm.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
-                                                    "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
-    oracle_check: Annotated[Optional[bool], typer.Option("--oracle-check/--no-oracle-check", help="Reject tasks the "
-                            "sandbox's oracle cannot solve (oracle_failed) and record oracle and null-agent accuracy "
-                            "(default off).")] = None,
-    task_runner: Annotated[Optional[str], typer.Option(help="threads (one process, default) or dask (a Dask "
-                                                       "cluster: --dask-address, else a temporary local one).")] = None,
-    dask_address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, e.g. tcp://host:8786 "
-                                                        "(implies --task-runner dask).")] = None,
-    dask_workers: Annotated[Optional[int], typer.Option(help="dask without --dask-address: worker processes of "
-                                                        "the temporary local cluster (default 2).")] = None,
-    llm_part: Annotated[Optional[list[str]], typer.Option("--llm-part", help="llm: a part the model writes (query, "
-                                                          "persona, slots, opinions); repeatable. Default: all.")] = None,
-    judge: Annotated[Optional[bool], typer.Option("--judge/--no-judge", help="Stage 7 also asks an LLM judge "
-                                                  "(needs --model and --base-url; default off).")] = None,
-) -> None:
-    """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
-    from pydantic import ValidationError
+# ---- build: its options generated from BuildConfig ---------------------------------------------------
 
+# BuildConfig fields whose option is not --<field-name>: today's names (repeatable lists take the singular).
+BUILD_OPTION_NAMES = {"candidates_per_intent": "--candidates", "intents": "--intent", "categories": "--category",
+                      "llm_model": "--model", "llm_base_url": "--base-url", "llm_parts": "--llm-part"}
+BUILD_CONFIG_ONLY = frozenset({"partition"})  # a nested model: set in --config only
+# The command's own fallback where BuildConfig has no default (a config must name its catalog).
+BUILD_DEFAULT_SHOWN = {"catalog": "the bundled sample, ingested first if missing"}
+
+
+def build_option_name(field: str) -> str:
+    """The `ecombench build` option of a BuildConfig field: --<field-name>, or its name in BUILD_OPTION_NAMES."""
+    return BUILD_OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+
+
+def _shown_default(value: Any) -> str:
+    """A default as help shows it, the same way for every option: as build.json spells it, unquoted."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _build_option(name: str, field: FieldInfo) -> inspect.Parameter:
+    """The Typer option of one BuildConfig field: name, type, help and shown default all come from the field.
+
+    Every generated option defaults to None (not given), so `--config` values are overridden only by
+    options the user typed; the shown default is the field's.
+    """
+    kind = field.annotation
+    if get_origin(kind) in (Union, UnionType):
+        kind = next(a for a in get_args(kind) if a is not type(None))
+    option = build_option_name(name)
+    shown = BUILD_DEFAULT_SHOWN.get(name) or _shown_default(field.get_default(call_default_factory=True))
+    help_text = (field.description or "") + (" Repeat for more." if get_origin(kind) is list else "")
+    decls = [f"{option}/--no-{option[2:]}"] if kind is bool else [option]
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                             annotation=Annotated[Optional[kind], typer.Option(*decls, help=help_text,
+                                                                               show_default=shown)])
+
+
+def _with_build_config_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Replace the `**given` parameter of `command` by one option per BuildConfig field (Typer reads the signature)."""
     from flows.settings import BuildConfig
 
-    settings: dict = {}
-    if config is not None:
-        try:
-            settings = json.loads(config.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise InputError(f"{config}: cannot read build config ({exc})") from exc
-        if not isinstance(settings, dict):
-            raise SettingError(f"{config}: a build config is a JSON object of settings, not a "
-                               f"{type(settings).__name__}")
-        unknown = sorted(set(settings) - set(BuildConfig.model_fields))
-        if unknown:
-            raise SettingError(f"{config}: unknown build setting(s) {unknown}; valid: {sorted(BuildConfig.model_fields)}")
-    if catalog is None and "catalog" not in settings:
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
+           if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    generated = [_build_option(n, f) for n, f in BuildConfig.model_fields.items() if n not in BUILD_CONFIG_ONLY]
+    command.__signature__ = inspect.Signature(own + generated)  # type: ignore[attr-defined]
+    return command
+
+
+@app.command()
+@_with_build_config_options
+def build(
+    ctx: typer.Context,
+    split: Annotated[str, typer.Option(help="Split name (artifacts/splits/<split>/).", show_default="sample")
+                     ] = "sample",
+    version: Annotated[Optional[str], typer.Option(help="Version name; an existing version is never overwritten.",
+                                                   show_default="the next free v<N>")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
+                                                   "BuildConfig); command-line options override it.",
+                                                   show_default="unset")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Splits root directory.",
+                                                show_default="artifacts/splits")] = None,
+    **given: Any,
+) -> None:
+    """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
+    # `given`: one entry per BuildConfig field (options generated by _with_build_config_options), None if not typed.
+    from flows.settings import build_config, read_build_config
+
+    settings = read_build_config(config) if config is not None else {}
+    typed = {name: value for name, value in given.items() if value is not None}
+    if "dask_address" in typed:
+        typed.setdefault("task_runner", "dask")
+    if "catalog" in typed:
+        typed["catalog"] = str(Path(typed["catalog"]))
+    elif "catalog" not in settings:
         catalog = ctx.obj.artifacts / "catalogs" / "sample"
         if not (catalog / "manifest.json").exists():
             from flows.ingest import sample_inputs
 
             _ingest(*sample_inputs(), catalog, 20_000)
-    overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
-                 "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
-                 "max_answer_set": max_answer_set, "min_query_answer_set": min_query_answer_set,
-                 "verbaliser": verbaliser, "llm_model": model,
-                 "llm_base_url": base_url, "oracle_check": oracle_check,
-                 "task_runner": task_runner or ("dask" if dask_address else None),
-                 "dask_address": dask_address, "dask_workers": dask_workers,
-                 "llm_parts": llm_part, "judge": judge}
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        cfg = BuildConfig(**settings)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "partition"
-        raise SettingError(f"build setting {where}: {err['msg']}") from exc
+        settings["catalog"] = str(catalog)
+    cfg = build_config({**settings, **typed}, {name: build_option_name(name) for name in typed})
     from flows.catalog import check_snapshot
     from stages.intents import load_intents
 
