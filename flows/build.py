@@ -433,7 +433,8 @@ def check_dask_address(address: str, timeout: float = 5.0) -> None:
         with socket.create_connection((parts.hostname, parts.port or 8786), timeout=timeout):
             pass
     except OSError as exc:
-        raise ServerError(f"--dask-address {address}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
+        raise ServerError(f"--dask-address {address}: cannot reach the Dask scheduler "
+                          f"({exc.strerror or exc})") from None
 
 
 def run_build(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,

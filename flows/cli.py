@@ -8,11 +8,11 @@ touched (snapshots and split versions are written whole or not at all).
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import sys
 from dataclasses import dataclass
+from inspect import Parameter, Signature, signature  # not `import inspect`: a command is named so
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
@@ -188,7 +188,7 @@ def _shown_default(value: Any) -> str:
     return str(value)
 
 
-def _build_option(name: str, field: FieldInfo) -> inspect.Parameter:
+def _build_option(name: str, field: FieldInfo) -> Parameter:
     """The Typer option of one BuildConfig field: name, type, help and shown default all come from the field.
 
     Every generated option defaults to None (not given), so `--config` values are overridden only by
@@ -201,19 +201,17 @@ def _build_option(name: str, field: FieldInfo) -> inspect.Parameter:
     shown = BUILD_DEFAULT_SHOWN.get(name) or _shown_default(field.get_default(call_default_factory=True))
     help_text = (field.description or "") + (" Repeat for more." if get_origin(kind) is list else "")
     decls = [f"{option}/--no-{option[2:]}"] if kind is bool else [option]
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                             annotation=Annotated[Optional[kind], typer.Option(*decls, help=help_text,
-                                                                               show_default=shown)])
+    return Parameter(name, Parameter.KEYWORD_ONLY, default=None,
+                     annotation=Annotated[Optional[kind], typer.Option(*decls, help=help_text, show_default=shown)])
 
 
 def _with_build_config_options(command: Callable[..., None]) -> Callable[..., None]:
     """Replace the `**given` parameter of `command` by one option per BuildConfig field (Typer reads the signature)."""
     from flows.settings import BuildConfig
 
-    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
-           if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    own = [p for p in signature(command, eval_str=True).parameters.values() if p.kind is not Parameter.VAR_KEYWORD]
     generated = [_build_option(n, f) for n, f in BuildConfig.model_fields.items() if n not in BUILD_CONFIG_ONLY]
-    command.__signature__ = inspect.Signature(own + generated)  # type: ignore[attr-defined]
+    command.__signature__ = Signature(own + generated)  # type: ignore[attr-defined]
     return command
 
 
@@ -557,6 +555,10 @@ def grade(
     agents = sorted({r.get("agent") or "?" for r in records})
     metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
+    if judge is not None:  # which judge decided the rubrics marked by: judge
+        from stages.verbalise_llm import prompt_sha256
+
+        metrics["judge"] = {"model": judge.client.settings.model, "prompt_sha256": prompt_sha256(["review_judge"])}
     stem = trajectories.name.removesuffix(".jsonl").removesuffix(".trajectories")
     out = out or trajectories.with_name(f"{stem}.metrics.json")
     out.parent.mkdir(parents=True, exist_ok=True)

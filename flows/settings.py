@@ -84,7 +84,8 @@ class BuildConfig(BaseModel):
     llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
     llm_max_retries: int = Field(default=4, ge=0, le=10, description="llm: retries after a timeout, 429 or 5xx.")
     llm_concurrency: int = Field(default=2, ge=1, le=64, description="llm: requests in flight at once.")
-    llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object_schema|json_object|text)$",
+    llm_response_format: str = Field(default="json_schema",
+                                     pattern="^(json_schema|json_object_schema|json_object|text)$",
                                      description="llm: how the reply schema is sent: json_schema (OpenAI, vLLM, "
                                                  "Ollama), json_object_schema (llama.cpp server), json_object or text.")
     oracle_check: bool = Field(default=False, description="Run the sandbox's oracle on every validated task and "

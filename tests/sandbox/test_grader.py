@@ -92,7 +92,16 @@ def test_a_working_judge_decides_what_code_could_not(sandbox_catalog, built_task
         graded = grade_episode(dict(task, target_product=dict(task["target_product"], parent_asin="B000OTHER")),
                                record, sandbox_catalog, judge)
         prompt = server.requests[0]["messages"][0]["content"]
+        sent_schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert graded["status"] == "incorrect"
+    # The grader's judge speaks through the versioned, hashed prompt file and reply schema (validation/judge.py).
+    from stages.verbalise_llm import prompt_sha256, reply_schema
+    from validation.judge import opinion_prompt
+
+    rubric = next(r for r in task["rubrics"] if r["type"] == "review_opinion"
+                  and f'the reviews say "{r["expected_value"]}"' in prompt)
+    assert prompt == opinion_prompt(rubric, graded_product(sandbox_catalog, record["predicted_product_id"]))
+    assert sent_schema == reply_schema("review_judge") and "review_judge.md" in prompt_sha256()
     assert [r["status"] for r in graded["rubric_results"] if r["by"] == "judge"] == ["not_satisfied"]
     assert next(r["expected_value"] for r in task["rubrics"] if r["type"] == "review_opinion"
                 and r["expected_value"] in prompt)
