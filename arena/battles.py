@@ -8,6 +8,8 @@ a tie. Runs are read from the files `ecombench grade` writes (`<name>.graded.jso
 
 from __future__ import annotations
 
+from stages.errors import InputError
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +56,7 @@ def load_run(path: Path) -> Run:
 
     Raises:
         FileNotFoundError: no graded.jsonl beside `path` (run `ecombench grade` first).
-        ValueError: a graded line is not a JSON object with task_id and status (names file and line).
+        InputError: a graded line is not a JSON object with task_id and status (names file and line).
     """
     stem = _stem(path)
     graded_path = path.with_name(f"{stem}.graded.jsonl")
@@ -69,9 +71,9 @@ def load_run(path: Path) -> Run:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{graded_path}:{n}: not JSON ({exc.msg})") from None
+                raise InputError(f"{graded_path}:{n}: not JSON ({exc.msg})") from None
             if not isinstance(row, dict) or "task_id" not in row or "status" not in row:
-                raise ValueError(f"{graded_path}:{n}: not a graded task (needs task_id and status)")
+                raise InputError(f"{graded_path}:{n}: not a graded task (needs task_id and status)")
             graded[row["task_id"]] = row
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
     return Run(stem, graded_path, metrics.get("split"), metrics.get("agents", []), metrics.get("models", []), graded)
@@ -81,23 +83,23 @@ def check_same_split(runs: list[Run]) -> list[str]:
     """The task ids every run was graded on (sorted).
 
     Raises:
-        ValueError: fewer than two runs, two runs with one name, runs of different splits, or runs
+        InputError: fewer than two runs, two runs with one name, runs of different splits, or runs
             graded on different task sets (names the runs and a task id).
     """
     if len(runs) < 2:
-        raise ValueError("compare needs at least two graded runs")
+        raise InputError("compare needs at least two graded runs")
     names = [r.name for r in runs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"two runs are named {dup[0]!r}; give trajectory files distinct names")
+        raise InputError(f"two runs are named {dup[0]!r}; give trajectory files distinct names")
     splits = {r.split for r in runs if r.split is not None}
     if len(splits) > 1:
-        raise ValueError(f"runs were graded on different splits: {sorted(splits)}")
+        raise InputError(f"runs were graded on different splits: {sorted(splits)}")
     ids = sorted(runs[0].graded)
     for r in runs[1:]:
         if set(r.graded) != set(ids):
             odd = sorted(set(r.graded) ^ set(ids))[0]
-            raise ValueError(f"{r.name} and {runs[0].name} were graded on different tasks (e.g. {odd})")
+            raise InputError(f"{r.name} and {runs[0].name} were graded on different tasks (e.g. {odd})")
     return ids
 
 

@@ -17,7 +17,7 @@ def compare_runs(runs: list[Run], replicates: int = 1000, seed: int = 0, k: floa
         output, "win_tie_loss": arena.battles.win_tie_loss output, "rule"}.
 
     Raises:
-        ValueError: see arena.battles.check_same_split.
+        InputError: see arena.battles.check_same_split.
     """
     task_ids = check_same_split(runs)
     names = [r.name for r in runs]

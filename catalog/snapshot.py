@@ -5,6 +5,8 @@ What the build, inspect and validate load of it; the columns are `catalog.schema
 
 from __future__ import annotations
 
+from stages.errors import InputError
+
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import polars as pl
 from catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
 
 
-class SnapshotError(ValueError):
+class SnapshotError(InputError):
     """A catalog snapshot is missing or unreadable; the message names the path."""
 
 

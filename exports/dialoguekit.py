@@ -14,6 +14,8 @@ INQUIRE.ELICIT (a question) and REVEAL (the recommendation). The file is a JSON 
 
 from __future__ import annotations
 
+from stages.errors import InputError
+
 import json
 from pathlib import Path
 from typing import Any
@@ -166,7 +168,7 @@ def write_dialogues(records: list[dict[str, Any]], tasks: list[dict[str, Any]], 
         {"dialogues", "utterances", "tool_call_annotations", "path"}.
 
     Raises:
-        ValueError: a record names a task the split does not have.
+        InputError: a record names a task the split does not have.
         RuntimeError: dialoguekit is not installed.
     """
     _require_dialoguekit()
@@ -174,7 +176,7 @@ def write_dialogues(records: list[dict[str, Any]], tasks: list[dict[str, Any]], 
     out, utterances, calls = [], 0, 0
     for rec in sorted(records, key=lambda r: r["task_id"]):
         if rec["task_id"] not in by_id:
-            raise ValueError(f"trajectory for task {rec['task_id']!r}, which the split does not have")
+            raise InputError(f"trajectory for task {rec['task_id']!r}, which the split does not have")
         d = trajectory_dialogue(rec, by_id[rec["task_id"]])
         utterances += len(d.utterances)
         calls += sum(len(u.annotations) for u in d.utterances if u.participant.name == "AGENT")
