@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from rubric_types import as_rubrics, kind_of
+from rubric_types import RubricLike, as_rubrics, as_spec, kind_of
 from stages.llm import LLMClient, LLMError
 from stages.reviews import review_text
 from stages.verbalise_llm import prompt_template, reply_schema
@@ -96,7 +96,8 @@ OPINION_REVIEWS = 20  # reviews shown to the grader's judge, those sharing most 
 OPINION_REVIEW_CHARS = 1000
 
 
-def opinion_prompt(rubric: dict[str, Any], product: dict[str, Any], max_reviews: int = OPINION_REVIEWS) -> str:
+def opinion_prompt(rubric: RubricLike | dict[str, Any], product: dict[str, Any],
+                   max_reviews: int = OPINION_REVIEWS) -> str:
     """The grader judge's prompt (stages/prompts/review_judge.md) for one review_opinion rubric and product.
 
     Args:
@@ -107,15 +108,16 @@ def opinion_prompt(rubric: dict[str, Any], product: dict[str, Any], max_reviews:
     """
     from stages.reviews import opinion_overlap
 
+    opinion = str(as_spec(rubric).expected_value)
     reviews = sorted(product.get("reviews") or [],
-                     key=lambda r: (-opinion_overlap(rubric["expected_value"], review_text(r)), r["review_id"]))
-    values = {"opinion": str(rubric["expected_value"]), "title": product.get("title") or "",
+                     key=lambda r: (-opinion_overlap(opinion, review_text(r)), r["review_id"]))
+    values = {"opinion": opinion, "title": product.get("title") or "",
               "reviews": "\n".join(f"- {review_text(r)[:OPINION_REVIEW_CHARS]}" for r in reviews[:max_reviews])}
     # One pass, so a value that happens to contain "{title}" is never substituted again.
     return re.sub(r"\{(opinion|title|reviews)\}", lambda m: values[m.group(1)], prompt_template("review_judge"))
 
 
-def judge_opinion(client: LLMClient, rubric: dict[str, Any], product: dict[str, Any],
+def judge_opinion(client: LLMClient, rubric: RubricLike | dict[str, Any], product: dict[str, Any],
                   max_reviews: int = OPINION_REVIEWS) -> Verdict:
     """The grader's judge: does some review of `product` state the opinion of `rubric`?
 
