@@ -8,8 +8,8 @@ stages all pass becomes the task; a candidate that never passes becomes one reje
 `validation.findings.rejection_record` from its last attempt's findings, with the stage its
 reason code belongs to.
 
-Each attempt re-draws features, the split and the text from a generator seeded by
-sha256(seed, "candidate", intent, parent_asin, attempt).
+Each attempt re-draws features, the split and the text, each stage from its own generator seeded
+by sha256(seed, stage name, intent, parent_asin, attempt) (`CandidateState.rng`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class CandidateState:
     product: dict[str, Any]
     intent: IntentSpec
     attempt: int
-    gen: Random
+    seed: int
     stats: Counter
     split_config: SplitConfig
     writes: frozenset[str]
@@ -106,10 +106,22 @@ class CandidateState:
     cues: dict[str, str] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
 
+    _gens: dict[str, Random] = field(default_factory=dict, repr=False)
+
     @property
     def asin(self) -> str:
         """The target's parent_asin."""
         return self.product["parent_asin"]
+
+    def rng(self, stage: str) -> Random:
+        """The generator of one stage of this attempt, seeded by sha256(seed, stage name, intent, parent_asin, attempt).
+
+        One per stage (DESIGN "Determinism"): a change inside one stage (a field-table row that
+        changes the features) never moves another stage's draws (openers, persona noise).
+        """
+        if stage not in self._gens:
+            self._gens[stage] = rng(self.seed, stage, self.intent.name, self.asin, self.attempt)
+        return self._gens[stage]
 
 
 StageRun = Callable[[CandidateState, BuildContext], list[Finding]]
@@ -146,7 +158,7 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         if problems:
             return problems
         state.opinions = opinions
-    features, dropped = extract_features(product, intent, ctx.table, state.gen, vocabulary=ctx.vocabulary,
+    features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"), vocabulary=ctx.vocabulary,
                                          reviews=product.get("reviews"), opinions=state.opinions)
     sc = state.split_config
     need = sc.min_query + sc.min_persona + sc.min_clarification
@@ -169,17 +181,17 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 
 def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """Query / persona / clarification assignment: the most selective features hidden (stages.split)."""
-    intent = state.intent
-    state.selected = selected = select_features(state.features, intent, state.gen)
+    intent, gen = state.intent, state.rng("three_source_split")
+    state.selected = selected = select_features(state.features, intent, gen)
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
     cueable = sorted(f.field for f in selected
                      if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value))
-    state.implicit_fields = frozenset(state.gen.sample(cueable, min(intent.implicit, len(cueable))))
+    state.implicit_fields = frozenset(gen.sample(cueable, min(intent.implicit, len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
     support = {f.field: ctx.catalog.support(feature_rubric(f)) for f in selected
                if "persona" in f.sources or "clarification" in f.sources}
     try:
-        state.assignment = split_features(selected, intent, state.split_config, state.gen,
+        state.assignment = split_features(selected, intent, state.split_config, gen,
                                           keep_in_query=state.implicit_fields, support=support)
     except PartitionInfeasible as exc:
         return [Finding(exc.reason, str(exc), exc.evidence)]
@@ -249,9 +261,9 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     turns = ctx.config.max_clarification_turns
     try:
         query, surfaces = (write_query_llm(ctx.llm, rubrics, ctx.table, cues) if "query" in writes
-                           else (write_query(rubrics, ctx.table, state.gen, cues), None))
+                           else (write_query(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
         persona = (write_persona_llm(ctx.llm, rubrics, ctx.table, user_id) if "persona" in writes
-                   else write_persona(rubrics, ctx.table, state.gen, user_id))
+                   else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id))
         script = (write_clarification_llm(ctx.llm, rubrics, ctx.table, turns) if "slots" in writes
                   else write_clarification(rubrics, ctx.table, turns))
     except LLMError as exc:
@@ -347,7 +359,7 @@ def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, 
     """
     state = CandidateState(
         product=product, intent=intent, attempt=attempt, stats=stats,
-        gen=rng(ctx.config.seed, "candidate", intent.name, product["parent_asin"], attempt),
+        seed=ctx.config.seed,
         split_config=ctx.config.partition.model_copy(update=intent.split_overrides()),
         writes=ctx.config.llm_writes() if ctx.llm is not None else frozenset())
     for stage in STAGES:
