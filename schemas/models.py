@@ -267,7 +267,7 @@ class Rejection(_Model):
 class FileEntry(_Model):
     sha256: str
     bytes: int
-    rows: int
+    rows: int = Field(description="Lines of a text file; records of a Parquet file.")
 
 
 class SplitManifest(_Model):
