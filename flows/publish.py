@@ -95,7 +95,9 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
         lines += ["", "## Sampling shortfalls (`not_enough_eligible_products`)", ""]
         lines += [f"- {k}: {v['sampled']} of {v['requested']} candidates; {v['eligible']} products have {v['rule']}, "
                   "and each product serves one intent" for k, v in shortfalls.items()]
-    lines += ["", "## Top rejection reasons", "", "| reason | stage | count | example |", "|---|---|---:|---|"]
+    lines += ["", "## Top rejection reasons", "",
+              f"`ecombench inspect {manifest['split']}@{manifest['version']} --reason <reason>` lists a reason's "
+              "candidates.", "", "| reason | stage | count | example |", "|---|---|---:|---|"]
     examples: dict[str, dict[str, Any]] = {}
     for r in rejections:
         examples.setdefault(r["reason"], r)
