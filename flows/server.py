@@ -108,7 +108,6 @@ class SharedServer:
                 __import__(pending.pop(0))
             else:
                 time.sleep(0.1)
-        self.how = "started"
 
 
 def start_or_reuse(artifacts: Path, idle: float | None = None) -> SharedServer:
