@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, bui
 from catalog.snapshot import load_reviews, load_snapshot
 from splits.publish import next_version, publish_split
 from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
+from flows import expectations_job
+from flows.timing import phase, record
 from stages.cues import load_cues
 from stages.errors import InputError, ServerError, SettingError
 from stages.hashing import digest, sha256_hex
@@ -38,7 +41,6 @@ from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex
-from validation.expectations import run_suites
 
 
 class NoCandidates(InputError):
@@ -301,8 +303,8 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
             snapshot (`products`) or the accepted tasks; nothing is written.
         VersionExists, SchemaError: from publish_split (nothing is written).
     """
-    # construction check: oracle_failed
-    results, agent_checks = check_agents(config, results, ctx.table, artifacts=ctx.artifacts)
+    with phase("  agent checks (oracle, null)"):
+        results, agent_checks = check_agents(config, results, ctx.table, artifacts=ctx.artifacts)  # oracle_failed
     tasks = [r.task for r in results if r.task is not None]
     rejections = [r.rejection for r in results if r.rejection is not None]
     # Funnel: a candidate counts once for each stage it cleared on its final attempt.
@@ -315,6 +317,10 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
             funnel[rec["intent"]][str(s)] += 1
         attempts.update(r.stats)
     version = version or next_version(root / split)
+    with phase("  data expectations (GX import + suites)"):
+        # In the worker `ecombench build` started (flows/expectations_job.py), else here.
+        expectations = expectations_job.run(products, tasks, Path(config.catalog), config.partition, ctx.intents,
+                                            artifacts=ctx.artifacts)
     manifest = {
         "schema_version": 1,
         "kind": "split",
@@ -338,9 +344,10 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "resumed_candidates": sum(r.resumed for r in results),
         "agent_checks": agent_checks,
         # publish_split refuses (ExpectationsFailed) when an ERROR expectation failed.
-        "expectations": run_suites(products, tasks, config.partition, ctx.intents),
+        "expectations": expectations,
     }
-    path = publish_split(root, split, version, tasks, rejections, manifest)
+    with phase("  publish (card, reports, matplotlib)"):
+        path = publish_split(root, split, version, tasks, rejections, manifest)
     return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
 
 
@@ -478,10 +485,12 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         In every case nothing is written.
     """
     # Under Dask the workers hold the index; this process only samples and publishes.
-    ctx, products, sampling, catalog_manifest = plan_build(config, Path(artifacts),
-                                                           with_index=config.task_runner == "threads")
+    with phase("  plan (snapshot, index, sampling)"):
+        ctx, products, sampling, catalog_manifest = plan_build(config, Path(artifacts),
+                                                               with_index=config.task_runner == "threads")
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
+    batches_started = time.perf_counter()
     futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
     results = []
     usage: dict[int, Counter] = {}
@@ -495,6 +504,7 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
             accepted = sum(r.task is not None for r in results)
             print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
+    record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
     if ctx.llm is not None and config.task_runner != "threads":
         ctx.llm.stats.clear()
         for counts in usage.values():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from schemas.evidence import REASON_FIELDS, evidence_schema
 from schemas.models import (ClarificationScript, Persona, Rejection, Rubric, SplitManifest, Task,
                             value_type_by_rubric_type)
 
@@ -34,10 +35,19 @@ def render(name: str) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def render_evidence(reason: str) -> str:
+    """JSON text of schemas/evidence/<reason>.schema.json (schemas/evidence.py)."""
+    return json.dumps(evidence_schema(reason), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def main() -> None:
     for name in MODELS:
         (SCHEMA_DIR / f"{name}.schema.json").write_text(render(name), encoding="utf-8")
         print(f"wrote schemas/{name}.schema.json")
+    (SCHEMA_DIR / "evidence").mkdir(exist_ok=True)
+    for reason in REASON_FIELDS:
+        (SCHEMA_DIR / "evidence" / f"{reason}.schema.json").write_text(render_evidence(reason), encoding="utf-8")
+    print(f"wrote schemas/evidence/<reason>.schema.json for {len(REASON_FIELDS)} reasons")
 
 
 if __name__ == "__main__":

@@ -285,14 +285,17 @@ class Rejection(_Model):
     stage_name: str
     reason: str = Field(pattern=r"^[a-z_]+$")
     message: str
-    evidence: dict[str, Any]
+    evidence: dict[str, Any] | str = Field(
+        description="What the check found. In rejections.jsonl: the JSON text of an object in the reason's one "
+                    "shape (schemas/evidence/<reason>.schema.json, schemas/evidence.py); as the stages build it: "
+                    "an object.")
     attempt: int = Field(ge=0)
 
 
 class FileEntry(_Model):
     sha256: str
     bytes: int
-    rows: int
+    rows: int = Field(description="Lines of a text file; records of a Parquet file.")
 
 
 class SplitManifest(_Model):

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from schemas.evidence import unflatten_rejection
 from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
 from splits.publish import count_tasks
 from stages.errors import InputError
@@ -71,7 +72,7 @@ def load_version(path: Path) -> SplitVersion:
     except json.JSONDecodeError as exc:
         raise SplitReadError(f"{manifest_path}: invalid JSON ({exc})") from None
     return SplitVersion(path=path, manifest=manifest, tasks=_jsonl(path / "tasks.jsonl"),
-                        rejections=_jsonl(path / "rejections.jsonl"))
+                        rejections=[unflatten_rejection(r) for r in _jsonl(path / "rejections.jsonl")])
 
 
 def resolve_version(spec: str, root: Path) -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 
 from schemas import SchemaError, schema_errors
 from stages.errors import OutputError
+from schemas.evidence import REASON_FIELDS, flat_rejection, rejections_parquet, shape_rejection
 from stages.fields import load_field_table
 from validation.semantic import task_problems
 from stages.hashing import sha256_hex
@@ -95,7 +96,9 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
         lines += ["", "## Sampling shortfalls (`not_enough_eligible_products`)", ""]
         lines += [f"- {k}: {v['sampled']} of {v['requested']} candidates; {v['eligible']} products have {v['rule']}, "
                   "and each product serves one intent" for k, v in shortfalls.items()]
-    lines += ["", "## Top rejection reasons", "", "| reason | stage | count | example |", "|---|---|---:|---|"]
+    lines += ["", "## Top rejection reasons", "",
+              f"`ecombench inspect {manifest['split']}@{manifest['version']} --reason <reason>` lists a reason's "
+              "candidates.", "", "| reason | stage | count | example |", "|---|---|---:|---|"]
     examples: dict[str, dict[str, Any]] = {}
     for r in rejections:
         examples.setdefault(r["reason"], r)
@@ -139,6 +142,14 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
     return "\n".join(lines) + "\n"
 
 
+def _catalog_manifest(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The catalog snapshot's manifest.json (for the card's source files), or None when unreadable."""
+    try:
+        return json.loads((Path(manifest["catalog"]["path"]) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, Any]],
                   rejections: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
     """Validate and write `root/<split>/<version>/` atomically.
@@ -165,13 +176,20 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     if final.exists():
         raise VersionExists(f"split version {final} already exists; choose another --version (nothing was written)")
     tasks = sorted(tasks, key=lambda t: t["id"])
-    rejections = sorted(rejections, key=lambda r: r["candidate_id"])
+    # One evidence struct for every reason (schemas/evidence.py), so table readers load the file as is.
+    rejections = [shape_rejection(r) for r in sorted(rejections, key=lambda r: r["candidate_id"])]
     for name, records in (("task", tasks), ("rejection", rejections)):
         for rec in records:
             errors = schema_errors(name, rec)
             if errors:
                 key = rec.get("id") or rec.get("candidate_id")
                 raise SchemaError(f"{name} {key} breaks schemas/{name}.schema.json: {errors[0]}")
+    for rec in rejections:
+        if rec["reason"] in REASON_FIELDS:
+            errors = schema_errors(f"evidence/{rec['reason']}", rec["evidence"])
+            if errors:
+                raise SchemaError(f"rejection {rec['candidate_id']} breaks schemas/evidence/{rec['reason']}"
+                                  f".schema.json: {errors[0]}")
     table = load_field_table()
     for task in tasks:
         problems = task_problems(task, table)
@@ -180,9 +198,12 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     ids = [t["id"] for t in tasks]
     if len(set(ids)) != len(ids):
         raise SchemaError("two tasks share an id")
-    files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes(rejections)}
+    # rejections.jsonl: evidence as JSON text (any reader, no options); rejections.parquet: the same rows typed.
+    files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes([flat_rejection(r) for r in rejections]),
+             "rejections.parquet": rejections_parquet(rejections)}
     manifest = dict(manifest, counts=count_tasks(tasks, rejections, manifest.get("config", {}).get("intents")))
     manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")} for n, b in files.items()}
+    manifest["files"]["rejections.parquet"]["rows"] = len(rejections)  # records, as for the JSONL files
     errors = schema_errors("split_manifest", manifest)
     if errors:
         raise SchemaError(f"manifest breaks schemas/split_manifest.schema.json: {errors[0]}")
@@ -194,6 +215,11 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     files["report.html"] = render_html(manifest, tasks, rejections).encode("utf-8")
     manifest["files"]["report.html"] = {"sha256": sha256_hex(files["report.html"]), "bytes": len(files["report.html"]),
                                         "rows": files["report.html"].count(b"\n")}
+    from flows.card import render_card
+
+    files["README.md"] = render_card(manifest, _catalog_manifest(manifest)).encode("utf-8")
+    manifest["files"]["README.md"] = {"sha256": sha256_hex(files["README.md"]), "bytes": len(files["README.md"]),
+                                      "rows": files["README.md"].count(b"\n")}
     files["manifest.json"] = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{version}.tmp-{os.getpid()}"

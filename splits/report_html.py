@@ -107,6 +107,7 @@ def plot_rejection_reasons(manifest: dict[str, Any], rejections: list[dict[str, 
     intents = list(manifest["counts"]["per_intent"]) or sorted({r["intent"] for r in rejections})
     by_reason = Counter(r["reason"] for r in rejections)
     reasons = sorted(by_reason, key=lambda k: (-by_reason[k], k))
+    stage_of = {r["reason"]: r["stage"] for r in rejections}
     cells = Counter((r["intent"], r["reason"]) for r in rejections)
     with matplotlib.rc_context(_RC):
         fig = _figure(8.5, 0.35 * max(len(intents), 3) + 1.2)
@@ -118,7 +119,8 @@ def plot_rejection_reasons(manifest: dict[str, Any], rejections: list[dict[str, 
             left = [0] * len(intents)
             for reason, colour in zip(reasons, _colours(len(reasons))):
                 widths = [cells[(i, reason)] for i in intents]
-                ax.barh(ys, widths, left=left, color=colour, label=f"{reason} ({by_reason[reason]})", height=0.7)
+                ax.barh(ys, widths, left=left, color=colour, label=f"{stage_of[reason]}. {reason} ({by_reason[reason]})",
+                        height=0.7)
                 left = [a + b for a, b in zip(left, widths)]
             for y, total in zip(ys, left):
                 if total:
@@ -127,10 +129,11 @@ def plot_rejection_reasons(manifest: dict[str, Any], rejections: list[dict[str, 
             ax.invert_yaxis()
             ax.set_xlabel("rejected candidates")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.legend(title="reason (total)", fontsize=8, title_fontsize=8, loc="center left",
+            ax.legend(title="stage. reason (total)", fontsize=8, title_fontsize=8, loc="center left",
                       bbox_to_anchor=(1.01, 0.5), frameon=False)
     caption = ("Rejection reasons by intent: every rejected candidate of each intent, split by its stable reason "
-               "code (rejections.jsonl). The table below gives one example of each reason.")
+               "code, shown with the stage that rejected it (rejections.jsonl). The table below gives one example of "
+               "each reason and the command that lists its candidates.")
     return _svg(fig, "rejection-reasons"), caption
 
 
@@ -262,17 +265,73 @@ def _reasons_table(manifest: dict[str, Any], rejections: list[dict[str, Any]]) -
     for r in rejections:
         examples.setdefault(r["reason"], r)
     rows = ['<table id="top-reasons">', "<thead><tr><th>reason</th><th>stage</th><th class=n>count</th>"
-            "<th>example candidate</th><th>message</th></tr></thead>", "<tbody>"]
+            "<th>example candidate</th><th>message</th><th>list its candidates</th></tr></thead>", "<tbody>"]
     for reason, n in manifest["counts"]["rejection_reasons"].items():
         ex = examples[reason]
-        rows.append(f"<tr><td><code>{html.escape(reason)}</code></td>"
+        rows.append(f'<tr data-reason="{html.escape(reason)}" data-stage="{ex["stage"]}">'
+                    f"<td><code>{html.escape(reason)}</code></td>"
                     f"<td>{ex['stage']}. {html.escape(str(ex['stage_name']))}</td><td class=n>{n}</td>"
-                    f"<td><code>{html.escape(ex['candidate_id'])}</code></td><td>{html.escape(ex['message'])}</td></tr>")
+                    f"<td><code>{html.escape(ex['candidate_id'])}</code></td><td>{html.escape(ex['message'])}</td>"
+                    f'<td><code class="inspect">{html.escape(inspect_command(manifest, reason))}</code></td></tr>')
     return rows + ["</tbody></table>"]
 
 
+def inspect_command(manifest: dict[str, Any], reason: str) -> str:
+    """The `ecombench inspect` command that lists the candidates rejected with `reason` in this version."""
+    return f"ecombench inspect {manifest['split']}@{manifest['version']} --reason {reason}"
+
+
+def _shortfalls(manifest: dict[str, Any]) -> list[str]:
+    shortfalls = {k: v for k, v in manifest.get("sampling", {}).items() if v.get("shortfall")}
+    if not shortfalls:
+        return ["<p>Every intent got the candidates it asked for.</p>"]
+    rows = ['<table id="shortfalls">', "<thead><tr><th>intent</th><th class=n>sampled</th><th class=n>requested</th>"
+            "<th class=n>eligible</th><th>eligibility rule</th></tr></thead>", "<tbody>"]
+    for intent, v in shortfalls.items():
+        rows.append(f'<tr data-intent="{html.escape(intent)}"><td><code>{html.escape(intent)}</code></td>'
+                    f'<td class=n>{v["sampled"]}</td><td class=n>{v["requested"]}</td><td class=n>{v["eligible"]}</td>'
+                    f"<td>{html.escape(str(v['rule']))}</td></tr>")
+    return rows + ["</tbody></table>", "<p>Each product serves one intent, so an intent can get fewer candidates "
+                   "than the products eligible for it (<code>not_enough_eligible_products</code>).</p>"]
+
+
+def _expectations(manifest: dict[str, Any]) -> list[str]:
+    expectations = manifest.get("expectations")
+    if not expectations:
+        return []
+    out = ["<h2>Data expectations</h2>",
+           f"<p>great-expectations {html.escape(str(expectations.get('great_expectations', '')))} suites over the "
+           "catalog snapshot and the task table; a failed <code>error</code> blocks publishing, a failed "
+           "<code>warn</code> is reported here.</p>",
+           '<table id="expectations">', "<thead><tr><th>suite</th><th>expectation</th><th>severity</th><th>result</th>"
+           "<th class=n>unexpected</th></tr></thead>", "<tbody>"]
+    for suite, summary in expectations["suites"].items():
+        for e in summary["expectations"]:
+            result = "pass" if e["success"] else ("FAIL" if e["severity"] == "error" else "warn")
+            count, pct = e.get("unexpected_count"), e.get("unexpected_percent")
+            unexpected = "–" if count is None else f"{count} ({pct:.1f} %)" if pct else str(count)
+            out.append(f'<tr data-result="{result}"><td>{html.escape(suite)}</td><td><code>{html.escape(e["name"])}'
+                       f"</code> ({html.escape(e['type'])})</td><td>{html.escape(e['severity'])}</td><td>{result}</td>"
+                       f"<td class=n>{unexpected}</td></tr>")
+    return out + ["</tbody></table>"]
+
+
+def _agent_checks(manifest: dict[str, Any]) -> list[str]:
+    checks = manifest.get("agent_checks") or {}
+    if not checks.get("oracle"):
+        return []
+    o, n = checks["oracle"], checks.get("null") or {}
+    return ["<h2>Agent checks</h2>",
+            f'<p id="agent-checks">The sandbox\'s oracle solved {o["solved"]} of {o["candidates"]} validated tasks '
+            f"within the episode budget ({o.get('rejected_oracle_failed', 0)} rejected as <code>oracle_failed</code>; "
+            f"mean {o['tool_calls']['mean']} tool calls). The null agent (first search hit for the query) got "
+            f"{n.get('correct', 0)} of {n.get('tasks', 0)} published tasks right "
+            f"({100 * n.get('accuracy', 0):.1f} %).</p>"]
+
+
 def render_html(manifest: dict[str, Any], tasks: list[dict[str, Any]], rejections: list[dict[str, Any]]) -> str:
-    """report.html of a split version: header, five plots with captions, top rejection reasons.
+    """report.html of a split version: what report.md says (header, acceptance, sampling shortfalls, rejection
+    reasons with their stage and `inspect` command, agent checks, data expectations), with five plots.
 
     Args:
         manifest: the split manifest with `counts` filled (as publish_split writes it).
@@ -309,5 +368,7 @@ def render_html(manifest: dict[str, Any], tasks: list[dict[str, Any]], rejection
     for plot_id, heading, (svg, caption) in plots:
         out += [f"<h2>{e(heading)}</h2>", f'<figure id="{plot_id}">', svg.strip(),
                 f"<figcaption>{e(caption)}</figcaption>", "</figure>"]
-    out += ["<h2>Top rejection reasons</h2>", *_reasons_table(manifest, rejections), "</body>", "</html>"]
+    out += ["<h2>Sampling shortfalls</h2>", *_shortfalls(manifest),
+            "<h2>Top rejection reasons</h2>", *_reasons_table(manifest, rejections),
+            *_agent_checks(manifest), *_expectations(manifest), "</body>", "</html>"]
     return "\n".join(out) + "\n"

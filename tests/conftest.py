@@ -12,8 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import os
+
 import polars as pl
 import pytest
+
+# Each test process uses Prefect's temporary server, never a shared background one that would
+# outlive the session (flows/server.py); tests of the shared server start and stop their own.
+os.environ.setdefault("ECOMBENCH_PREFECT_SERVER", "ephemeral")
+os.environ.setdefault("ECOMBENCH_EXPECTATIONS", "inline")  # likewise no background GX worker (flows/expectations_job.py)
 
 from splits.inspect import SplitVersion, load_version
 

@@ -54,8 +54,9 @@ def test_main_command_ingests_the_sample_and_publishes_a_split(two_builds):
     for reason, n in manifest["counts"]["rejection_reasons"].items():
         assert f"{reason} {n}" in first.stdout
     assert manifest["counts"]["tasks"] > 0
-    assert sorted(p.name for p in version.iterdir()) == ["manifest.json", "rejections.jsonl", "report.html",
-                                                         "report.md", "tasks.jsonl"]
+    assert sorted(p.name for p in version.iterdir()) == ["README.md", "manifest.json", "rejections.jsonl",
+                                                         "rejections.parquet", "report.html", "report.md",
+                                                         "tasks.jsonl"]
 
 
 @pytest.mark.prefect

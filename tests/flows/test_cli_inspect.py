@@ -26,7 +26,10 @@ def versions(sample_catalog, tmp_path_factory, artifacts) -> Path:
 
 
 def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """Records of a JSONL file; a rejection's evidence (JSON text in the file) decoded, as inspect prints it."""
+    from schemas.evidence import unflatten_rejection
+
+    return [unflatten_rejection(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _error_line(result) -> str:

@@ -58,3 +58,11 @@ def test_validate_record_lists_every_problem(accepted_tasks):
     with pytest.raises(SchemaError) as exc:
         validate_record("task", task)
     assert "rubric_lock" in str(exc.value) and "answer_set" in str(exc.value)
+
+
+@pytest.mark.parametrize("reason", sorted(__import__("schemas.evidence", fromlist=["REASON_FIELDS"]).REASON_FIELDS))
+def test_evidence_schema_file_on_disk_equals_the_generated_one(reason):
+    from schemas import SCHEMA_DIR
+    from schemas.generate import render_evidence
+
+    assert (SCHEMA_DIR / "evidence" / f"{reason}.schema.json").read_text(encoding="utf-8") == render_evidence(reason)

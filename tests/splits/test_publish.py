@@ -13,7 +13,8 @@ from splits.publish import VersionExists, next_version, publish_split
 from schemas import SchemaError, schema_errors
 from stages.hashing import sha256_hex
 
-FILES = {"tasks.jsonl", "rejections.jsonl", "manifest.json", "report.md", "report.html"}
+FILES = {"tasks.jsonl", "rejections.jsonl", "rejections.parquet", "manifest.json", "report.md", "report.html",
+         "README.md"}
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,8 @@ def test_manifest_file_digests_match_the_files(published):
     _, outcome = published
     for name, entry in outcome.manifest["files"].items():
         data = (outcome.path / name).read_bytes()
-        assert (entry["sha256"], entry["bytes"], entry["rows"]) == (sha256_hex(data), len(data), data.count(b"\n"))
+        rows = outcome.manifest["counts"]["rejections"] if name.endswith(".parquet") else data.count(b"\n")
+        assert (entry["sha256"], entry["bytes"], entry["rows"]) == (sha256_hex(data), len(data), rows)
 
 
 def test_manifest_matches_its_schema(published):

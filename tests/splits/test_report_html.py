@@ -150,3 +150,91 @@ def test_a_split_without_tasks_or_rejections_still_renders_every_plot(sample_spl
     page = Page(render_html(empty, [], []))
     assert set(page.figures) == set(PLOTS)
     assert set(page.accepted.values()) == {0}
+
+
+class Tables(HTMLParser):
+    """<h2> headings in order, and each table's rows (by table id) as (row attributes, cell texts)."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.headings: list[str] = []
+        self.tables: dict[str, list[tuple[dict, list[str]]]] = {}
+        self._h2: str | None = None
+        self._table: str | None = None
+        self._cell: str | None = None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "h2":
+            self._h2 = ""
+        elif tag == "table":
+            self._table = a.get("id")
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self.tables[self._table].append((a, []))
+        elif tag == "td" and self._table:
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "h2":
+            self.headings.append(self._h2)
+            self._h2 = None
+        elif tag == "td" and self._cell is not None:
+            self.tables[self._table][-1][1].append(self._cell)
+            self._cell = None
+        elif tag == "table":
+            self.tables[self._table] = [row for row in self.tables[self._table] if row[1]]  # not the header row
+            self._table = None
+
+    def handle_data(self, data):
+        if self._h2 is not None:
+            self._h2 += data
+        if self._cell is not None:
+            self._cell += data
+
+
+def _md_headings(version_dir):
+    return [line[3:] for line in (version_dir / "report.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith("## ")]
+
+
+def test_report_html_has_every_section_of_report_md(sample_split):
+    version_dir, manifest, _, _ = sample_split
+    page = Tables((version_dir / "report.html").read_text(encoding="utf-8"))
+    want = {"Acceptance by intent", "Sampling shortfalls", "Top rejection reasons", "Data expectations"}
+    assert want <= {h.split(" (")[0] for h in _md_headings(version_dir)}  # the sample build has shortfalls
+    assert want <= set(page.headings)
+
+
+def test_sampling_shortfalls_in_html_are_the_manifests(sample_split):
+    version_dir, manifest, _, _ = sample_split
+    rows = Tables((version_dir / "report.html").read_text(encoding="utf-8")).tables["shortfalls"]
+    short = {k: v for k, v in manifest["sampling"].items() if v["shortfall"]}
+    assert {a["data-intent"]: [int(c) for c in cells[1:4]] for a, cells in rows} == {
+        k: [v["sampled"], v["requested"], v["eligible"]] for k, v in short.items()}
+
+
+def test_each_rejection_reason_shows_its_stage_and_its_inspect_command(sample_split):
+    from validation.findings import STAGE_OF_REASON
+
+    version_dir, manifest, _, _ = sample_split
+    text = (version_dir / "report.html").read_text(encoding="utf-8")
+    rows = Tables(text).tables["top-reasons"]
+    assert [a["data-reason"] for a, _ in rows] == list(manifest["counts"]["rejection_reasons"])
+    for attrs, cells in rows:
+        reason = attrs["data-reason"]
+        assert int(attrs["data-stage"]) == STAGE_OF_REASON[reason]
+        assert cells[1].startswith(f"{STAGE_OF_REASON[reason]}. ")
+        assert cells[-1] == f"ecombench inspect sample@{manifest['version']} --reason {reason}"
+    # The chart's legend names the stage beside each reason too.
+    for reason in manifest["counts"]["rejection_reasons"]:
+        assert f"{STAGE_OF_REASON[reason]}. {reason} (" in text
+
+
+def test_data_expectations_in_html_are_the_manifests(sample_split):
+    version_dir, manifest, _, _ = sample_split
+    rows = Tables((version_dir / "report.html").read_text(encoding="utf-8")).tables["expectations"]
+    want = [(suite, e["name"]) for suite, s in manifest["expectations"]["suites"].items() for e in s["expectations"]]
+    assert [(cells[0], cells[1].split(" (")[0]) for _, cells in rows] == want
