@@ -9,13 +9,14 @@ touched (snapshots and split versions are written whole or not at all).
 from __future__ import annotations
 
 import json
+import os
 import logging
 import sys
 from dataclasses import dataclass
 from inspect import Parameter, Signature, signature  # not `import inspect`: a command is named so
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Literal, Optional, Union, get_args, get_origin
 
 import click
 import typer
@@ -54,6 +55,9 @@ class UserErrorsAsOneLine(TyperGroup):
             message = (str(exc).splitlines() or [type(exc).__name__])[0]
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(1) from None
+        except BrokenPipeError:  # `ecombench inspect ... | head -1`: the reader left, which is no error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more reaches the pipe
+            raise typer.Exit(0) from None
 
 
 @dataclass(frozen=True)
@@ -74,10 +78,25 @@ app = typer.Typer(cls=UserErrorsAsOneLine,
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"ecombench {version('ecombench')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            from flows.settings import CODE_VERSION
+
+            typer.echo(f"ecombench {CODE_VERSION}")
+        raise typer.Exit()
+
+
 @app.callback()
 def cli_options(ctx: typer.Context,
-         debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error instead of "
-                                             "one line.")] = False) -> None:
+                debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error instead of "
+                                                    "one line.")] = False,
+                version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                                      help="Print ecombench's version and exit.")] = False) -> None:
     """Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023."""
     ctx.obj = CliState(artifacts=artifacts_root(), debug=debug)
     if not debug:
@@ -135,7 +154,10 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
         from flows.ingest import ingest_flow
 
     # Check what can be checked before the flow starts, so a typo costs no Prefect start-up.
-    for path in [*meta, *reviews]:
+    for path, option in [*((p, "--meta") for p in meta), *((p, "--reviews") for p in reviews)]:
+        if Path(path).is_dir():
+            raise SettingError(f"{option} {path} is a directory; give the .jsonl or .jsonl.gz file(s) in it, "
+                               f"one {option} each")
         if not Path(path).is_file():
             raise InputError(f"input file not found: {path}")
     for path, want, option in [*((p, "meta", "--meta") for p in meta), *((p, "reviews", "--reviews") for p in reviews)]:
@@ -404,8 +426,14 @@ def categories(
 def _console():
     from rich.console import Console
 
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """A reader that left (`| head -1`) ends the command quietly with exit 0 (rich's default is 1)."""
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(0)
+
     # soft_wrap: long queries and ids stay on one line, so output can be searched and piped.
-    return Console(soft_wrap=True, highlight=False)
+    return PipeConsole(soft_wrap=True, highlight=False)
 
 
 def _echo_json(data: object) -> None:
@@ -453,8 +481,9 @@ def inspect(
 @app.command()
 def diff(
     ctx: typer.Context,
-    old: Annotated[str, typer.Argument(help="Older version as <split>@<version>, e.g. sample@v1.")],
-    new: Annotated[str, typer.Argument(help="Newer version as <split>@<version>.")],
+    old: Annotated[str, typer.Argument(help="Older version: a version directory, <split>@<version> (e.g. "
+                                       "sample@v1) or <split> for its newest version.")],
+    new: Annotated[str, typer.Argument(help="Newer version, in any of the same forms.")],
     root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
 ) -> None:
@@ -462,7 +491,8 @@ def diff(
     from splits.inspect import diff_versions, load_version, render_diff, resolve_version
 
     splits_root = root or ctx.obj.artifacts / "splits"
-    versions = [load_version(resolve_version(spec, splits_root)) for spec in (old, new)]
+    versions = [load_version(Path(spec) if Path(spec).is_dir() else resolve_version(spec, splits_root))
+                for spec in (old, new)]
     d = diff_versions(*versions)
     _echo_json(d) if as_json else render_diff(d, _console())
 
@@ -470,12 +500,13 @@ def diff(
 @app.command()
 def validate(
     ctx: typer.Context,
-    tasks: Annotated[Path, typer.Argument(help="A tasks.jsonl (ours or an EComAgentBench release); "
-                                          "never modified.")],
-    catalog: Annotated[Path, typer.Option(help="Catalog snapshot directory to check the tasks against.")],
+    tasks: Annotated[Path, typer.Argument(help="A tasks.jsonl (ours or an EComAgentBench release), a split "
+                                          "version directory, <split>@<version> or <split>; never modified.")],
+    catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot directory to check the tasks against.",
+                                                    show_default="the split manifest's catalog")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Findings report (JSONL, one finding a line); default "
                                                 "artifacts/findings/<split>-<version>.findings.jsonl.")] = None,
-    record_format: Annotated[str, typer.Option("--format", help="Record format: auto (per record), "
+    record_format: Annotated[Literal["auto", "ecombench", "ecomagentbench"], typer.Option("--format", help="Record format: auto (per record), "
                                                "ecombench or ecomagentbench.")] = "auto",
     max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
                                                           "manifest's, else 5).")] = None,
@@ -487,6 +518,8 @@ def validate(
     from splits.publish import jsonl_bytes
     from validation.validate import FORMATS
 
+    if not tasks.is_file():
+        tasks = _version_dir(tasks, ctx.obj.artifacts) / "tasks.jsonl"
     if record_format not in FORMATS:
         raise SettingError(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")
     if out is None:
@@ -495,6 +528,13 @@ def validate(
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tasks.resolve():
         raise SettingError(f"--out {out} is the input file; validate never modifies its input")
+    if catalog is None:
+        manifest_path = tasks.parent / "manifest.json"
+        recorded = (json.loads(manifest_path.read_text(encoding="utf-8")).get("config", {}).get("catalog")
+                    if manifest_path.is_file() else None)
+        if not recorded:
+            raise SettingError(f"{tasks} has no split manifest beside it naming its catalog; give --catalog")
+        catalog = Path(recorded)
     try:
         run = validate_file(tasks, catalog, record_format, max_answer_set)
     except (OSError, pl.exceptions.PolarsError) as exc:
@@ -534,7 +574,7 @@ def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
 def run_agent(
     ctx: typer.Context,
     split: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")],
-    agent: Annotated[str, typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
+    agent: Annotated[Literal["oracle", "null", "llm"], typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
                                        "for the query) or llm (a chat model with tool calling).")] = "oracle",
     out: Annotated[Optional[Path], typer.Option(help="Trajectory file (JSONL); default artifacts/runs/"
                                                 "<split>-<version>/<agent>.trajectories.jsonl.")] = None,
@@ -548,7 +588,7 @@ def run_agent(
     temperature: Annotated[float, typer.Option(help="llm: sampling temperature.")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="llm: tokens per reply.")] = 1024,
     timeout: Annotated[float, typer.Option(help="llm: seconds per request.")] = 120.0,
-    user: Annotated[str, typer.Option(help="Who answers ask_user: scripted (the slot matcher, default) or llm (a "
+    user: Annotated[Literal["scripted", "llm"], typer.Option(help="Who answers ask_user: scripted (the slot matcher, default) or llm (a "
                                       "chat model checked by the leakage rules; see sandbox/llm_user.py).")] = "scripted",
     user_model: Annotated[Optional[str], typer.Option(help="--user llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
     user_base_url: Annotated[Optional[str], typer.Option(help="--user llm: OpenAI-compatible server URL (else "
@@ -654,7 +694,7 @@ def export(
     ctx: typer.Context,
     source: Annotated[Path, typer.Argument(help="usersimcrs: a split version (directory, <split>@<version> or "
                                            "<split>); dialoguekit: a trajectory file of `ecombench run-agent`.")],
-    fmt: Annotated[str, typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
+    fmt: Annotated[Literal["usersimcrs", "dialoguekit"], typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
                                      "dialoguekit (the run's trajectories as DialogueKit dialogues).")],
     out: Annotated[Optional[Path], typer.Option(help="Output directory (usersimcrs; default artifacts/exports/"
                                                 "<split>-<version>/usersimcrs) or JSON file (dialoguekit; default "

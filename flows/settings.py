@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -72,8 +72,7 @@ class BuildConfig(BaseModel):
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
-    verbaliser: str = Field(default="template", pattern="^(template|llm)$",
-                            description="template (offline) or llm (an OpenAI-compatible server).")
+    verbaliser: Literal["template", "llm"] = Field(default="template", description="template (offline) or llm (an OpenAI-compatible server).")
     llm_model: str | None = Field(default=None, description="llm: model id sent to the server (else "
                                                             "ECOMBENCH_LLM_MODEL).")
     llm_temperature: float = Field(default=0.0, ge=0, le=2, description="llm: sampling temperature.")
@@ -84,9 +83,8 @@ class BuildConfig(BaseModel):
     llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
     llm_max_retries: int = Field(default=4, ge=0, le=10, description="llm: retries after a timeout, 429 or 5xx.")
     llm_concurrency: int = Field(default=2, ge=1, le=64, description="llm: requests in flight at once.")
-    llm_response_format: str = Field(default="json_schema",
-                                     pattern="^(json_schema|json_object_schema|json_object|text)$",
-                                     description="llm: how the reply schema is sent: json_schema (OpenAI, vLLM, "
+    llm_response_format: Literal["json_schema", "json_object_schema", "json_object", "text"] = Field(
+        default="json_schema", description="llm: how the reply schema is sent: json_schema (OpenAI, vLLM, "
                                                  "Ollama), json_object_schema (llama.cpp server), json_object or text.")
     oracle_check: bool = Field(default=False, description="Run the sandbox's oracle on every validated task and "
                                "reject those it cannot solve within the episode budget (oracle_failed); record "
@@ -99,8 +97,7 @@ class BuildConfig(BaseModel):
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
     resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
                                                    "(artifacts/cache/batches); false recomputes everything.")
-    task_runner: str = Field(default="threads", pattern="^(threads|dask)$",
-                             description="How batches run: threads (one process) or dask (prefect-dask: "
+    task_runner: Literal["threads", "dask"] = Field(default="threads", description="How batches run: threads (one process) or dask (prefect-dask: "
                                          "the cluster at dask_address, else a temporary local one).")
     dask_address: str | None = Field(default=None, description="dask: scheduler address, e.g. tcp://host:8786 "
                                                                "(`dask scheduler`); unset starts a local cluster. "
