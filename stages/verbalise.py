@@ -16,6 +16,7 @@ from typing import Any
 
 from stages.features import value_forms
 from stages.fields import FieldTable
+from stages.replies import DEFAULT_RESPONSE, slot_reply
 from stages.rubrics import bound_phrase
 from stages.vouchers import describe_budget
 from stages.text import contains_phrase, fix_articles, normalize
@@ -23,7 +24,6 @@ from stages.text import contains_phrase, fix_articles, normalize
 PERSONA_VOCAB = Path(__file__).with_name("persona_vocab.toml")
 
 OPENERS = ("I'm looking for", "I need", "Can you help me find", "I want to buy", "Please find me")
-DEFAULT_RESPONSE = "I don't have a preference on that; whatever fits the rest of what I asked for."
 NUMERIC_VERBS = {"average_rating": "be rated", "rating_number": "have", "price": "cost"}
 
 
@@ -212,13 +212,8 @@ def write_persona(rubrics: list[dict[str, Any]], table: FieldTable, rng: random.
 
 
 def clarification_reply(rubric: dict[str, Any], table: FieldTable) -> str:
-    """The shopper's reply revealing one clarification rubric."""
-    spec = table.by_rubric_field(rubric["field"])
-    if rubric["type"] == "numeric_range":
-        return spec.reply.format(bound=bound_phrase(rubric["field"], rubric["expected_value"]))
-    if rubric["type"] == "negative_attribute":
-        return f"Anything but {_join(list(rubric['expected_value']), 'or')} for the {spec.label}."
-    return fill(spec.reply, rubric["expected_value"])
+    """The shopper's reply revealing one clarification rubric (stages/replies.py writes it)."""
+    return slot_reply(rubric, table)
 
 
 def write_clarification(rubrics: list[dict[str, Any]], table: FieldTable, max_turns: int) -> dict[str, Any]:
