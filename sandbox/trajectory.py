@@ -14,13 +14,13 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from sandbox.agents import LLMAgent, run_null, run_oracle
+from sandbox.agents import LLMAgent, run_diligent, run_null, run_oracle
 from sandbox.catalog import SandboxCatalog
 from sandbox.tools import Episode, EpisodeLimits
 
 
 def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
-    """The function that plays one episode for `agent` (oracle | null | llm).
+    """The function that plays one episode for `agent` (oracle | null | llm | diligent).
 
     Raises:
         ValueError: an unknown agent name, or llm without an LLMAgent.
@@ -29,11 +29,13 @@ def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = Non
         return lambda ep: run_oracle(ep, catalog.table)
     if agent == "null":
         return run_null
+    if agent == "diligent":
+        return lambda ep: run_diligent(ep, catalog.table)
     if agent == "llm":
         if llm is None:
             raise ValueError("agent llm needs a model and server (--model, --base-url)")
         return llm.run
-    raise ValueError(f"unknown agent {agent!r}; choose oracle, null or llm")
+    raise ValueError(f"unknown agent {agent!r}; choose oracle, null, llm or diligent")
 
 
 def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play: Callable[[Episode], dict[str, Any]],
