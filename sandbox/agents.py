@@ -223,7 +223,7 @@ class LLMAgent:
 # ---- the diligent reference agent -----------------------------------------------------------------
 
 DILIGENT_MAX_QUESTIONS = 10
-DILIGENT_MIN_SHARE = 0.25  # ask about a detail field carried by at least this share of the query's top hits
+DILIGENT_MIN_SHARE = 0.05  # ask about a detail field carried by at least this share of the query's top hits
 _BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most)\s+(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?)?")
 _NEGATIVE = re.compile(r"\b[Ii]ts ([a-z][a-z /()-]*?) must not be (.+?)(?:\.(?:\s|$)|$)")
 _EXCEPT = re.compile(r"^Any (.+?) is fine except (.+?)\.$")
