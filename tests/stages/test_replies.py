@@ -93,3 +93,12 @@ def test_an_age_that_is_no_number_has_no_age_phrase():
 def test_the_default_reply_invites_a_specific_question_and_never_claims_nothing_is_left():
     assert "specific" in DEFAULT_RESPONSE and "preference" not in DEFAULT_RESPONSE
     assert "nothing" not in DEFAULT_RESPONSE and "else" not in DEFAULT_RESPONSE
+
+
+def test_no_reply_of_the_real_split_states_a_raw_age_range(full_build):
+    import re
+
+    raw = re.compile(r"\d+\s*-\s*\d+\s*(?:months|years)|\d+ months to \d+ months", re.IGNORECASE)
+    replies = [s["user_response"] for t in full_build.tasks for s in t["clarification_script"]["clarification_slots"]]
+    assert replies and not [r for r in replies if raw.search(r)]
+    assert all(t["clarification_script"]["default_response"] == DEFAULT_RESPONSE for t in full_build.tasks)

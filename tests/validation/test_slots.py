@@ -134,3 +134,16 @@ def test_two_slots_of_one_field_collide(rich_catalog):
     findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
     assert {f.reason for f in findings} == {"slot_collision"}
     assert findings[0].evidence["opened"] == ["s1", "s2"]
+
+
+def test_a_field_whose_questions_do_not_name_it_leaves_its_slots_unreachable(tmp_path):
+    from stages.fields import FIELD_TABLE, load_field_table
+
+    text = FIELD_TABLE.read_text(encoding="utf-8").replace(
+        'questions = ["What shape are you after?", "Should it have a particular outline?"]',
+        'questions = ["What shape are you after?", "Anything else I should know?"]')
+    path = tmp_path / "fields.toml"
+    path.write_text(text, encoding="utf-8")
+    table = load_field_table(str(path))
+    findings = check_reachability({"clarification_slots": _slots(table, "Shape")}, table)
+    assert [(f.reason, f.evidence["question"]) for f in findings] == [("slot_unreachable", "Anything else I should know?")]
