@@ -148,6 +148,8 @@ def test_the_manifest_and_report_record_the_diligent_agent(full_build):
     assert full_build.manifest["agent_checks"]["null"]["accuracy"] <= 0.05
     report = (full_build.path / "report.md").read_text(encoding="utf-8")
     assert f"solved {d['correct']} of {d['tasks']} published tasks" in report
+    page = (full_build.path / "report.html").read_text(encoding="utf-8")
+    assert 'id="agent-checks"' in page and 'id="diligent-by-intent"' in page
 
 
 def test_the_diligent_agent_never_reads_rubrics_targets_or_slots(sandbox_catalog, built_tasks):
