@@ -574,8 +574,9 @@ def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
 def run_agent(
     ctx: typer.Context,
     split: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")],
-    agent: Annotated[Literal["oracle", "null", "llm"], typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
-                                       "for the query) or llm (a chat model with tool calling).")] = "oracle",
+    agent: Annotated[Literal["oracle", "null", "llm", "diligent"], typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
+                                       "for the query), llm (a chat model with tool calling) or diligent "
+                                       "(scripted, no rubric knowledge: asks natural questions).")] = "oracle",
     out: Annotated[Optional[Path], typer.Option(help="Trajectory file (JSONL); default artifacts/runs/"
                                                 "<split>-<version>/<agent>.trajectories.jsonl.")] = None,
     catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot (default: the one in the split's "

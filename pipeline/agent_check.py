@@ -4,7 +4,9 @@ Runs the sandbox's scripted oracle (sandbox/agents.py) on each accepted candidat
 budget (100 tool calls, 10 clarification turns); a task it cannot solve — its target unreachable by
 search, a slot that never opens, a requirement the tools cannot show — becomes a rejection with reason
 `oracle_failed` (stage 7) and the oracle's evidence. Then the null agent (first search hit for the
-visible query) is graded on the tasks kept. Both figures go into the split manifest (`agent_checks`).
+visible query) and the diligent agent (no rubric knowledge: natural questions, then search and judge;
+the split's fairness figure) are graded on the tasks kept. The figures go into the split manifest
+(`agent_checks`).
 Peer benchmarks shipped targets their own tools could not find (reference §15.20); this proves each
 task solvable. The oracle is deterministic, so the same config still gives a byte-identical tasks.jsonl.
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 from pipeline.candidate import CandidateResult
 from flows.settings import BuildConfig
-from sandbox.agents import run_null, run_oracle
+from sandbox.agents import run_diligent, run_null, run_oracle
 from sandbox.catalog import SandboxCatalog
 from sandbox.grader import grade_episode
 from sandbox.tools import Episode, EpisodeLimits
@@ -62,7 +64,8 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
     Returns:
         (results with unsolved tasks turned into `oracle_failed` rejections, the manifest's
         `agent_checks`: {budget, oracle: {candidates, solved, accuracy, rejected, tool_calls},
-        null: {tasks, correct, accuracy}, seconds}).
+        null: {tasks, correct, accuracy}, diligent: {tasks, correct, accuracy, by_intent, slots,
+        slots_opened, slot_open_rate, tool_calls}, seconds}).
 
     Raises:
         FileNotFoundError: the catalog snapshot has no products.parquet.
@@ -91,6 +94,7 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
     kept = [r.task for r in out if r.task is not None]
     null_correct = sum(grade_episode(t, run_null(Episode(catalog, t, limits)), catalog)["status"] == "correct"
                        for t in kept)
+    diligent = diligent_check(kept, catalog, table, limits)
     n = len(calls)
     return out, {
         "budget": {"max_tool_calls": limits.max_tool_calls, "max_clarification_turns": limits.max_clarification_turns},
@@ -99,5 +103,34 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
                    "tool_calls": _spread(calls)},
         "null": {"tasks": len(kept), "correct": null_correct,
                  "accuracy": round(null_correct / len(kept), 4) if kept else None},
+        "diligent": diligent,
         "seconds": {"open_catalog": round(opened, 2), "total": round(time.perf_counter() - started, 2)},
     }
+
+
+def diligent_check(tasks: list[dict[str, Any]], catalog: SandboxCatalog, table: FieldTable,
+                   limits: EpisodeLimits = EpisodeLimits()) -> dict[str, Any]:
+    """The diligent agent (sandbox.agents.run_diligent) graded on the published tasks: the fairness figure.
+
+    Returns:
+        {tasks, correct, accuracy, by_intent: {intent: {tasks, correct, accuracy}}, slots (clarification
+        slots in the tasks), slots_opened (those its questions opened), slot_open_rate, tool_calls}.
+    """
+    by_intent: dict[str, Counter] = {}
+    slots = opened = correct = 0
+    calls = []
+    for t in tasks:
+        record = run_diligent(Episode(catalog, t, limits), table)
+        ok = grade_episode(t, record, catalog)["status"] == "correct"
+        c = by_intent.setdefault(t["intent"], Counter())
+        c["tasks"] += 1
+        c["correct"] += ok
+        correct += ok
+        slots += len(t["clarification_script"]["clarification_slots"])
+        opened += len(record["revealed_slots"])
+        calls.append(record["tool_calls"])
+    return {"tasks": len(tasks), "correct": correct, "accuracy": round(correct / len(tasks), 4) if tasks else None,
+            "by_intent": {i: {"tasks": c["tasks"], "correct": c["correct"], "accuracy": round(c["correct"] / c["tasks"], 4)}
+                          for i, c in sorted(by_intent.items())},
+            "slots": slots, "slots_opened": opened, "slot_open_rate": round(opened / slots, 4) if slots else None,
+            "tool_calls": _spread(calls)}

@@ -125,8 +125,10 @@ class RubricKind:
         return table.by_rubric_field(rubric.field).persona_key, plain_value(rubric)
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        """The shopper's clarification reply revealing it."""
-        raise NotImplementedError
+        """The shopper's clarification reply revealing it (stages.replies.value_reply for one value)."""
+        from stages.replies import value_reply
+
+        return value_reply(rubric.field, str(plain_value(rubric)), table)
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
         """The value as an LLM prompt shows it for a clarification slot."""

@@ -104,9 +104,6 @@ class AttributeMatch(RubricKind):
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return fill(table.by_rubric_field(rubric.field).query_phrase, str(rubric.expected_value))
 
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        return fill(table.by_rubric_field(rubric.field).reply, str(rubric.expected_value))
-
 
 @register
 class NumericRange(RubricKind):
@@ -165,7 +162,9 @@ class NumericRange(RubricKind):
         return table.by_rubric_field(rubric.field).persona_key, bound_phrase(rubric.field, rubric.expected_value)
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        return table.by_rubric_field(rubric.field).reply.format(bound=bound_phrase(rubric.field, rubric.expected_value))
+        from stages.replies import bound_reply
+
+        return bound_reply(rubric.field, rubric.expected_value, table)
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
         return bound_phrase(rubric.field, rubric.expected_value)
@@ -203,9 +202,6 @@ class EntityMatch(RubricKind):
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return str(rubric.expected_value)
-
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        return fill(table.by_rubric_field(rubric.field).reply, str(rubric.expected_value))
 
 
 @register
@@ -255,8 +251,9 @@ class NegativeAttribute(RubricKind):
         return f"avoid_{table.by_rubric_field(rubric.field).persona_key}", list(rubric.expected_value)  # type: ignore[arg-type]
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        label = table.by_rubric_field(rubric.field).label
-        return f"Anything but {join_words(list(rubric.expected_value), 'or')} for the {label}."  # type: ignore[arg-type]
+        from stages.replies import exclusion_reply
+
+        return exclusion_reply(rubric.field, list(rubric.expected_value), table)  # type: ignore[arg-type]
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
         return "anything but " + " or ".join(rubric.expected_value)  # type: ignore[arg-type]
@@ -292,9 +289,6 @@ class BudgetMatch(RubricKind):
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return describe_budget(plain_value(rubric))
-
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        return fill(table.by_rubric_field(rubric.field).reply, str(plain_value(rubric)))
 
 
 @register
@@ -346,5 +340,3 @@ class ReviewOpinion(RubricKind):
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return f'"{rubric.expected_value}"'
 
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        return fill(table.by_rubric_field(rubric.field).reply, str(rubric.expected_value))

@@ -7,12 +7,17 @@ opens its slot. It then finds a product with the tools only — search, attribut
 stats, details and reviews — judging what it sees with the rubric checkers, and recommends the
 first product that satisfies everything. A task it cannot solve within the episode budget was
 never solvable with the tools (the build's `oracle_failed`). The null agent recommends the first
-search hit for the visible query: the floor a split must stay far above.
+search hit for the visible query: the floor a split must stay far above. The diligent agent
+(`run_diligent`) knows no rubric: it reads the query and profile, asks natural questions about the
+fields products of the query's type commonly carry, and judges candidates by what it was told; its
+accuracy is the split's fairness figure.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.catalog import search_terms
@@ -25,7 +30,7 @@ from stages.llm import LLMSettings
 from validation.checkers import check
 from validation.slots import canonical_question
 
-AGENTS = ("oracle", "null", "llm")
+AGENTS = ("oracle", "null", "llm", "diligent")
 
 
 def _observed(details: dict[str, Any] | None, stats: dict[str, Any] | None,
@@ -215,3 +220,266 @@ class LLMAgent:
                           else episode.call(c.function.name, c.function.arguments))
                 messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(result, ensure_ascii=False)})
         return episode.record("llm", model=s.model, error=error)
+
+
+# ---- the diligent reference agent -----------------------------------------------------------------
+
+DILIGENT_MAX_QUESTIONS = 10
+DILIGENT_MIN_SHARE = 0.05  # ask about a detail field carried by at least this share of the query's top hits
+_BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most)\s+(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?)?")
+_NEGATIVE = re.compile(r"\b[Ii]ts ([a-z][a-z /()-]*?) must not be (.+?)(?:\.(?:\s|$)|$)")
+_EXCEPT = re.compile(r"^Any (.+?) is fine except (.+?)\.$")
+_OPINIONS = re.compile(r'reviews should say ((?:"[^"]+"(?:,? and |, )?)+)')
+_COUPON = re.compile(r"(?:\$([\d,]+(?:\.\d+)?) off|([\d.]+)% off(?: \(at most \$([\d,]+(?:\.\d+)?)\))?) orders of "
+                     r"\$([\d,]+(?:\.\d+)?) or more")
+_PAY = re.compile(r"pay at most \$([\d,]+(?:\.\d+)?) after the coupons")
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[str, Any]]:
+    """Price, rating and rating-count bounds a shopper's sentence states: "It must cost no more than $20 and
+    be rated at least 4 stars" -> {"price": {"max": 20.0, ...}, "average_rating": {"min": 4.0, ...}}.
+
+    The field is told by the unit ($, stars, ratings); a bare number takes `field_hint`.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for word, dollar, number, unit in _BOUND.findall(text):
+        field = ("price" if dollar else "average_rating" if unit.startswith("star")
+                 else "rating_number" if unit.startswith("rating") else field_hint)
+        if field is None:
+            continue
+        bound = out.setdefault(field, {})
+        if word in ("at least", "more than"):
+            bound.update(min=_number(number), min_inclusive=word == "at least")
+        else:
+            bound.update(max=_number(number), max_inclusive=word in ("no more than", "at most"))
+    return out
+
+
+def voucher_budget(text: str) -> dict[str, Any] | None:
+    """The coupon budget a query states ("I have a tiered shop coupon: $1 off orders of $4 or more, ... and I
+    can pay at most $7 after the coupons.") as {"max_total", "voucher"} for stages.vouchers.apply_voucher."""
+    pay = _PAY.search(text)
+    if not pay:
+        return None
+    coupons = [{"discount_type": "fixed" if fixed else "percentage", "face_value": _number(fixed) if fixed else None,
+                "percent": float(pct) if pct else None, "cap": _number(cap) if cap else None,
+                "threshold": _number(threshold)} for fixed, pct, cap, threshold in _COUPON.findall(text)]
+    scenario = "tiered" if "tiered" in text else "stacked" if "applied to what is left" in text else "simple"
+    return {"max_total": _number(pay.group(1)), "voucher": {"scenario": scenario, "coupons": coupons}}
+
+
+def _split_values(text: str) -> list[str]:
+    return [v.strip(" .") for v in re.split(r",\s*|\s+or\s+", text) if v.strip(" .")]
+
+
+@dataclass
+class _Learned:
+    """What the diligent agent knows of the shopper's wishes, from the query, the profile and the answers."""
+
+    bounds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    budget: dict[str, Any] | None = None
+    excluded: list[tuple[str, list[str]]] = field(default_factory=list)  # (field name, values)
+    wanted: list[tuple[str, str]] = field(default_factory=list)  # (field name, value) from the profile
+    answers: list[tuple[tuple[str, ...], str]] = field(default_factory=list)  # (fields it may be about, reply)
+    opinions: list[str] = field(default_factory=list)
+
+
+def _field_by_label(table: FieldTable) -> dict[str, str]:
+    return {spec.label.casefold(): spec.name for spec in table.fields.values()}
+
+
+def _read_query(query: str, table: FieldTable, learned: _Learned) -> None:
+    learned.bounds.update(numeric_bounds(query))
+    learned.budget = voucher_budget(query)
+    if learned.budget:
+        learned.bounds.pop("price", None)  # "pay at most $7 after the coupons" is the budget, not a price bound
+    labels = _field_by_label(table)
+    for label, values in _NEGATIVE.findall(query):
+        if label.casefold() in labels:
+            learned.excluded.append((labels[label.casefold()], _split_values(values)))
+    m = _OPINIONS.search(query)
+    if m:
+        learned.opinions = re.findall(r'"([^"]+)"', m.group(1))
+
+
+def _read_profile(requirements: dict[str, Any], table: FieldTable, learned: _Learned) -> None:
+    by_key = {spec.persona_key: spec for spec in table.fields.values()}
+    for key, value in requirements.items():
+        negative = key.startswith("avoid_")
+        spec = by_key.get(key.removeprefix("avoid_"))
+        if spec is None:
+            continue
+        if spec.kind == "numeric":
+            learned.bounds.update(numeric_bounds(str(value), spec.name))
+        elif negative:
+            learned.excluded.append((spec.name, [str(v) for v in (value if isinstance(value, list) else [value])]))
+        else:
+            learned.wanted.append((spec.name, str(value)))
+
+
+def _read_answer(reply: str, fields: tuple[str, ...], table: FieldTable, learned: _Learned) -> None:
+    for sentence in re.split(r"(?<=[.!?])\s+", reply):
+        m = _EXCEPT.match(sentence)
+        if m and m.group(1).casefold() in _field_by_label(table):
+            learned.excluded.append((_field_by_label(table)[m.group(1).casefold()], _split_values(m.group(2))))
+            continue
+        bounds = numeric_bounds(sentence, next((f for f in fields if table.fields[f].kind == "numeric"), None))
+        if bounds:
+            learned.bounds.update(bounds)
+        else:
+            learned.answers.append((fields, sentence))
+
+
+def _questions_to_ask(episode: Episode, table: FieldTable, hits: list[str], learned: _Learned) -> list[str]:
+    """Fields worth a question: the clarification-capable fields the query's top search hits commonly
+    carry (catalog statistics), most common first, after the price and rating questions; fields the query
+    or profile already speaks of are skipped."""
+    from validation.slots import read_question
+
+    task = episode.task
+    spoken = set(read_question(task["user_query"], table).fields) | {f for f, _ in learned.wanted}
+    spoken |= {f for f, _ in learned.excluded} | set(learned.bounds)
+    counts: dict[str, int] = {}
+    for asin in hits:
+        for name in {d["key"] for d in episode.catalog.rows[asin].get("details") or []}:
+            counts[name] = counts.get(name, 0) + 1
+    order = [f for f in ("rating_number", "price", "average_rating") if not (f == "price" and learned.budget)]
+    details = sorted((n for n, c in counts.items() if c >= DILIGENT_MIN_SHARE * len(hits) and n in table.fields
+                      and "clarification" in table.fields[n].sources), key=lambda n: (-counts[n], n))
+    return [f for f in order + details if f not in spoken][:DILIGENT_MAX_QUESTIONS]
+
+
+def _options(product: dict[str, Any], name: str, table: FieldTable) -> list[str]:
+    from stages.features import detail_options
+
+    spec = table.fields[name]
+    options = detail_options(product, spec) if spec.kind == "detail" else []
+    if name == "Brand" and product.get("store"):
+        options.append(product["store"])
+    return options
+
+
+def _judge(product: dict[str, Any], stats: dict[str, Any], learned: _Learned, query: str,
+           table: FieldTable) -> tuple[bool, tuple[int, ...]]:
+    """(passes the hard limits, score): limits are the numeric bounds, the budget and the excluded values;
+    the score counts answers whose words state one of the product's values, profile wishes it meets, and
+    words of the query its values repeat."""
+    from stages.replies import reply_states
+    from stages.text import contains_phrase, tokens
+    from stages.vouchers import apply_voucher
+    from validation.checkers import in_bound
+
+    values = {"price": product.get("price"), "average_rating": stats.get("average_rating"),
+              "rating_number": stats.get("rating_number")}
+    for name, bound in learned.bounds.items():
+        if values.get(name) is None or not in_bound(float(values[name]), bound):
+            return False, ()
+    if learned.budget:
+        price = product.get("price")
+        if price is None or apply_voucher(learned.budget["voucher"], price) > learned.budget["max_total"]:
+            return False, ()
+    for name, excluded in learned.excluded:
+        if any(contains_phrase(o, x) for o in _options(product, name, table) for x in excluded):
+            return False, ()
+    answered, answer_words = 0, 0
+    for fields, reply in learned.answers:
+        best = max((len(tokens(o)) for f in fields if table.fields[f].kind == "detail"
+                    for o in _options(product, f, table) if reply_states(reply, o, table.fields[f].rubric_field)),
+                   default=0)
+        answered += best > 0
+        answer_words += best
+    wanted = sum(any(contains_phrase(o, v) for o in _options(product, name, table)) for name, v in learned.wanted)
+    stated = sum(len(tokens(d["value"])) for d in product.get("details") or []
+                 if d["value"] and len(d["value"]) <= 40 and contains_phrase(query, d["value"]))
+    return True, (answered, wanted, answer_words, stated)
+
+
+def run_diligent(episode: Episode, table: FieldTable) -> dict[str, Any]:
+    """The diligent reference agent: scripted, with no knowledge of rubrics, targets or slots.
+
+    It reads the query (bounds, excluded values, coupon budget and quoted review opinions, parsed from
+    the words) and the profile; searches the query and, from the catalog rows of the top hits, takes
+    which fields products of this type commonly carry; asks one natural question per such field (the
+    field table's own question, at most DILIGENT_MAX_QUESTIONS turns; price and ratings first), keeping
+    each answer's words; then searches again with what it learned, filters by review statistics, reads
+    product details to judge each candidate against every limit and wish, checks the reviews of the best
+    candidates when the query cites opinions, and recommends the best. Its accuracy is the split's
+    fairness figure: what an agent that asks ordinary questions can reach.
+
+    Returns:
+        The trajectory record (agent "diligent").
+    """
+    from stages.text import contains_phrase
+
+    task, learned = episode.task, _Learned()
+    try:
+        _read_query(task["user_query"], table, learned)
+        profile = episode.call("get_user_profile", {}).get("profile", {})
+        _read_profile(profile.get("product_requirements") or {}, table, learned)
+        first = episode.call("search_products", {"query": task["user_query"]})
+        hits = [p["product_id"] for p in first.get("products", [])]
+        for name in _questions_to_ask(episode, table, hits, learned):
+            spec = table.fields[name]
+            reply = episode.call("ask_user", {"question": spec.questions[0] if spec.questions
+                                              else canonical_question(spec.label)}).get("user_response", "")
+            if reply and "?" not in reply:  # a reply asking back (default, one at a time, no preference) says nothing
+                _read_answer(reply, (name, *spec.fallback), table, learned)
+        # Search again with the answers' and the profile's words, then page the plain query.
+        words = " ".join([task["user_query"]] + [r for _, r in learned.answers] + [v for _, v in learned.wanted])
+        ranked: dict[str, int] = {}
+        for query, pages in ((words, 3), (task["user_query"], 2)):
+            for page in range(pages):
+                found = episode.call("search_products", {"query": query, "page": page}).get("products", [])
+                for p in found:
+                    ranked.setdefault(p["product_id"], len(ranked))
+        pool = sorted(ranked, key=ranked.get)
+        stats: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(pool), 20):
+            for s in episode.call("get_product_review_stats", {"product_ids": pool[i:i + 20]}).get("products", []):
+                stats[s["product_id"]] = s
+        scored: list[tuple[tuple[int, ...], int, str]] = []
+        for asin in pool:
+            if episode.limits.max_tool_calls - episode.tool_calls <= 1 + len(learned.opinions):
+                break
+            s = stats.get(asin, {})
+            if any(f in learned.bounds and (s.get(f) is None or not _in(s[f], learned.bounds[f]))
+                   for f in ("average_rating", "rating_number")):
+                continue
+            if learned.opinions and not s.get("reviews_available"):
+                continue
+            # Reviews before details when the query cites opinions: one search rules most products out.
+            if learned.opinions and not all(
+                    any(contains_phrase(f"{r['title']} . {r['text']}", o) for r in episode.call(
+                        "get_review_content", {"product_id": asin, "query": o}).get("reviews", []))
+                    for o in learned.opinions):
+                continue
+            if episode.done:
+                break
+            details = episode.call("get_product_details", {"product_id": asin}).get("product")
+            if not details:
+                continue
+            product = {**details, "parent_asin": asin,
+                       "details": [{"key": k, "value": v} for k, vs in details["details"].items() for v in vs]}
+            ok, score = _judge(product, s, learned, task["user_query"], table)
+            if ok:
+                scored.append((score, -ranked[asin], asin))
+        scored.sort(reverse=True)
+        choice = scored[0][2] if scored else (pool[0] if pool else None)
+        if choice is not None and not episode.done:
+            episode.call("recommend_product", {"product_id": choice, "reasoning": "meets the limits of the query, "
+                                               "profile and answers, and matches the most of what was asked for"})
+    except EpisodeOver:
+        pass
+    record = episode.record("diligent")
+    record["learned_answers"] = [r for _, r in learned.answers]
+    return record
+
+
+def _in(value: Any, bound: dict[str, Any]) -> bool:
+    from validation.checkers import in_bound
+
+    return in_bound(float(value), bound)

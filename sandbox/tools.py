@@ -5,7 +5,9 @@ every call as a trajectory step. Differences from the reference, each fixing a �
 full-text search over title, features and details with true totals (§15.7, §15.25); alias-aware
 attribute filtering with the checkers' own matching (§15.8, §15.25); `ask_user` through the slot
 matcher validation uses (validation/slots.py), a too-long question costs no turn, revealed slots
-are logged (§15.23); `calculate` evaluates arithmetic through `ast`, never `exec` (§15.24); limits
+are logged (§15.23), a question about more than three fields gets "one thing at a time", one about
+a field the shopper keeps nothing hidden on says so for that field only, and anything else gets the
+default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic through `ast`, never `exec` (§15.24); limits
 are stated in the schemas and enforced with an error, never by silent truncation (§15.25); an
 unknown recommended id is an error the agent can correct, not the end of the episode (§15.26).
 """
@@ -24,7 +26,8 @@ from jsonschema import Draft202012Validator
 from sandbox.catalog import SandboxCatalog
 from stages.features import detail_options
 from stages.text import contains_phrase
-from validation.slots import opened_slots
+from stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME, no_preference_reply
+from validation.slots import answer_question
 
 PAGE_SIZE = 20
 MAX_IDS = 20
@@ -34,7 +37,6 @@ MAX_DESCRIPTION_CHARS = 3000
 MAX_EXPRESSION_CHARS = 300
 TOO_LONG = "Sorry, that question is too long; please ask one short question."
 NO_MORE_TURNS = "I've answered enough questions; please choose a product now."
-DEFAULT_RESPONSE = "I don't have a preference about that."
 
 
 @dataclass(frozen=True)
@@ -262,11 +264,16 @@ class Episode:
         self.turns += 1
         script = self.task["clarification_script"]
         slots = script["clarification_slots"]
-        opened = opened_slots(question, slots)
-        if opened:
+        table = self.catalog.table
+        answer = answer_question(question, slots, table)
+        if answer.opened:
             seen = {r["slot_id"] for r in self.revealed}
-            self.revealed += [{"slot_id": s, "turn": self.turns} for s in opened if s not in seen]
-            reply = " ".join(s["user_response"] for s in slots if s["slot_id"] in opened)
+            self.revealed += [{"slot_id": s, "turn": self.turns} for s in answer.opened if s not in seen]
+            reply = " ".join(s["user_response"] for s in slots if s["slot_id"] in answer.opened)
+        elif answer.too_many:  # a list of field names gains nothing (validation/slots.py)
+            reply = ONE_AT_A_TIME
+        elif answer.reading.fields:  # about fields the shopper has no hidden requirement on: say so for those only
+            reply = no_preference_reply([table.fields[f].label for f in answer.reading.fields])
         else:
             reply = script.get("default_response") or DEFAULT_RESPONSE
         return {"user_response": reply, "turns_remaining": self.max_turns - self.turns}

@@ -14,14 +14,14 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from sandbox.agents import LLMAgent, run_null, run_oracle
+from sandbox.agents import LLMAgent, run_diligent, run_null, run_oracle
 from sandbox.catalog import SandboxCatalog
 from sandbox.tools import Episode, EpisodeLimits
 from stages.errors import InputError, SettingError
 
 
 def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
-    """The function that plays one episode for `agent` (oracle | null | llm).
+    """The function that plays one episode for `agent` (oracle | null | llm | diligent).
 
     Raises:
         SettingError: an unknown agent name, or llm without an LLMAgent.
@@ -30,11 +30,13 @@ def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = Non
         return lambda ep: run_oracle(ep, catalog.table)
     if agent == "null":
         return run_null
+    if agent == "diligent":
+        return lambda ep: run_diligent(ep, catalog.table)
     if agent == "llm":
         if llm is None:
             raise SettingError("agent llm needs a model and server (--model, --base-url)")
         return llm.run
-    raise SettingError(f"unknown agent {agent!r}; choose oracle, null or llm")
+    raise SettingError(f"unknown agent {agent!r}; choose oracle, null, llm or diligent")
 
 
 def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play: Callable[[Episode], dict[str, Any]],

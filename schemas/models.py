@@ -331,6 +331,7 @@ class SplitManifest(_Model):
         default_factory=dict,
         description="Construction check by the agent sandbox (pipeline/agent_check.py), empty when off: episode budget; "
                     "oracle {candidates, solved, accuracy, rejected_oracle_failed, tool_calls}; null agent {tasks, "
-                    "correct, accuracy} on the published tasks; seconds spent.")
+                    "correct, accuracy} and diligent agent {tasks, correct, accuracy, by_intent, slots, slots_opened, "
+                    "slot_open_rate, tool_calls} on the published tasks; seconds spent.")
     counts: dict[str, Any]
     files: dict[str, FileEntry]

@@ -127,6 +127,16 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                   f"{o['tool_calls']['mean']} tool calls). The null agent (first search hit for the query) got "
                   f"{n.get('correct', 0)} of {n.get('tasks', 0)} published tasks right "
                   f"({100 * n.get('accuracy', 0):.1f} %)."]
+        d = checks.get("diligent")
+        if d and d.get("tasks"):
+            lines += ["", f"The diligent agent, which knows no rubric (it reads the query and profile, asks natural "
+                          f"questions about the fields products of the query's type carry, then searches and judges), "
+                          f"solved {d['correct']} of {d['tasks']} published tasks ({100 * d['accuracy']:.1f} %): the "
+                          f"split's fairness figure. Its questions opened {d['slots_opened']} of {d['slots']} "
+                          f"clarification slots.", "",
+                      "| intent | tasks | diligent correct | accuracy |", "|---|---:|---:|---:|"]
+            lines += [f"| {i} | {v['tasks']} | {v['correct']} | {100 * v['accuracy']:.1f} % |"
+                      for i, v in d["by_intent"].items()]
     expectations = manifest.get("expectations")
     if expectations:
         lines += ["", "## Data expectations", "",

@@ -317,16 +317,30 @@ def _expectations(manifest: dict[str, Any]) -> list[str]:
 
 
 def _agent_checks(manifest: dict[str, Any]) -> list[str]:
+    """The oracle, null and diligent agents' figures (manifest `agent_checks`), or nothing without a check."""
     checks = manifest.get("agent_checks") or {}
     if not checks.get("oracle"):
         return []
-    o, n = checks["oracle"], checks.get("null") or {}
-    return ["<h2>Agent checks</h2>",
-            f'<p id="agent-checks">The sandbox\'s oracle solved {o["solved"]} of {o["candidates"]} validated tasks '
-            f"within the episode budget ({o.get('rejected_oracle_failed', 0)} rejected as <code>oracle_failed</code>; "
-            f"mean {o['tool_calls']['mean']} tool calls). The null agent (first search hit for the query) got "
-            f"{n.get('correct', 0)} of {n.get('tasks', 0)} published tasks right "
-            f"({100 * n.get('accuracy', 0):.1f} %).</p>"]
+    e = html.escape
+    o, n, d = checks["oracle"], checks.get("null") or {}, checks.get("diligent") or {}
+    rows = ["<h2>Agent checks</h2>", '<table id="agent-checks">',
+            "<thead><tr><th>agent</th><th class=n>tasks</th><th class=n>correct</th><th class=n>accuracy</th></tr></thead>",
+            "<tbody>", f"<tr><td>oracle (validated candidates)</td><td class=n>{o['candidates']}</td>"
+                       f"<td class=n>{o['solved']}</td><td class=n>{o['accuracy']:.1%}</td></tr>"]
+    for name, v in (("null", n), ("diligent", d)):
+        if v.get("tasks"):
+            rows.append(f"<tr><td>{name}</td><td class=n>{v['tasks']}</td><td class=n>{v['correct']}</td>"
+                        f"<td class=n>{v['accuracy']:.1%}</td></tr>")
+    rows.append("</tbody></table>")
+    if d.get("by_intent"):
+        rows += [f"<p>The diligent agent knows no rubric; its questions opened {d['slots_opened']} of {d['slots']} "
+                 "clarification slots.</p>", '<table id="diligent-by-intent">',
+                 "<thead><tr><th>intent</th><th class=n>tasks</th><th class=n>diligent correct</th>"
+                 "<th class=n>accuracy</th></tr></thead>", "<tbody>"]
+        rows += [f"<tr><td><code>{e(i)}</code></td><td class=n>{v['tasks']}</td><td class=n>{v['correct']}</td>"
+                 f"<td class=n>{v['accuracy']:.1%}</td></tr>" for i, v in d["by_intent"].items()]
+        rows.append("</tbody></table>")
+    return rows
 
 
 def render_html(manifest: dict[str, Any], tasks: list[dict[str, Any]], rejections: list[dict[str, Any]]) -> str:

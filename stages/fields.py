@@ -39,7 +39,14 @@ class FieldSpec:
         multi_option: raw values list several options to split.
         query_phrase: template stating the requirement in a query ("{value}").
         persona_key: key under `product_requirements` in a persona.
-        keywords: clarification trigger keywords, label first.
+        keywords: clarification trigger keywords, label first (written into each slot).
+        paraphrases: further words and phrases that name the field in a question (matcher only).
+        values: common values of the field: one alone in a question is a guess and names nothing;
+            two ("glossy or matte") ask about the field.
+        fallback: fields whose slot a question about this field opens when the task has no slot
+            of this field ("What size?" of a bottle whose capacity is hidden).
+        questions: natural questions about the field that stage 6 asks every slot besides the
+            canonical one (validation/slots.py).
         reply: clarification reply template.
         placeholders: lower-cased values that mean "unknown" for this field.
         descriptive: values describe (colour, style, ...): model-like codes are refused.
@@ -54,6 +61,10 @@ class FieldSpec:
     query_phrase: str = "with {value}"
     persona_key: str = ""
     keywords: tuple[str, ...] = ()
+    paraphrases: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
     reply: str = "{value}"
     placeholders: frozenset[str] = field(default_factory=frozenset)
     descriptive: bool = False
@@ -62,6 +73,23 @@ class FieldSpec:
     def rubric_field(self) -> str:
         """The `field` string used in rubrics: `details.<name>` for detail fields."""
         return DETAIL_PREFIX + self.name if self.kind == "detail" else self.name
+
+
+@dataclass(frozen=True)
+class QuestionTopic:
+    """A way of asking that names no single field ("How old is the child?", "What kind?").
+
+    Attributes:
+        name: short name, for reports.
+        terms: the words and phrases of the topic.
+        fields: the fields it may be about, in order: it opens the slot of the first one a task has.
+        weak: counts only when the question names no field and no other topic.
+    """
+
+    name: str
+    terms: tuple[str, ...]
+    fields: tuple[str, ...]
+    weak: bool = False
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: it keys caches of derived tables
@@ -74,6 +102,8 @@ class FieldTable:
     max_value_words: int
     source_path: str
     value_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    topics: tuple[QuestionTopic, ...] = ()
+    max_fields_per_question: int = 3
 
     def spellings(self, value: str) -> tuple[str, ...]:
         """Every spelling of `value` from the table's value alias groups (the value itself first).
@@ -159,6 +189,10 @@ def load_field_table(path: str | None = None) -> FieldTable:
                 query_phrase=row.get("query_phrase", "with {value}"),
                 persona_key=row.get("persona_key", _key_form(name).replace(" ", "_")),
                 keywords=tuple(row.get("keywords", ())),
+                paraphrases=tuple(row.get("paraphrases", ())),
+                values=tuple(row.get("values", ())),
+                fallback=tuple(row.get("fallback", ())),
+                questions=tuple(row.get("questions", ())),
                 reply=row.get("reply", "{value}"),
                 placeholders=frozenset(global_placeholders | {p.lower() for p in row.get("placeholders", [])}),
                 descriptive=name in descriptive,
@@ -192,6 +226,10 @@ def load_field_table(path: str | None = None) -> FieldTable:
             if value_aliases.get(normalize(spelling), tuple(group)) != tuple(group):
                 raise SettingError(f"{src}: value spelling {spelling!r} is in two alias groups")
             value_aliases[normalize(spelling)] = tuple(group)
+    clarification = data.get("clarification", {})
+    topics = tuple(QuestionTopic(name=t["name"], terms=tuple(t["terms"]), fields=tuple(t["fields"]),
+                                 weak=bool(t.get("weak", False))) for t in clarification.get("topics", []))
+    _check_question_vocabulary(src, fields, topics)
     return FieldTable(
         fields=fields,
         alias_index=alias_index,
@@ -199,4 +237,38 @@ def load_field_table(path: str | None = None) -> FieldTable:
         max_value_words=int(defaults.get("max_value_words", 6)),
         source_path=str(src),
         value_aliases=value_aliases,
+        topics=topics,
+        max_fields_per_question=int(clarification.get("max_fields_per_question", 3)),
     )
+
+
+def _check_question_vocabulary(src: Path, fields: dict[str, FieldSpec], topics: tuple[QuestionTopic, ...]) -> None:
+    """No phrase of the question vocabulary may mean two things, compared as the matcher reads them (lemmas).
+
+    Raises:
+        ValueError: a field term, value or topic term of one owner is also another's (names both),
+            a fallback or topic names an unknown field, or a clarification field lacks two questions.
+    """
+    from stages.lemmas import lemma_key, same_phrase
+
+    seen: dict[int, list[tuple[tuple[frozenset[str], ...], str, str]]] = {}
+    entries = [(p, f"field {f.name!r}") for f in fields.values() for p in (f.label, *f.keywords, *f.paraphrases)]
+    entries += [(v, f"values of {f.name!r}") for f in fields.values() for v in f.values]
+    entries += [(term, f"topic {t.name!r}") for t in topics for term in t.terms]
+    for phrase, owner in entries:
+        key = lemma_key(phrase)
+        for other_key, other_phrase, other_owner in seen.setdefault(len(key), []):
+            both_values = owner.startswith("values") and other_owner.startswith("values")  # counted per field only
+            if other_owner != owner and not both_values and same_phrase(key, other_key):
+                raise ValueError(f"{src}: {phrase!r} of {owner} reads as {other_phrase!r} of {other_owner}")
+        seen[len(key)].append((key, phrase, owner))
+    for f in fields.values():
+        for name in f.fallback:
+            if name not in fields:
+                raise ValueError(f"{src}: field {f.name!r} falls back to unknown field {name!r}")
+        if "clarification" in f.sources and len(f.questions) < 2:
+            raise ValueError(f"{src}: clarification field {f.name!r} needs two natural questions, has {len(f.questions)}")
+    for t in topics:
+        for name in t.fields:
+            if name not in fields:
+                raise ValueError(f"{src}: topic {t.name!r} names unknown field {name!r}")

@@ -17,11 +17,11 @@ from rubric_types import RubricLike, as_spec, kind_of
 from schemas.models import Rubric
 from stages.fields import FieldTable
 from stages.text import contains_phrase, fix_articles, join_words
+from stages.replies import DEFAULT_RESPONSE, slot_reply
 
 PERSONA_VOCAB = Path(__file__).with_name("persona_vocab.toml")
 
 OPENERS = ("I'm looking for", "I need", "Can you help me find", "I want to buy", "Please find me")
-DEFAULT_RESPONSE = "I don't have a preference on that; whatever fits the rest of what I asked for."
 
 
 @lru_cache(maxsize=4)
@@ -181,9 +181,8 @@ def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, 
 
 
 def clarification_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> str:
-    """The shopper's reply revealing one clarification rubric (its rubric type's reply)."""
-    typed = as_spec(rubric)
-    return kind_of(typed).reply(typed, table)
+    """The shopper's reply revealing one clarification rubric (its rubric type's reply, stages/replies.py)."""
+    return slot_reply(rubric, table)
 
 
 def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from rubric_types import RubricLike, as_rubrics, as_spec, kind_of
 from schemas.models import Rubric
 from stages.fields import FieldTable
+from stages.replies import reply_states, spoken_forms
 from stages.text import contains_phrase, find_phrase, normalize
 from stages.verbalise import noise_whitelist, persona_vocab
 from validation.findings import Finding
@@ -29,8 +30,11 @@ def rubric_forms(rubric: RubricLike | Mapping[str, Any]) -> list[str]:
 
 
 def leak_forms(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> list[str]:
-    """`value_forms` plus every alias spelling from the field table ("USB-C" for "USB Type C")."""
-    return [s for form in rubric_forms(rubric) for s in table.spellings(form)]
+    """`value_forms` plus every alias spelling from the field table ("USB-C" for "USB Type C") and the
+    spoken form a reply uses ("6-month-old" for "6 - 6 months", stages/replies.py)."""
+    typed = as_spec(rubric)
+    return ([s for form in rubric_forms(typed) for s in table.spellings(form)]
+            + spoken_forms(typed.expected_value, typed.field))
 
 
 def _noise_values(persona: dict[str, Any]) -> list[tuple[str, str]]:
@@ -106,7 +110,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
 
 def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]], table: FieldTable) -> list[Finding]:
     """The clarification script's findings: slot_incomplete (bad link, not 7-10 distinct keywords after
-    normalisation, no field name among them, reply without the value in an accepted spelling),
+    normalisation, no field name among them, reply without the value in an accepted or spoken spelling),
     slot_collision (a keyword in two slots, a question opening two slots) and slot_unreachable
     (validation/slots.py). Used by check_leakage and, before the task schema, for LLM-written slots.
     """
@@ -131,7 +135,7 @@ def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, A
         if label and normalize(label) not in distinct:
             problems.append(f"lacks the field's own name {label!r} among its keywords")
         for r in (r for r in linked if r is not None):
-            if not all(contains_phrase(slot["user_response"], f) for f in rubric_forms(r)):
+            if not reply_states(slot["user_response"], r.expected_value, r.field):
                 problems.append(f"reply does not contain the value of {r.id}")
         for p in problems:
             findings.append(Finding("slot_incomplete", f"slot {slot['slot_id']} {p}",

@@ -13,6 +13,7 @@ from typing import Any
 
 from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from schemas.models import Rubric
+from stages.replies import reply_states
 from stages.fields import FieldTable
 from stages.hashing import digest
 from stages.rubrics import rubric_lock
@@ -58,7 +59,7 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
                                          "value": value, "found": requirements.get(key)}))
         else:
             revealing = [s["slot_id"] for s in slots if r.id in s["linked_rubric_ids"]
-                         and all(contains_phrase(s["user_response"], f) for f in forms)]
+                         and reply_states(s["user_response"], r.expected_value, r.field)]
             if len(revealing) != 1:
                 findings.append(Finding("clarification_not_revealed",
                                         f"clarification rubric {r.id} ({r.field}) is revealed by "

@@ -7,7 +7,7 @@ import json
 
 import sandbox.tools
 import validation.slots
-from sandbox.agents import LLMAgent, run_null, run_oracle
+from sandbox.agents import LLMAgent, numeric_bounds, run_diligent, run_null, run_oracle, voucher_budget
 from sandbox.grader import grade_episode
 from sandbox.tools import Episode, EpisodeLimits
 from tests.llm_server import Reply, ScriptedLLM, tool_call
@@ -16,7 +16,7 @@ from validation.slots import canonical_question, opened_slots
 
 
 def test_ask_user_uses_the_slot_matcher_validation_uses(sandbox_catalog, built_tasks):
-    assert sandbox.tools.opened_slots is validation.slots.opened_slots
+    assert sandbox.tools.answer_question is validation.slots.answer_question
     table = sandbox_catalog.table
     asked = 0
     for task in built_tasks:
@@ -25,7 +25,7 @@ def test_ask_user_uses_the_slot_matcher_validation_uses(sandbox_catalog, built_t
             question = canonical_question(table.by_rubric_field(slot["field"]).label)
             ep = Episode(sandbox_catalog, task)
             ep.call("ask_user", {"question": question})
-            assert [r["slot_id"] for r in ep.revealed] == opened_slots(question, slots) == [slot["slot_id"]]
+            assert [r["slot_id"] for r in ep.revealed] == opened_slots(question, slots, table) == [slot["slot_id"]]
             asked += 1
     assert asked > 100
 
@@ -60,10 +60,11 @@ def test_the_oracle_solves_published_tasks_of_every_intent_within_the_budget(san
 def test_the_oracle_fails_when_a_slot_never_opens(sandbox_catalog, built_tasks):
     task = first_task(built_tasks, lambda t: any(
         r["info_source"] == "clarification" and r["type"] == "attribute_match" for r in t["rubrics"]))
-    # The same task with its slots' keywords replaced: no canonical question can open them.
+    # The same task with its slots moved to a field the table does not know and keywords no question
+    # holds: the matcher reads them by those keywords alone, so no canonical question can open them.
     script = task["clarification_script"]
     broken = dict(task, clarification_script=dict(script, clarification_slots=[
-        dict(s, trigger_keywords=["zqxj"] * 7) for s in script["clarification_slots"]]))
+        dict(s, field="details.Zqxj", trigger_keywords=["zqxj"] * 7) for s in script["clarification_slots"]]))
     record = run_oracle(Episode(sandbox_catalog, broken), sandbox_catalog.table)
     hidden = [r["id"] for r in task["rubrics"] if r["info_source"] == "clarification"]
     assert record["unrevealed"] == hidden and record["revealed_slots"] == []
@@ -137,3 +138,55 @@ def test_the_null_agent_stays_near_zero_when_hidden_information_matters(full_bui
     null = full_build.manifest["agent_checks"]["null"]
     assert null["accuracy"] <= 0.1, null
     assert full_build.manifest["config"]["min_query_answer_set"] == 3
+
+
+def test_the_manifest_and_report_record_the_diligent_agent(full_build):
+    d = full_build.manifest["agent_checks"]["diligent"]
+    assert d["tasks"] == len(full_build.tasks) and d["accuracy"] >= 0.6
+    assert sum(v["tasks"] for v in d["by_intent"].values()) == d["tasks"]
+    assert 0 < d["slots_opened"] <= d["slots"] and d["tool_calls"]["max"] <= 100
+    assert full_build.manifest["agent_checks"]["null"]["accuracy"] <= 0.05
+    report = (full_build.path / "report.md").read_text(encoding="utf-8")
+    assert f"solved {d['correct']} of {d['tasks']} published tasks" in report
+    page = (full_build.path / "report.html").read_text(encoding="utf-8")
+    assert 'id="agent-checks"' in page and 'id="diligent-by-intent"' in page
+
+
+def test_the_diligent_agent_never_reads_rubrics_targets_or_slots(sandbox_catalog, built_tasks):
+    task = first_task(built_tasks, lambda t: len(t["clarification_script"]["clarification_slots"]) >= 2)
+    seen = []
+
+    class Guarded(dict):
+        def __getitem__(self, key):
+            seen.append(key)
+            return super().__getitem__(key)
+
+    ep = Episode(sandbox_catalog, task)
+    ep.task = Guarded(task)  # the tools read the persona and script through here; the agent only the query
+    record = run_diligent(ep, sandbox_catalog.table)
+    agent_keys = set(seen) - {"user_persona", "clarification_script", "id", "intent"}
+    assert agent_keys == {"user_query"} and record["agent"] == "diligent" and record["finished"]
+
+
+def test_the_diligent_agent_asks_natural_questions_and_opens_hidden_slots(sandbox_catalog, built_tasks):
+    tasks = [t for t in sorted(built_tasks, key=lambda t: t["id"]) if t["clarification_script"]["clarification_slots"]][:20]
+    opened = slots = correct = 0
+    for task in tasks:
+        record = run_diligent(Episode(sandbox_catalog, task), sandbox_catalog.table)
+        asks = [s["arguments"]["question"] for s in record["steps"] if s["tool"] == "ask_user"]
+        assert 0 < len(asks) <= 10 and all(len(q) <= 80 and q.endswith("?") for q in asks)
+        opened += len(record["revealed_slots"])
+        slots += len(task["clarification_script"]["clarification_slots"])
+        correct += grade_episode(task, record, sandbox_catalog)["status"] == "correct"
+    assert opened >= 0.6 * slots and correct >= 0.6 * len(tasks)
+
+
+def test_the_diligent_agent_reads_bounds_and_coupons_from_the_words():
+    assert numeric_bounds("It must cost no more than $1,200, be rated at least 4.5 stars and have at least "
+                          "20 ratings.") == {"price": {"max": 1200.0, "max_inclusive": True},
+                                             "average_rating": {"min": 4.5, "min_inclusive": True},
+                                             "rating_number": {"min": 20.0, "min_inclusive": True}}
+    budget = voucher_budget("I have a tiered brand coupon: $1 off orders of $4 or more, or $2 off orders of $11 or "
+                            "more, and I can pay at most $7 after the coupons.")
+    assert budget["max_total"] == 7.0 and budget["voucher"]["scenario"] == "tiered"
+    assert [c["face_value"] for c in budget["voucher"]["coupons"]] == [1.0, 2.0]

@@ -159,7 +159,7 @@ def test_ask_user_reveals_a_slot_on_its_canonical_question_and_logs_it(sandbox_c
     reply = ep.call("ask_user", {"question": canonical_question(label)})
     assert slot["user_response"] in reply["user_response"]
     assert ep.revealed[0] == {"slot_id": slot["slot_id"], "turn": 1}
-    other = ep.call("ask_user", {"question": "Is the weather nice today?"})
+    other = ep.call("ask_user", {"question": "Is there anything else I should know?"})
     assert other["user_response"] == task["clarification_script"]["default_response"]
 
 

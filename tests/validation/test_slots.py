@@ -1,8 +1,11 @@
-"""The clarification slot matcher shared by validation (and later the agent sandbox)."""
+"""The clarification slot matcher shared by validation and the sandbox's ask_user (validation/slots.py)."""
 
 from __future__ import annotations
 
-from validation.slots import canonical_question, check_reachability, opened_slots
+import pytest
+
+from validation.slots import (answer_question, canonical_question, check_reachability, opened_slots,
+                              read_question, reachability_questions)
 
 
 def _slots(table, *names):
@@ -11,39 +14,55 @@ def _slots(table, *names):
             for i, n in enumerate(names, 1)]
 
 
-def test_every_clarification_field_is_opened_by_its_own_question_and_no_other(rich_catalog):
+def test_every_clarification_field_is_opened_by_its_stage_6_questions_and_no_other(rich_catalog):
     table = rich_catalog.table
     names = [f.name for f in table.fields.values() if "clarification" in f.sources]
     slots = _slots(table, *names)
     for slot, name in zip(slots, names):
-        assert opened_slots(canonical_question(table.fields[name].label), slots) == [slot["slot_id"]], name
+        for question in reachability_questions(table.fields[name]):
+            assert opened_slots(question, slots, table) == [slot["slot_id"]], (name, question)
 
 
-def test_the_most_specific_keyword_wins(rich_catalog):
+def test_stage_6_asks_the_canonical_question_and_two_natural_ones(rich_catalog):
+    spec = rich_catalog.table.fields["Capacity"]
+    assert reachability_questions(spec) == [canonical_question("capacity"), "What capacity do you need?",
+                                            "How much should it hold?"]
+
+
+def test_the_most_specific_phrase_wins(rich_catalog):
     slots = _slots(rich_catalog.table, "Size", "Screen Size")
     assert opened_slots("What screen size do you want?", slots) == ["s2"]
     assert opened_slots("What size do you want?", slots) == ["s1"]
 
 
-def test_keywords_match_whole_tokens_only(rich_catalog):
-    slots = _slots(rich_catalog.table, "Recommended Uses For Product")
-    assert opened_slots("Who is the user of this?", slots) == []
-    assert opened_slots("What will you use it for?", slots) == ["s1"]
+def test_words_match_whole_and_as_lemmas(rich_catalog):
+    table = rich_catalog.table
+    capacity, age = _slots(table, "Capacity"), _slots(table, "Manufacturer recommended age")
+    assert opened_slots("How much does it need to hold?", capacity) == ["s1"]
+    assert opened_slots("How old are the children?", age) == ["s1"]
+    assert opened_slots("Who is the user of this?", _slots(table, "Recommended Uses For Product")) == []
+    assert opened_slots("What will you use it for?", _slots(table, "Recommended Uses For Product")) == ["s1"]
 
 
-def test_a_slot_whose_keywords_miss_its_label_is_unreachable(rich_catalog):
-    slots = _slots(rich_catalog.table, "Shape")
-    slots[0]["trigger_keywords"] = ["outline", "geometry", "contour", "profile", "silhouette", "edges", "corners"]
-    findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
-    assert {f.reason for f in findings} == {"slot_unreachable"}
+def test_a_value_guess_alone_opens_nothing_and_a_choice_of_two_values_asks_about_the_field(rich_catalog):
+    slots = _slots(rich_catalog.table, "Finish Type")
+    assert opened_slots("Do you want it glossy?", slots) == []
+    assert opened_slots("Glossy or matte?", slots) == ["s1"]
+    assert opened_slots("What finish do you want?", slots) == ["s1"]
 
 
-def test_two_slots_with_equally_specific_keywords_collide(rich_catalog):
-    slots = _slots(rich_catalog.table, "Shape", "Closure")
-    slots[1]["trigger_keywords"].append("what shape")  # Shape's own most specific keyword
-    findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
-    assert {f.reason for f in findings} == {"slot_collision"}
-    assert findings[0].evidence["opened"] == ["s1", "s2"]
+def test_a_broad_question_opens_the_related_field_the_task_hides(rich_catalog):
+    table = rich_catalog.table
+    assert opened_slots("How big should it be?", _slots(table, "Capacity")) == ["s1"]
+    assert opened_slots("What size do you need?", _slots(table, "Capacity")) == ["s1"]  # Size falls back to Capacity
+    assert opened_slots("How big should it be?", _slots(table, "Size", "Capacity")) == ["s1"]
+
+
+def test_a_weak_topic_yields_to_a_named_field(rich_catalog):
+    table = rich_catalog.table
+    assert read_question("What kind of material?", table).fields == ("Material",)
+    assert read_question("What kind of material?", table).topics == ()
+    assert opened_slots("What kind do you want?", _slots(table, "Form Factor")) == ["s1"]
 
 
 def test_a_question_about_two_fields_opens_both_slots(rich_catalog):
@@ -51,10 +70,58 @@ def test_a_question_about_two_fields_opens_both_slots(rich_catalog):
     assert opened_slots("What is it made from, and what price are you after?", slots) == ["s1", "s2"]
 
 
+def test_a_question_naming_more_than_three_fields_opens_nothing(rich_catalog):
+    table = rich_catalog.table
+    slots = _slots(table, "Material", "Size", "Shape", "Finish Type")
+    dump = answer_question("What material, size, shape and finish do you want?", slots, table)
+    assert dump.opened == () and dump.too_many and dump.reading.subjects == 4
+    three = answer_question("What material, size and shape do you want?", slots, table)
+    assert three.opened == ("s1", "s2", "s3") and not three.too_many
+
+
+def test_the_limit_of_fields_per_question_is_the_field_tables(tmp_path):
+    from stages.fields import FIELD_TABLE, load_field_table
+
+    text = FIELD_TABLE.read_text(encoding="utf-8").replace("max_fields_per_question = 3", "max_fields_per_question = 1")
+    path = tmp_path / "fields.toml"
+    path.write_text(text, encoding="utf-8")
+    table = load_field_table(str(path))
+    slots = _slots(table, "Material", "price")
+    assert answer_question("What is it made from, and what price are you after?", slots, table).too_many
+
+
+def test_a_slot_of_a_field_the_table_does_not_know_opens_on_its_own_keywords(rich_catalog):
+    slots = [{"slot_id": "s1", "field": "details.Blade Length", "linked_rubric_ids": ["r1"],
+              "trigger_keywords": ["blade length", "how long is the blade"], "user_response": ""}]
+    assert opened_slots("How long is the blade?", slots, rich_catalog.table) == ["s1"]
+    assert opened_slots("What colour?", slots, rich_catalog.table) == []
+
+
+def test_a_field_without_two_natural_questions_is_refused(tmp_path):
+    from stages.fields import FIELD_TABLE, load_field_table
+
+    text = FIELD_TABLE.read_text(encoding="utf-8").replace(
+        'questions = ["What shape are you after?", "Should it have a particular outline?"]\n', "")
+    path = tmp_path / "fields.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="'Shape' needs two natural questions"):
+        load_field_table(str(path))
+
+
+def test_a_phrase_may_name_only_one_thing(tmp_path):
+    from stages.fields import FIELD_TABLE, load_field_table
+
+    text = FIELD_TABLE.read_text(encoding="utf-8").replace('paraphrases = ["round or square"',
+                                                          'paraphrases = ["holding", "round or square"')
+    path = tmp_path / "fields.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="'holds' of field 'Capacity' reads as 'holding' of field 'Shape'"):
+        load_field_table(str(path))
+
+
 def test_keywords_count_as_the_matcher_sees_them(tmp_path):
     from stages.errors import SettingError
     from stages.fields import load_field_table
-    import pytest
 
     path = tmp_path / "fields.toml"
     path.write_text('[fields."Size"]\nlabel = "size"\nsources = ["clarification"]\n'
@@ -63,22 +130,21 @@ def test_keywords_count_as_the_matcher_sees_them(tmp_path):
         load_field_table(str(path))
 
 
-def test_every_clarification_field_opens_on_a_question_rephrased_from_its_synonyms(rich_catalog):
-    from stages.text import normalize
-    from validation.slots import rephrased_question
-
-    table = rich_catalog.table
-    names = [f.name for f in table.fields.values() if "clarification" in f.sources]
-    slots = _slots(table, *names)
-    for slot, name in zip(slots, names):
-        spec = table.fields[name]
-        synonym = next(k for k in spec.keywords if normalize(k) != normalize(spec.label))
-        assert opened_slots(rephrased_question(synonym), slots) == [slot["slot_id"]], name
-
-
-def test_a_slot_that_opens_only_on_its_label_is_unreachable_when_rephrased(rich_catalog):
-    slots = _slots(rich_catalog.table, "Shape")
-    slots[0]["trigger_keywords"] = ["shape", "a", "b", "c", "d", "e", "f"]  # only the label still matches
+def test_two_slots_of_one_field_collide(rich_catalog):
+    slots = _slots(rich_catalog.table, "Shape", "Shape")
     findings = check_reachability({"clarification_slots": slots}, rich_catalog.table)
-    assert [f.reason for f in findings] == ["slot_unreachable"]
-    assert findings[0].evidence["question"].startswith("Anything about")
+    assert {f.reason for f in findings} == {"slot_collision"}
+    assert findings[0].evidence["opened"] == ["s1", "s2"]
+
+
+def test_a_field_whose_questions_do_not_name_it_leaves_its_slots_unreachable(tmp_path):
+    from stages.fields import FIELD_TABLE, load_field_table
+
+    text = FIELD_TABLE.read_text(encoding="utf-8").replace(
+        'questions = ["What shape are you after?", "Should it have a particular outline?"]',
+        'questions = ["What shape are you after?", "Anything else I should know?"]')
+    path = tmp_path / "fields.toml"
+    path.write_text(text, encoding="utf-8")
+    table = load_field_table(str(path))
+    findings = check_reachability({"clarification_slots": _slots(table, "Shape")}, table)
+    assert [(f.reason, f.evidence["question"]) for f in findings] == [("slot_unreachable", "Anything else I should know?")]

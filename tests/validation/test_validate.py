@@ -18,8 +18,6 @@ from flows.cli import app
 from splits.inspect import validate_file
 from flows.settings import BuildConfig
 from stages.fields import load_field_table
-from stages.text import normalize
-from validation.slots import canonical_question, opened_slots
 
 runner = CliRunner()
 
@@ -63,18 +61,14 @@ def _leak_persona_value(tasks: list[dict]) -> str:
     return t["id"]
 
 
-def _unreachable_slot(tasks: list[dict], table) -> str:
-    """Drop a slot's label keyword, so the canonical question no longer opens it."""
-    for t in tasks:
-        slots = t["clarification_script"]["clarification_slots"]
-        for slot in slots:
-            spec = table.fields.get(slot["field"].removeprefix("details."))
-            kept = [k for k in slot["trigger_keywords"] if normalize(k) != normalize(spec.label)]
-            trial = [dict(s, trigger_keywords=kept) if s is slot else s for s in slots]
-            if slot["slot_id"] not in opened_slots(canonical_question(spec.label), trial):
-                slot["trigger_keywords"] = kept
-                return t["id"]
-    raise AssertionError("no slot of the split becomes unreachable without its label")
+def _slot_of_unknown_field(tasks: list[dict], table) -> str:
+    """Move a slot to a field the field table does not know: no question about a field can open it
+    (questions open slots through the field table's vocabulary, validation/slots.py)."""
+    t = next(t for t in tasks if t["clarification_script"]["clarification_slots"])
+    slot = t["clarification_script"]["clarification_slots"][0]
+    slot["field"] = "details.Zqxj Rating"
+    assert "Zqxj Rating" not in table.fields
+    return t["id"]
 
 
 def _colliding_slots(tasks: list[dict], table) -> str:
@@ -104,7 +98,7 @@ def broken(split, tmp_path_factory) -> tuple[Path, dict[str, str]]:
     pool = copy.deepcopy(tasks)
     defects = {}
     for reason, make in (("hidden_value_in_query", _leak_persona_value),
-                         ("slot_unreachable", lambda ts: _unreachable_slot(ts, table)),
+                         ("slot_incomplete", lambda ts: _slot_of_unknown_field(ts, table)),
                          ("slot_collision", lambda ts: _colliding_slots(ts, table)),
                          ("target_fails_rubric", _rubric_the_target_fails)):
         task_id = make([t for t in pool if t["id"] not in defects.values()])
@@ -125,7 +119,7 @@ def test_each_defect_of_a_broken_copy_is_caught_with_its_reason(broken, sample_c
     assert result.exit_code == 1, result.output
     found = _findings(tmp_path / "findings.jsonl")
     errors = {(f["task_id"], f["reason"]) for f in found if f["severity"] == "error"}
-    for reason in ("hidden_value_in_query", "slot_unreachable", "slot_collision", "target_fails_rubric",
+    for reason in ("hidden_value_in_query", "slot_incomplete", "slot_collision", "target_fails_rubric",
                    "duplicate_task_id"):
         assert (defects[reason], reason) in errors, (reason, sorted(e for e in errors if e[0] == defects[reason]))
     assert (defects["target_fails_rubric"], "rubric_lock_mismatch") in errors

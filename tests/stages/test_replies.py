@@ -1,0 +1,104 @@
+"""Clarification replies (stages/replies.py): one natural sentence per field and value kind, values from real slots.
+
+The values are those of real clarification rubrics in the shared-data split (Amazon details of toys,
+phone cases, bottles and laptops); each reply must read like speech and still reveal its value.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stages.fields import load_field_table
+from stages.replies import DEFAULT_RESPONSE, age_phrase, reply_states, slot_reply, speech_case
+
+
+def _reply(field, value, type_="attribute_match"):
+    return slot_reply({"field": field, "type": type_, "expected_value": value}, load_field_table())
+
+
+@pytest.mark.parametrize("value, reply", [
+    ("6 - 6 months", "It's for a 6-month-old."),
+    ("12 - 12 years", "It's for a 12-year-old."),
+    ("4 - 12 years", "It's for ages 4 to 12."),
+    ("15 years and up", "It's for ages 15 and up."),
+    ("3 months and up", "It's for babies 3 months and older."),
+])
+def test_a_recommended_age_reads_as_an_age(value, reply):
+    assert _reply("details.Manufacturer recommended age", value) == reply
+    assert reply_states(reply, value, "details.Manufacturer recommended age")
+
+
+@pytest.mark.parametrize("value, reply", [
+    ("48 months to 144 months", "It's for ages 4 to 12."),
+    ("12 Up", "It's for ages 12 and up."),
+    ("13+", "It's for ages 13 and up."),
+    ("Kid", "It's for a kid."),
+    ("Adult", "It's for an adult."),
+])
+def test_an_age_range_reads_as_an_age_or_a_person(value, reply):
+    assert _reply("details.Age Range (Description)", value) == reply
+    assert reply_states(reply, value, "details.Age Range (Description)")
+
+
+@pytest.mark.parametrize("field, value, reply", [
+    ("details.Screen Size", "10.1 Inches", "I'd like a 10.1-inch screen."),
+    ("details.Capacity", "3.4 Fluid Ounces", "It needs to hold 3.4 fluid ounces."),
+    ("details.Voltage", "12 Volts", "It has to run on 12 volts."),
+    ("details.RAM", "8 GB", "I need 8 GB of RAM."),
+    ("details.Hard Drive", "250 GB", "I need 250 GB of storage."),
+    ("details.Size", "6 x 9-inches", "It should measure 6 x 9-inches."),
+])
+def test_a_measure_reads_with_its_unit(field, value, reply):
+    assert _reply(field, value) == reply
+    assert reply_states(reply, value, field)
+
+
+@pytest.mark.parametrize("field, value, reply", [
+    ("details.Material", "Iron", "I'd like it made of iron."),
+    ("details.Material", "TPU", "I'd like it made of TPU."),
+    ("details.Special Feature", "Shock-Absorbent", "One thing it really must have: shock-absorbent."),
+    ("details.Recommended Uses For Product", "Hunting", "I'll mainly use it for hunting."),
+    ("details.Connectivity Technology", "Wi-Fi", "It needs to connect over Wi-Fi."),
+    ("details.Operating System", "Windows 10", "It needs to run Windows 10."),
+    ("details.Connector Type", "barrel connector", "I need a barrel connector."),
+    ("details.RAM", "16 GB DDR4", "I need 16 GB DDR4 RAM."),
+    ("details.Size", "1 Count (Pack of 12)", "I need 1 count, pack of 12."),
+])
+def test_a_plain_value_reads_in_speech_case(field, value, reply):
+    assert _reply(field, value) == reply
+    assert reply_states(reply, value, field)
+
+
+def test_a_numeric_bound_reads_as_a_limit():
+    assert _reply("price", {"max": 10.0, "max_inclusive": True}, "numeric_range") == "I can spend no more than $10 on it."
+    assert (_reply("rating_number", {"min": 100.0, "min_inclusive": True}, "numeric_range")
+            == "I'd like something lots of people have tried, with at least 100 ratings.")
+
+
+def test_excluded_values_read_as_an_exception_and_keep_their_capitals():
+    reply = _reply("details.Connector Type", ["USB Type A", "USB Type C"], "negative_attribute")
+    assert reply == "Any connector type is fine except USB type A or USB type C."
+    assert reply_states(reply, ["USB Type A", "USB Type C"], "details.Connector Type")
+
+
+def test_speech_case_keeps_acronyms_codes_and_names():
+    assert speech_case("Faux Leather") == "faux leather"
+    assert speech_case("802.11n") == "802.11n" and speech_case("Bluetooth") == "Bluetooth"
+
+
+def test_an_age_that_is_no_number_has_no_age_phrase():
+    assert age_phrase("Kid") is None and age_phrase("Toddler") is None
+
+
+def test_the_default_reply_invites_a_specific_question_and_never_claims_nothing_is_left():
+    assert "specific" in DEFAULT_RESPONSE and "preference" not in DEFAULT_RESPONSE
+    assert "nothing" not in DEFAULT_RESPONSE and "else" not in DEFAULT_RESPONSE
+
+
+def test_no_reply_of_the_real_split_states_a_raw_age_range(full_build):
+    import re
+
+    raw = re.compile(r"\d+\s*-\s*\d+\s*(?:months|years)|\d+ months to \d+ months", re.IGNORECASE)
+    replies = [s["user_response"] for t in full_build.tasks for s in t["clarification_script"]["clarification_slots"]]
+    assert replies and not [r for r in replies if raw.search(r)]
+    assert all(t["clarification_script"]["default_response"] == DEFAULT_RESPONSE for t in full_build.tasks)
