@@ -35,7 +35,7 @@ def test_version_prints_the_installed_version():
 
 @pytest.mark.parametrize(("command", "choices"), [
     ("build", ["<template|llm>", "<threads|dask>"]),
-    ("run-agent", ["<oracle|null|llm>", "<scripted|llm>"]),
+    ("run-agent", ["<oracle|null|llm|diligent>", "<scripted|llm>"]),
     ("export", ["<usersimcrs|dialoguekit>"]),
 ])
 def test_help_lists_the_choices_of_each_option(command, choices):

@@ -162,10 +162,10 @@ def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich
     from pipeline.candidate import run_attempt
 
     ctx = rich_plan[0]
-    product = rich_catalog.product("B07YG47CJK")
-    first, findings, stage = run_attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
+    product = rich_catalog.product("B075XFK6NC")
+    first, findings, stage = run_attempt(product, ctx.intents["rating_quality"], ctx, 0, Counter())
     assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
-    result = build_candidate(product, "product_search", ctx)
+    result = build_candidate(product, "rating_quality", ctx)
     assert result.task is not None and result.task["provenance"]["attempt"] == 2
     assert result.task["difficulty"]["query_answer_set_size"] >= 3
 

@@ -29,6 +29,7 @@ persona_key = "included_components"
 keywords = ["included components", "comes with", "in the box", "what is included", "bundled with",
             "accessories included", "package contents"]
 reply = "It should come with {value}."
+questions = ["What should come with it?", "What do you need in the box?"]
 '''
 
 
