@@ -8,6 +8,7 @@ one rejection carrying its last attempt's findings and the reasons of earlier at
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
 from schemas import schema_errors
+from stages.cues import cue_suits
 from stages.features import detail_values, extract_features
 from stages.fields import FieldTable
 from stages.hashing import digest, rng
@@ -22,7 +24,7 @@ from stages.text import normalize
 from stages.vouchers import MIN_PRICE
 from stages.intents import IntentSpec
 from stages.rubrics import build_rubrics, feature_rubric, rubric_lock
-from stages.split import PartitionInfeasible, entangled_fields, select_features, split_features
+from stages.split import PartitionInfeasible, SplitGoals, entangled_fields, select_features, split_features
 from stages.llm import LLMClient, LLMError
 from stages.verbalise import write_clarification, write_persona, write_query
 from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
@@ -33,13 +35,14 @@ from validation.findings import STAGE_NAMES, Finding
 from validation.judge import judge_task
 from validation.leakage import check_leakage, check_slots
 from validation.opinions import check_opinions
-from validation.semantic import check_answer_set, check_sources, intent_problems
+from validation.semantic import (answer_set_masks, biting_exclusions, check_answer_set, check_sources, hidden_source_answer_sets,
+                                 hidden_source_findings, intent_problems)
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
 # An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
 # not score after its retries would only be called again.
-NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric", "llm_error",
+NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric", "llm_error",
                       "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
 
 
@@ -99,8 +102,13 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
         opinions, problems = check_opinions(cited, shown, product.get("reviews") or [], intent.review_opinions)
         if problems:
             return None, problems, 2
+    rejected_values: dict[str, dict[str, str]] = {}  # [issue #12] values a shopper would not state
     features, dropped = extract_features(product, intent, ctx.table, gen, vocabulary=ctx.vocabulary,
-                                         reviews=product.get("reviews"), opinions=opinions)
+                                         reviews=product.get("reviews"), opinions=opinions,
+                                         value_support=_value_support(ctx), min_value_support=ctx.config.min_value_support,
+                                         rejected_values=rejected_values)
+    if attempt == 0:  # [issue #12] counted once per candidate: report.md's rejected values by field
+        stats.update(f"value_rejected|{f}|{why}" for f, bad in rejected_values.items() for why in bad.values())
     sc = ctx.config.partition.model_copy(update=intent.split_overrides())
     need = sc.min_query + sc.min_persona + sc.min_clarification
     for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
@@ -109,24 +117,49 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
                     else f"{intent.review_opinions} distinct opinions in its positive reviews")
             return None, [Finding(reason, f"target has no {what}", {"price": product.get("price"),
                                                                       "reviews": len(product.get("reviews") or [])})], 2
+    if not any(f.kind == "entity" for f in features):  # [issue #12] every query names its product type
+        return None, [Finding("no_product_type", "the title's head names no product type and no category of the "
+                              "product confirms one", {"title": product.get("title")})], 2
     if len(features) < need:
         return None, [Finding("too_few_features", f"{len(features)} usable features, {need} needed",
                               {"features": [f.field for f in features], "dropped": dropped})], 2
     stats["stage2_passed"] += 1
     selected = select_features(features, intent, gen)
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
+    ptype = next((f.value for f in features if f.kind == "entity"), None)  # [issue #12] cues fit the product type
     cueable = sorted(f.field for f in selected
-                     if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value))
-    implicit_fields = frozenset(gen.sample(cueable, min(intent.implicit, len(cueable))))
+                     if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value, ptype))
+    # [issue #12] up to max_implicit implicit requirements where cues allow (at least intent.implicit)
+    implicit_fields = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit), len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
     support = {f.field: ctx.index.support(feature_rubric(f)) for f in selected
                if "persona" in f.sources or "clarification" in f.sources}
+    # [issue #12, quality] The split searches placements by their answer sets (each hidden source needed).
+    floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
+    within = [feature_rubric(f) for f in selected if f.kind == "entity" or f.field in intent.query_fields]
+    masks, universe = answer_set_masks([feature_rubric(f) for f in selected], within, ctx.index, asin)
+    plan = SplitGoals(masks=masks, universe=universe, min_query=floor, min_hidden=ctx.config.min_hidden_answer_set,
+                      max_total=ctx.config.max_answer_set)
     try:
-        assignment = split_features(selected, intent, sc, gen, keep_in_query=implicit_fields, support=support)
+        assignment = split_features(selected, intent, sc, gen, keep_in_query=implicit_fields, support=support,
+                                    plan=plan)
     except PartitionInfeasible as exc:
         return None, [Finding(exc.reason, str(exc), exc.evidence)], 3
     stats["stage3_passed"] += 1
     rubrics = build_rubrics(assignment, ctx.table)
+    # [issue #12, quality] Exclusions that bite: a negative rubric excludes values that products the task's
+    # other rubrics leave do carry (its own such values first, else others of the field among those products).
+    for f in [f for f in assignment.query + assignment.persona + assignment.clarification if f.kind == "negative"]:
+        rid = next(r["id"] for r in rubrics if r["field"] == f.field and r["type"] == "negative_attribute")
+        values = biting_exclusions(rubrics, rid, ctx.index, product)
+        if not values:
+            return None, [Finding("exclusion_excludes_nothing", f"no product the other rubrics leave has another "
+                                  f"{f.field} than the target's: excluding {f.value} rules out nothing",
+                                  {"field": f.field, "excluded": list(f.value)})], 4
+        if values != list(f.value):
+            assignment.replace(f, dataclasses.replace(f, value=values))
+            rubrics = build_rubrics(assignment, ctx.table)
+    # [end issue #12 call site]
     unmet = intent_problems(rubrics, intent)
     if unmet:
         return None, [Finding("intent_requirement_unmet", f"{intent.name} needs {', '.join(unmet)}",
@@ -156,9 +189,24 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
                                "hidden_fields": [r["field"] for r in rubrics if r["info_source"] != "query"],
                                "left_out_fields": left_out,
                                "examples": query_only[:10]})], 4
+    # [issue #12, quality] Every hidden source necessary: the rubrics without the persona's and without the
+    # clarification's must each leave min_hidden_answer_set products. A plan that fails first sheds the query's
+    # most selective optional requirements (as above), else is rejected and re-split by the next attempt.
+    hidden = hidden_source_answer_sets(rubrics, ctx.index)
+    while (min(hidden.values()) < ctx.config.min_hidden_answer_set
+           and (dropped := assignment.leave_out_most_selective(sc)) is not None):
+        left_out.append(dropped.field)
+        rubrics = build_rubrics(assignment, ctx.table)
+        hidden = hidden_source_answer_sets(rubrics, ctx.index)
+        query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"],
+                                          limit=QUERY_ANSWER_SET_CAP)
+    findings = hidden_source_findings(hidden, ctx.config.min_hidden_answer_set, rubrics)
+    if findings:
+        return None, findings, 4
+    # [end issue #12 call site]
     lock = rubric_lock(rubrics)
     stats["stage4_passed"] += 1
-    cues = {r["id"]: _cue(ctx, intent, r["field"], r["expected_value"]) for r in rubrics
+    cues = {r["id"]: _cue(ctx, intent, r["field"], r["expected_value"], ptype) for r in rubrics
             if r["info_source"] == "query" and r["field"] in implicit_fields}
     if len(cues) < intent.implicit:
         return None, [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
@@ -214,16 +262,30 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
         return None, findings, 7
     stats["stage7_passed"] += 1
     task["answer_set"] = answers
-    task["difficulty"] = _difficulty(task, len(answers), len(query_only))
+    task["difficulty"] = _difficulty(task, len(answers), len(query_only)) | {  # [issue #12]
+        f"{k}_answer_set_size": v for k, v in hidden.items()}
     task["provenance"] = _provenance(ctx, attempt)
     return task, [], 7
 
 
-def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> str | None:
-    """The intent's kind of cue for (field, value), or None."""
-    if not intent.implicit or not isinstance(value, str):
+def _value_support(ctx: BuildContext):
+    """[issue #12] (rubric field, value) -> catalog products carrying it, or None without an index."""
+    if ctx.index is None:
         return None
-    return ctx.cues.get((field_name.removeprefix("details."), normalize(value)), {}).get(intent.cue_kind)
+    return lambda field_name, value: ctx.index.support({"type": "attribute_match", "field": field_name,
+                                                         "expected_value": value})
+
+
+def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, product_type: str | None = None
+         ) -> str | None:
+    """The intent's kind of cue for (field, value), or None; [issue #12] None when the cue's product types
+    (cues.toml `product_types`) exclude `product_type`."""
+    if not (intent.implicit or intent.max_implicit) or not isinstance(value, str):
+        return None
+    key = (field_name.removeprefix("details."), normalize(value))
+    if not cue_suits(key, product_type, ctx.table):
+        return None
+    return ctx.cues.get(key, {}).get(intent.cue_kind)
 
 
 def _difficulty(task: dict[str, Any], answer_set_size: int, query_answer_set_size: int) -> dict[str, int]:

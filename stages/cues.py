@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from stages.fields import FieldTable
-from stages.text import keywords, normalize
+from stages.text import keywords, normalize, tokens
 
 CUE_TABLE = Path(__file__).with_name("cues.toml")
 CUE_KINDS = ("knowledge", "scenario")
@@ -40,3 +40,29 @@ def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str
                 raise ValueError(f"{where}: {kind} cue shares {sorted(shared)} with the value")
         out[(field, normalize(value))] = cues
     return out
+
+
+@lru_cache(maxsize=8)
+def load_cue_types(table: FieldTable, path: str | None = None) -> dict[tuple[str, str], frozenset[str]]:
+    """{(canonical field, normalised value): product nouns the cue suits} for rows with `product_types`.
+
+    A row without `product_types` states a property any product can have (Bluetooth, an occasion) and
+    suits every type. Nouns are compared singular (stages.text.tokens), with the last word of a
+    product type: "Wireless Headphones" suits a row listing "headphone" (issue #12).
+    """
+    src = Path(path) if path else CUE_TABLE
+    rows = tomllib.loads(src.read_text(encoding="utf-8")).get("cue", [])
+    return {(row["field"], normalize(row["value"])): frozenset(t for w in row["product_types"] for t in tokens(w))
+            for row in rows if row.get("product_types")}
+
+
+def cue_suits(key: tuple[str, str], product_type: str | None, table: FieldTable, path: str | None = None) -> bool:
+    """Whether the cue of (field, normalised value) fits a product of `product_type` (see `load_cue_types`).
+
+    A restricted cue never fits a product without a type.
+    """
+    types = load_cue_types(table, path).get(key)
+    if types is None:
+        return True
+    words = tokens(product_type or "")
+    return bool(words) and words[-1] in types
