@@ -27,9 +27,9 @@ from stages.text import keywords, tokens
 NOUN_TABLE = Path(__file__).with_name("product_types.toml")
 # Where a title's head ends: what follows names the fitted device, a feature or a variant.
 _HEAD_END = re.compile(r"\s*(?:[,|;:()\[\]{}+]| [-–—] |\b(?:for|compatible with|compatible for|fits|fit for|with|w/|"
-                       r"includes?|including|made for|designed for|works with|by)\b)\s*", re.IGNORECASE)
+                       r"includes?|including|made for|designed for|works with|by|not fit)\b)\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-MAX_SEGMENTS = 3  # a type named after the third segment is a feature list, not the head
+MAX_SEGMENTS = 6  # "SUANPOT for Samsung Galaxy S8+ /S8 Plus 6.2 inch (Not Fit S8) Leather Wallet case"
 
 
 @lru_cache(maxsize=4)
@@ -58,7 +58,9 @@ def head_noun_phrase(title: str, nouns: frozenset[str], modifiers: frozenset[str
 
     A modifier just before the run stays with it ("Wall Mount", "Carrying Case").
     """
-    for segment in head_segments(title)[:MAX_SEGMENTS]:
+    for n, segment in enumerate(head_segments(title)[:MAX_SEGMENTS]):
+        if n and re.match(r"\S*\d", segment):
+            continue  # a later segment opening with a number is a spec ("500GB Hard Drive"), not the head
         words = _WORD.findall(segment)
         singular = [tokens(w)[0] if tokens(w) else "" for w in words]
         runs, start = [], None

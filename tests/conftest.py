@@ -100,7 +100,7 @@ def rich_plan(rich_catalog):
     from flows.build import plan_build
     from flows.settings import BuildConfig
 
-    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=30))
+    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=90))  # issue #12 checks accept ~6 % here
     return ctx, products, sampling
 
 

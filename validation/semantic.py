@@ -313,11 +313,14 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: CatalogIndex,
 
 
 def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, target: dict[str, Any],
-                      keep: int = 2) -> list[str]:
+                      keep: int = 2, sources: tuple[str, ...] = ("query",)) -> list[str]:
     """Excluded values for negative rubric `rubric_id` that exclude something (issue #12, "exclusions that bite").
 
-    The products the task's other rubrics leave are the ones the exclusion must rule out among: an
-    excluded value none of them carries excludes nothing. Returns the rubric's own excluded values that
+    The products the other rubrics of `sources` leave are the ones the exclusion must rule out among: an
+    excluded value none of them carries excludes nothing. By default the query's other rubrics (the
+    exclusion is stated there, beside the product type, so it rules out products of that type the rest
+    of the query admits); ("query", "persona", "clarification") asks that it cut the final answer set,
+    which on the shared data leaves almost no negative_constraint task (issue #12 closing note). Returns the rubric's own excluded values that
     some such product carries, then other values of the same field those products carry (most products
     first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
@@ -328,6 +331,7 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
         index: the catalog index.
         target: the target product row (its own options are never excluded).
         keep: how many values to return at most.
+        sources: whose rubrics (besides this one) decide the products the exclusion must bite among.
     """
     import polars as pl
 
@@ -336,7 +340,7 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
     plain = [_as_dict(r) for r in rubrics]
     negative = next(r for r in plain if r["id"] == rubric_id)
     spec = index.table.by_rubric_field(negative["field"])
-    others = [r for r in plain if r["id"] != rubric_id]
+    others = [r for r in plain if r["id"] != rubric_id and r["info_source"] in sources]
     left = [a for a in index.answer_set(others) if a != target.get("parent_asin")]
     if not left:
         return []
