@@ -138,7 +138,9 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
     within = [feature_rubric(f) for f in selected if f.kind == "entity" or f.field in intent.query_fields]
     masks, universe = answer_set_masks([feature_rubric(f) for f in selected], within, ctx.index, asin)
-    plan = SplitGoals(masks=masks, universe=universe, min_query=floor, min_hidden=ctx.config.min_hidden_answer_set,
+    hidden_floor = (ctx.config.min_hidden_answer_set if intent.min_hidden_answer_set is None
+                    else intent.min_hidden_answer_set)
+    plan = SplitGoals(masks=masks, universe=universe, min_query=floor, min_hidden=hidden_floor,
                       max_total=ctx.config.max_answer_set)
     try:
         assignment = split_features(selected, intent, sc, gen, keep_in_query=implicit_fields, support=support,
@@ -193,14 +195,14 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     # clarification's must each leave min_hidden_answer_set products. A plan that fails first sheds the query's
     # most selective optional requirements (as above), else is rejected and re-split by the next attempt.
     hidden = hidden_source_answer_sets(rubrics, ctx.index)
-    while (min(hidden.values()) < ctx.config.min_hidden_answer_set
+    while (min(hidden.values()) < hidden_floor
            and (dropped := assignment.leave_out_most_selective(sc)) is not None):
         left_out.append(dropped.field)
         rubrics = build_rubrics(assignment, ctx.table)
         hidden = hidden_source_answer_sets(rubrics, ctx.index)
         query_only = ctx.index.answer_set([r for r in rubrics if r["info_source"] == "query"],
                                           limit=QUERY_ANSWER_SET_CAP)
-    findings = hidden_source_findings(hidden, ctx.config.min_hidden_answer_set, rubrics)
+    findings = hidden_source_findings(hidden, hidden_floor, rubrics)
     if findings:
         return None, findings, 4
     # [end issue #12 call site]

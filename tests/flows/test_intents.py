@@ -44,7 +44,8 @@ def test_the_build_covers_the_eight_intents_of_the_design():
 
 @pytest.mark.parametrize("intent", INTENTS)
 def test_every_intent_has_accepted_tasks(full_build, intent):
-    assert len(full_build.of(intent)) >= 10
+    # 5 of 150 candidates: issue #12's checks (every hidden source needed) accept 4-22 % per intent here.
+    assert len(full_build.of(intent)) >= 5
 
 
 def test_every_accepted_target_passes_each_of_its_rubrics_by_code(full_build, full_catalog):

@@ -9,11 +9,14 @@ import pytest
 
 @pytest.fixture(scope="session")
 def clean_task(accepted_tasks):
-    """The first accepted task with a string persona rubric, a query attribute rubric and two slots."""
+    """The first accepted task with string persona and clarification rubrics, a query attribute rubric and two slots."""
     for t in accepted_tasks:
         persona = [r for r in t["rubrics"] if r["info_source"] == "persona" and isinstance(r["expected_value"], str)]
-        query = [r for r in t["rubrics"] if r["info_source"] == "query" and r["type"] == "attribute_match"]
-        if persona and query and len(t["clarification_script"]["clarification_slots"]) >= 2:
+        query = [r for r in t["rubrics"] if r["info_source"] == "query" and r["type"] == "attribute_match"
+                 and r["id"] not in t["implicit_rubric_ids"]]
+        # a string clarification rubric too: with issue #12's answer-set split, clarification can hold only bounds
+        clar = [r for r in t["rubrics"] if r["info_source"] == "clarification" and isinstance(r["expected_value"], str)]
+        if persona and query and clar and len(t["clarification_script"]["clarification_slots"]) >= 2:
             return t
     raise AssertionError("no accepted task has persona and query attributes and two slots")
 
@@ -25,5 +28,8 @@ def task(clean_task):
 
 
 def first(task, source, type_=None):
+    """The first rubric of `source` (and type) with a string value, stated outright (not through an implicit cue:
+    product_search and rating_quality may now state some through cues, issue #12)."""
     return next(r for r in task["rubrics"] if r["info_source"] == source
-                and (type_ is None or r["type"] == type_) and isinstance(r["expected_value"], str))
+                and (type_ is None or r["type"] == type_) and isinstance(r["expected_value"], str)
+                and r["id"] not in (task.get("implicit_rubric_ids") or []))
