@@ -29,6 +29,8 @@ PLACEHOLDER_WORDS = frozenset({"unknown", "other", "others", "generic", "assorte
                                "various", "misc", "miscellaneous", "unspecified", "unbrand", "nobrand"})
 PLACEHOLDER_PHRASES = ("n a", "see description", "as shown", "as picture", "as pictured", "see picture",
                        "not applicable", "no brand", "see image", "refer to", "please see")
+# Words of marketing copy, not of a description: "Premium Unframed Version" as a colour, "Upgraded" as a style.
+MARKETING_WORDS = frozenset({"version", "premium", "edition", "upgraded", "upgrade", "latest", "gift", "bonus"})
 # Details naming the product's own model: a value of another field that repeats one is a model, not a need.
 MODEL_KEYS = ("Model Name", "Item model number", "Manufacturer Part Number", "Series", "Model Number", "Model")
 _DEGENERATE_RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:-|to)\s*\1\b")
@@ -48,7 +50,8 @@ def value_problems(spec: FieldSpec, value: str, support: int | None, product: di
         min_support: the fewest products that must carry the value.
 
     Returns:
-        Reason codes, of placeholder_value, degenerate_range, packaging_value, model_value, rare_value.
+        Reason codes, of placeholder_value, marketing_value, degenerate_range, packaging_value, model_value,
+        rare_value.
 
     Example:
         >>> from stages.fields import load_field_table
@@ -61,6 +64,8 @@ def value_problems(spec: FieldSpec, value: str, support: int | None, product: di
     padded = f" {norm} "
     if words & PLACEHOLDER_WORDS or any(f" {p} " in padded for p in PLACEHOLDER_PHRASES):
         out.append("placeholder_value")
+    if spec.descriptive and words & MARKETING_WORDS:
+        out.append("marketing_value")
     if _DEGENERATE_RANGE.match(value):
         out.append("degenerate_range")
     if _PACKAGING.search(value):

@@ -357,4 +357,13 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
                     carried[clean] += 1
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
-    return sorted((own + rest)[:keep], key=str.lower)
+    # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
+    # rubric is graded by), not just the option text.
+    chosen: list[str] = []
+    for v in own + rest:
+        if len(chosen) == keep:
+            break
+        rubric = {"type": "attribute_match", "field": negative["field"], "expected_value": v}
+        if any(a != target.get("parent_asin") for a in index.answer_set(others + [rubric], limit=3)):
+            chosen.append(v)
+    return sorted(chosen, key=str.lower)

@@ -14,9 +14,10 @@ def clean_task(accepted_tasks):
         persona = [r for r in t["rubrics"] if r["info_source"] == "persona" and isinstance(r["expected_value"], str)]
         query = [r for r in t["rubrics"] if r["info_source"] == "query" and r["type"] == "attribute_match"
                  and r["id"] not in t["implicit_rubric_ids"]]
-        # a string clarification rubric too: with issue #12's answer-set split, clarification can hold only bounds
-        clar = [r for r in t["rubrics"] if r["info_source"] == "clarification" and isinstance(r["expected_value"], str)]
-        if persona and query and clar and len(t["clarification_script"]["clarification_slots"]) >= 2:
+        # string clarification rubrics only: with issue #12's answer-set split, clarification may hold bounds
+        clar = [r for r in t["rubrics"] if r["info_source"] == "clarification"]
+        if (persona and query and clar and all(isinstance(r["expected_value"], str) for r in clar)
+                and len(t["clarification_script"]["clarification_slots"]) >= 2):
             return t
     raise AssertionError("no accepted task has persona and query attributes and two slots")
 
