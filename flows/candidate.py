@@ -153,7 +153,7 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     # other rubrics leave do carry (its own such values first, else others of the field among those products).
     for f in [f for f in assignment.query + assignment.persona + assignment.clarification if f.kind == "negative"]:
         rid = next(r["id"] for r in rubrics if r["field"] == f.field and r["type"] == "negative_attribute")
-        values = biting_exclusions(rubrics, rid, ctx.index, product)
+        values = biting_exclusions(rubrics, rid, ctx.index, product, min_support=ctx.config.min_value_support)
         if not values:
             return None, [Finding("exclusion_excludes_nothing", f"no product the other rubrics leave has another "
                                   f"{f.field} than the target's: excluding {f.value} rules out nothing",

@@ -48,9 +48,16 @@ def load_type_nouns(path: str | None = None) -> tuple[frozenset[str], frozenset[
     return nouns, modifiers
 
 
+_LINE_LABEL = re.compile(r"^\s*(?:\S+\s+){0,3}\S+:\s+")  # "Funko POP! TV: Marvel ..." names a product line
+
+
 def head_segments(title: str) -> list[str]:
-    """The title cut where its head ends ("PETIMETI Wall Mount for EERO 6 ..." -> ["PETIMETI Wall Mount", "EERO 6", ...])."""
-    return [s.strip() for s in _HEAD_END.split(title or "") if s and s.strip()]
+    """The title cut where its head ends ("PETIMETI Wall Mount for EERO 6 ..." -> ["PETIMETI Wall Mount", "EERO 6", ...]).
+
+    A short label before a colon ("Funko POP! TV: Marvel Vs Capcom ... Figure") names a product line, not
+    what the product is, and is dropped.
+    """
+    return [s.strip() for s in _HEAD_END.split(_LINE_LABEL.sub("", title or "", count=1)) if s and s.strip()]
 
 
 def head_noun_phrase(title: str, nouns: frozenset[str], modifiers: frozenset[str]) -> tuple[str, str] | None:

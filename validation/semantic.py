@@ -313,7 +313,7 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: CatalogIndex,
 
 
 def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, target: dict[str, Any],
-                      keep: int = 2, sources: tuple[str, ...] = ("query",)) -> list[str]:
+                      keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3) -> list[str]:
     """Excluded values for negative rubric `rubric_id` that exclude something (issue #12, "exclusions that bite").
 
     The products the other rubrics of `sources` leave are the ones the exclusion must rule out among: an
@@ -332,10 +332,13 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
         target: the target product row (its own options are never excluded).
         keep: how many values to return at most.
         sources: whose rubrics (besides this one) decide the products the exclusion must bite among.
+        min_support: an excluded value is a value a shopper would state too (stages.vocabulary.value_problems
+            with this min_value_support): no one-off brand string ("AIDITIYMI").
     """
     import polars as pl
 
     from stages.features import clean_value, detail_options, split_options, strip_markup, _overlaps
+    from stages.vocabulary import value_problems
 
     plain = [_as_dict(r) for r in rubrics]
     negative = next(r for r in plain if r["id"] == rubric_id)
@@ -364,6 +367,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
         if len(chosen) == keep:
             break
         rubric = {"type": "attribute_match", "field": negative["field"], "expected_value": v}
+        if value_problems(spec, v, index.support(rubric), None, min_support):
+            continue
         if any(a != target.get("parent_asin") for a in index.answer_set(others + [rubric], limit=3)):
             chosen.append(v)
     return sorted(chosen, key=str.lower)

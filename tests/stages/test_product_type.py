@@ -80,3 +80,9 @@ def test_a_title_naming_no_product_has_no_type(real):
 def test_the_head_ends_before_for_and_compatible_with():
     assert head_segments("PETIMETI Wall Mount for EERO 6 Mesh WiFi System")[:2] == ["PETIMETI Wall Mount",
                                                                                    "EERO 6 Mesh WiFi System"]
+
+
+def test_a_product_line_before_a_colon_is_not_the_type(real):
+    # B075R8PDHC "Funko POP! TV: Marvel Vs Capcom - Captain Marvel Vs Chun-Li Collectible Figure" was asked for
+    # as "a TV" in a build of issue #12's first version.
+    assert typed(real, "B075R8PDHC") == "Figures"  # the head's noun, in the wording of its "Action Figures" category

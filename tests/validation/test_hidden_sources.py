@@ -57,3 +57,16 @@ def test_an_exclusion_takes_values_that_products_of_the_same_query_carry(full_ca
         hit = full_catalog.index.answer_set(rubrics[:2] + [{"type": "attribute_match", "field": "details.Form Factor",
                                                              "expected_value": v}])
         assert set(hit) & (set(left) - {SONY})
+
+
+def test_an_exclusion_never_takes_a_one_off_brand(full_catalog):
+    # B075R8PDHC, a Funko POP! figure: excluded brands came out as "AIDITIYMI" and "VINABTY", brands no other
+    # catalog product carries, before excluded values had to meet min_value_support too.
+    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Figure", "info_source": "query"},
+               {"id": "r2", "type": "negative_attribute", "field": "details.Brand", "expected_value": ["AIDITIYMI"],
+                "info_source": "query"}]
+    values = biting_exclusions(rubrics, "r2", full_catalog.index, full_catalog.product("B075R8PDHC"))
+    for v in values:
+        assert full_catalog.index.support({"type": "attribute_match", "field": "details.Brand",
+                                           "expected_value": v}) >= 3
+    assert "AIDITIYMI" not in values
