@@ -35,15 +35,15 @@ from validation.findings import STAGE_NAMES, Finding
 from validation.judge import judge_task
 from validation.leakage import check_leakage, check_slots
 from validation.opinions import check_opinions
-from validation.semantic import (answer_set_masks, biting_exclusions, check_answer_set, check_sources, hidden_source_answer_sets,
-                                 hidden_source_findings, intent_problems)
+from validation.semantic import (answer_set_masks, biting_exclusions, check_answer_set, check_sources,
+                                 hidden_source_answer_sets, hidden_source_findings, intent_problems)
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
 # An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
 # not score after its retries would only be called again.
-NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric", "llm_error",
-                      "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
+NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric",
+                      "llm_error", "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
 
 
 # difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
@@ -105,7 +105,8 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     rejected_values: dict[str, dict[str, str]] = {}  # [issue #12] values a shopper would not state
     features, dropped = extract_features(product, intent, ctx.table, gen, vocabulary=ctx.vocabulary,
                                          reviews=product.get("reviews"), opinions=opinions,
-                                         value_support=_value_support(ctx), min_value_support=ctx.config.min_value_support,
+                                         value_support=_value_support(ctx),
+                                         min_value_support=ctx.config.min_value_support,
                                          rejected_values=rejected_values)
     if attempt == 0:  # [issue #12] counted once per candidate: report.md's rejected values by field
         stats.update(f"value_rejected|{f}|{why}" for f, bad in rejected_values.items() for why in bad.values())
@@ -151,16 +152,19 @@ def _attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, att
     rubrics = build_rubrics(assignment, ctx.table)
     # [issue #12, quality] Exclusions that bite: a negative rubric excludes values that products the task's
     # other rubrics leave do carry (its own such values first, else others of the field among those products).
-    for f in [f for f in assignment.query + assignment.persona + assignment.clarification if f.kind == "negative"]:
-        rid = next(r["id"] for r in rubrics if r["field"] == f.field and r["type"] == "negative_attribute")
-        values = biting_exclusions(rubrics, rid, ctx.index, product, min_support=ctx.config.min_value_support)
-        if not values:
-            return None, [Finding("exclusion_excludes_nothing", f"no product the other rubrics leave has another "
-                                  f"{f.field} than the target's: excluding {f.value} rules out nothing",
-                                  {"field": f.field, "excluded": list(f.value)})], 4
-        if values != list(f.value):
-            assignment.replace(f, dataclasses.replace(f, value=values))
-            rubrics = build_rubrics(assignment, ctx.table)
+    # Two negatives exclude among each other's survivors, so a second pass checks the first against the second's
+    # new values; what still does not bite after it is rejected.
+    for final in (False, False, True):
+        for f in [f for f in assignment.query + assignment.persona + assignment.clarification if f.kind == "negative"]:
+            rid = next(r["id"] for r in rubrics if r["field"] == f.field and r["type"] == "negative_attribute")
+            values = biting_exclusions(rubrics, rid, ctx.index, product, min_support=ctx.config.min_value_support)
+            if not values or (final and values != list(f.value)):
+                return None, [Finding("exclusion_excludes_nothing", f"no product the other rubrics leave has another "
+                                      f"{f.field} than the target's: excluding {f.value} rules out nothing",
+                                      {"field": f.field, "excluded": list(f.value)})], 4
+            if values != list(f.value):
+                assignment.replace(f, dataclasses.replace(f, value=values))
+                rubrics = build_rubrics(assignment, ctx.table)
     # [end issue #12 call site]
     unmet = intent_problems(rubrics, intent)
     if unmet:

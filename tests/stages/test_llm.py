@@ -21,7 +21,7 @@ def accepted(rich_results, rich_catalog):
     """(intent, product, template task) of real candidates the template verbaliser accepts, without implicit cues."""
     out = [(intent, rich_catalog.product(asin), r.task) for intent, asin, r in rich_results
            if r.task is not None and not r.task["implicit_rubric_ids"] and r.task["provenance"]["attempt"] == 0]
-    assert len(out) >= 5
+    assert len(out) >= 3  # 5 before issue #12, which gives most tasks implicit cues
     return out
 
 
