@@ -27,7 +27,7 @@ MIN_VALUE_SUPPORT = 3
 # "Artist Unknown"): the field table's placeholders match whole values only.
 PLACEHOLDER_WORDS = frozenset({"unknown", "other", "others", "generic", "assorted", "random", "unbranded",
                                "various", "misc", "miscellaneous", "unspecified", "unbrand", "nobrand"})
-PLACEHOLDER_PHRASES = ("n a", "see description", "as shown", "as picture", "as pictured", "see picture",
+PLACEHOLDER_PHRASES = ("n a", "n c", "see description", "as shown", "as picture", "as pictured", "see picture",
                        "not applicable", "no brand", "see image", "refer to", "please see")
 # Words of marketing copy, not of a description: "Premium Unframed Version" as a colour, "Upgraded" as a style.
 MARKETING_WORDS = frozenset({"version", "premium", "edition", "upgraded", "upgrade", "latest", "gift", "bonus"})

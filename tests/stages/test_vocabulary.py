@@ -14,7 +14,7 @@ TABLE = load_field_table()
 
 
 @pytest.mark.parametrize("field, value", [("Color", "Random color"), ("Brand", "N / A"), ("Brand", "Artist Unknown"),
-                                          ("Brand", "Other Manufacturer")])
+                                          ("Brand", "Other Manufacturer"), ("Brand", "N\\C")])
 def test_placeholders_anywhere_in_a_value_are_refused(field, value):
     assert "placeholder_value" in value_problems(TABLE.fields[field], value, None)
 
