@@ -144,7 +144,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     index = CatalogIndex.build(products, table, reviews, details=details) if with_index else None
     negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
     vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
-    cues = load_cues(table) if any(i.implicit for i in chosen) else {}
+    cues = load_cues(table) if any(i.implicit or i.max_implicit for i in chosen) else {}
     fingerprint = catalog_manifest["fingerprint"]
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),

@@ -14,6 +14,7 @@ from stages.hashing import canonical_json, sha256_hex
 from stages.intents import load_intents
 from stages.llm import LLMSettings
 from stages.split import SplitConfig
+from stages.vocabulary import MIN_VALUE_SUPPORT
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CODE_VERSION = "0.1.0"
@@ -68,6 +69,15 @@ class BuildConfig(BaseModel):
         description="Reject candidates whose query rubrics alone leave fewer catalog products than this "
                     "(query_pins_target, stage 4, retried with another draw), so that the persona and "
                     "clarification must narrow the choice; 1 disables the check (issue #7).")
+    min_hidden_answer_set: int = Field(
+        default=2, ge=1,
+        description="Reject candidates where the rubrics without the persona's, or without the clarification's, "
+                    "leave fewer catalog products than this (persona_not_needed / clarification_not_needed, stage 4): "
+                    "every hidden source must be needed (issue #12); 1 disables the check.")
+    min_value_support: int = Field(
+        default=MIN_VALUE_SUPPORT, ge=1,
+        description="An attribute value must be carried by at least this many catalog products in its field "
+                    "(stages/vocabulary.py; placeholders and the product's own model are always dropped; issue #12).")
     max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")

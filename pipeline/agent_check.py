@@ -5,7 +5,8 @@ budget (100 tool calls, 10 clarification turns); a task it cannot solve — its 
 search, a slot that never opens, a requirement the tools cannot show — becomes a rejection with reason
 `oracle_failed` (stage 7) and the oracle's evidence. Then the null agent (first search hit for the
 visible query) and the diligent agent (no rubric knowledge: natural questions, then search and judge;
-the split's fairness figure) are graded on the tasks kept. The figures go into the split manifest
+the split's fairness figure) are graded on the tasks kept, and so are the ablated oracles (issue #12):
+`oracle_no_ask` (never asks) and `oracle_no_profile` (never reads the profile). The figures go into the split manifest
 (`agent_checks`).
 Peer benchmarks shipped targets their own tools could not find (reference §15.20); this proves each
 task solvable. The oracle is deterministic, so the same config still gives a byte-identical tasks.jsonl.
@@ -20,7 +21,7 @@ from typing import Any
 
 from pipeline.candidate import CandidateResult
 from flows.settings import BuildConfig
-from sandbox.agents import run_diligent, run_null, run_oracle
+from sandbox.agents import ABLATED_ORACLES, run_ablated_oracle, run_diligent, run_null, run_oracle
 from sandbox.catalog import SandboxCatalog
 from sandbox.grader import grade_episode
 from sandbox.tools import Episode, EpisodeLimits
@@ -65,7 +66,8 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
         (results with unsolved tasks turned into `oracle_failed` rejections, the manifest's
         `agent_checks`: {budget, oracle: {candidates, solved, accuracy, rejected, tool_calls},
         null: {tasks, correct, accuracy}, diligent: {tasks, correct, accuracy, by_intent, slots,
-        slots_opened, slot_open_rate, tool_calls}, seconds}).
+        slots_opened, slot_open_rate, tool_calls}, oracle_no_ask / oracle_no_profile: {tasks, correct, accuracy},
+        seconds}).
 
     Raises:
         FileNotFoundError: the catalog snapshot has no products.parquet.
@@ -95,8 +97,15 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
     null_correct = sum(grade_episode(t, run_null(Episode(catalog, t, limits)), catalog)["status"] == "correct"
                        for t in kept)
     diligent = diligent_check(kept, catalog, table, limits)
+    # Ablated oracles (issue #12) on the published tasks: each should fail where its skipped source was needed.
+    ablated = {}
+    for name in ABLATED_ORACLES:
+        correct = sum(grade_episode(t, run_ablated_oracle(Episode(catalog, t, limits), table, name), catalog)["status"]
+                      == "correct" for t in kept)
+        ablated[name] = {"tasks": len(kept), "correct": correct,
+                         "accuracy": round(correct / len(kept), 4) if kept else None}
     n = len(calls)
-    return out, {
+    return out, {**ablated,
         "budget": {"max_tool_calls": limits.max_tool_calls, "max_clarification_turns": limits.max_clarification_turns},
         "oracle": {"candidates": n, "solved": solved, "accuracy": round(solved / n, 4) if n else None,
                    "rejected_oracle_failed": n - solved, "accuracy_on_published": 1.0 if kept else None,

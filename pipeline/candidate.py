@@ -14,6 +14,7 @@ by sha256(seed, stage name, intent, parent_asin, attempt) (`CandidateState.rng`)
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,8 @@ from stages.hashing import digest, rng
 from stages.intents import IntentSpec
 from stages.llm import LLMClient, LLMError
 from stages.rubrics import build_rubrics, feature_rubric, rubric_lock
-from stages.split import Assignment, PartitionInfeasible, SplitConfig, entangled_fields, select_features, split_features
+from stages.split import (Assignment, PartitionInfeasible, SplitConfig, SplitGoals, entangled_fields, select_features,
+                          split_features)
 from stages.verbalise import write_clarification, write_persona, write_query
 from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
 from stages.verbalise_llm import write_clarification_llm, write_opinions_llm, write_persona_llm, write_query_llm
@@ -41,14 +43,15 @@ from validation.findings import Finding, rejection_record, rejection_stage
 from validation.judge import judge_task
 from validation.leakage import check_leakage, check_slots
 from validation.opinions import check_opinions
-from validation.semantic import intent_problems, semantic_findings
+from validation.semantic import (answer_set_masks, biting_exclusions, hidden_source_answer_sets, hidden_source_findings,
+                                 intent_problems, semantic_findings)
 
 VERBALISER_ID = "template-v1"
 # Outcomes another draw cannot change: they end a candidate at once.
 # An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
 # not score after its retries would only be called again.
-NO_RETRY = frozenset({"too_few_features", "no_price", "no_reviews", "target_fails_rubric", "llm_error",
-                      "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
+NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric",
+                      "llm_error", "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
 
 # difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
 # query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
@@ -83,8 +86,9 @@ class BuildContext:
 class CandidateState:
     """One attempt of one candidate: what each stage adds, in stage order.
 
-    Stage 2 fills `opinions`, `features`; stage 3 `selected`, `implicit_fields`, `assignment`;
-    stage 4 `rubrics`, `query_only`, `lock`; stage 5 `cues`, `task` (text, no answer set yet);
+    Stage 2 fills `opinions`, `features`, `product_type`; stage 3 `selected`, `implicit_fields`,
+    `assignment`; stage 4 `rubrics`, `query_only`, `hidden` (answer-set sizes without each hidden
+    source), `lock`; stage 5 `cues`, `task` (text, no answer set yet);
     stage 7 completes `task` with its answer set, difficulty and provenance.
     """
 
@@ -97,11 +101,13 @@ class CandidateState:
     writes: frozenset[str]
     opinions: list[dict[str, Any]] | None = None
     features: list[Feature] = field(default_factory=list)
+    product_type: str | None = None
     selected: list[Feature] = field(default_factory=list)
     implicit_fields: frozenset[str] = frozenset()
     assignment: Assignment | None = None
     rubrics: list[Rubric] = field(default_factory=list)
     query_only: list[str] = field(default_factory=list)
+    hidden: dict[str, int] = field(default_factory=dict)
     lock: str = ""
     cues: dict[str, str] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
@@ -158,8 +164,14 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         if problems:
             return problems
         state.opinions = opinions
-    features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"), vocabulary=ctx.vocabulary,
-                                         reviews=product.get("reviews"), opinions=state.opinions)
+    rejected_values: dict[str, dict[str, str]] = {}  # values a shopper would not state (issue #12)
+    features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"),
+                                         vocabulary=ctx.vocabulary, reviews=product.get("reviews"),
+                                         opinions=state.opinions, value_support=_value_support(ctx),
+                                         min_value_support=ctx.config.min_value_support,
+                                         rejected_values=rejected_values)
+    if state.attempt == 0:  # counted once per candidate: report.md's rejected values by field
+        state.stats.update(f"value_rejected|{f}|{why}" for f, bad in rejected_values.items() for why in bad.values())
     sc = state.split_config
     need = sc.min_query + sc.min_persona + sc.min_clarification
     for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
@@ -168,10 +180,14 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                     else f"{intent.review_opinions} distinct opinions in its positive reviews")
             return [Finding(reason, f"target has no {what}", {"price": product.get("price"),
                                                                "reviews": len(product.get("reviews") or [])})]
+    if not any(f.kind == "entity" for f in features):  # every query names its product type (issue #12)
+        return [Finding("no_product_type", "the title's head names no product type and no category of the "
+                        "product confirms one", {"title": product.get("title")})]
     if len(features) < need:
         return [Finding("too_few_features", f"{len(features)} usable features, {need} needed",
                         {"features": [f.field for f in features], "dropped": dropped})]
     state.features = features
+    state.product_type = next((f.value for f in features if f.kind == "entity"), None)
     return []
 
 
@@ -184,15 +200,22 @@ def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     intent, gen = state.intent, state.rng("three_source_split")
     state.selected = selected = select_features(state.features, intent, gen)
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
-    cueable = sorted(f.field for f in selected
-                     if f.kind == "detail" and f.field not in tangled and _cue(ctx, intent, f.field, f.value))
-    state.implicit_fields = frozenset(gen.sample(cueable, min(intent.implicit, len(cueable))))
+    cueable = sorted(f.field for f in selected if f.kind == "detail" and f.field not in tangled
+                     and _cue(ctx, intent, f.field, f.value, state.product_type))
+    # Up to max_implicit implicit requirements where cues allow, at least intent.implicit (issue #12).
+    state.implicit_fields = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit),
+                                                              len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
     support = {f.field: ctx.catalog.support(feature_rubric(f)) for f in selected
                if "persona" in f.sources or "clarification" in f.sources}
+    # The split searches placements by their answer sets, so that each hidden source is needed (issue #12).
+    within = [feature_rubric(f) for f in selected if f.kind == "entity" or f.field in intent.query_fields]
+    masks, universe = answer_set_masks([feature_rubric(f) for f in selected], within, ctx.catalog, state.asin)
+    plan = SplitGoals(masks=masks, universe=universe, min_query=_query_floor(ctx, intent),
+                      min_hidden=_hidden_floor(ctx, intent), max_total=ctx.config.max_answer_set)
     try:
         state.assignment = split_features(selected, intent, state.split_config, gen,
-                                          keep_in_query=state.implicit_fields, support=support)
+                                          keep_in_query=state.implicit_fields, support=support, plan=plan)
     except PartitionInfeasible as exc:
         return [Finding(exc.reason, str(exc), exc.evidence)]
     return []
@@ -214,6 +237,22 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     intent, assignment = state.intent, state.assignment
     assert assignment is not None
     rubrics = build_rubrics(assignment, ctx.table)
+    # Exclusions that bite (issue #12): a negative rubric excludes values that products the task's other
+    # rubrics leave do carry (its own such values first, else others of the field among those products).
+    # Two negatives exclude among each other's survivors, so a second pass checks the first against the
+    # second's new values; what still does not bite after it is rejected.
+    for final in (False, False, True):
+        for f in [f for f in assignment.query + assignment.persona + assignment.clarification if f.kind == "negative"]:
+            rid = next(r.id for r in rubrics if r.field == f.field and r.type == "negative_attribute")
+            values = biting_exclusions(rubrics, rid, ctx.catalog, state.product,
+                                       min_support=ctx.config.min_value_support)
+            if not values or (final and values != list(f.value)):
+                return [Finding("exclusion_excludes_nothing", f"no product the other rubrics leave has another "
+                                f"{f.field} than the target's: excluding {f.value} rules out nothing",
+                                {"field": f.field, "excluded": list(f.value)})]
+            if values != list(f.value):
+                assignment.replace(f, dataclasses.replace(f, value=values))
+                rubrics = build_rubrics(assignment, ctx.table)
     unmet = intent_problems(rubrics, intent)
     if unmet:
         return [Finding("intent_requirement_unmet", f"{intent.name} needs {', '.join(unmet)}",
@@ -221,7 +260,7 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     failing = failing_rubrics(rubrics, state.product, ctx.table)
     if failing:
         return [Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics", {"failing": failing})]
-    floor = ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
+    floor = _query_floor(ctx, intent)
     query_only = _query_answer_set(rubrics, ctx)
     left_out = []
     while len(query_only) < floor and (dropped := assignment.leave_out_most_selective(state.split_config)) is not None:
@@ -236,8 +275,32 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                          "hidden_fields": [r.field for r in rubrics if r.info_source != "query"],
                          "left_out_fields": left_out,
                          "examples": query_only[:10]})]
-    state.rubrics, state.query_only, state.lock = rubrics, query_only, rubric_lock(rubrics)
+    # Every hidden source necessary (issue #12): the rubrics without the persona's and without the
+    # clarification's must each leave min_hidden_answer_set products. A plan that fails first sheds the
+    # query's most selective optional requirements (as above), else is rejected and re-split by the next attempt.
+    hidden_floor = _hidden_floor(ctx, intent)
+    hidden = hidden_source_answer_sets(rubrics, ctx.catalog)
+    while min(hidden.values()) < hidden_floor and (dropped := assignment.leave_out_most_selective(
+            state.split_config)) is not None:
+        left_out.append(dropped.field)
+        rubrics = build_rubrics(assignment, ctx.table)
+        hidden = hidden_source_answer_sets(rubrics, ctx.catalog)
+        query_only = _query_answer_set(rubrics, ctx)
+    findings = hidden_source_findings(hidden, hidden_floor, rubrics)
+    if findings:
+        return findings
+    state.rubrics, state.query_only, state.hidden, state.lock = rubrics, query_only, hidden, rubric_lock(rubrics)
     return []
+
+
+def _query_floor(ctx: BuildContext, intent: IntentSpec) -> int:
+    """Products the query's rubrics alone must leave (BuildConfig.min_query_answer_set, or the intent's own)."""
+    return ctx.config.min_query_answer_set if intent.min_query_answer_set is None else intent.min_query_answer_set
+
+
+def _hidden_floor(ctx: BuildContext, intent: IntentSpec) -> int:
+    """Products the rubrics without one hidden source must leave (BuildConfig.min_hidden_answer_set, or the intent's)."""
+    return ctx.config.min_hidden_answer_set if intent.min_hidden_answer_set is None else intent.min_hidden_answer_set
 
 
 def _query_answer_set(rubrics: list[Rubric], ctx: BuildContext) -> list[str]:
@@ -251,7 +314,7 @@ def _query_answer_set(rubrics: list[Rubric], ctx: BuildContext) -> list[str]:
 def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """The user query (with implicit cues), persona and clarification script, by templates or an LLM."""
     intent, rubrics, writes, asin = state.intent, state.rubrics, state.writes, state.asin
-    cues = {r.id: _cue(ctx, intent, r.field, r.expected_value) for r in rubrics
+    cues = {r.id: _cue(ctx, intent, r.field, r.expected_value, state.product_type) for r in rubrics
             if r.info_source == "query" and r.field in state.implicit_fields}
     if len(cues) < intent.implicit:
         return [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
@@ -319,7 +382,8 @@ def check_semantics(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     if findings:
         return findings
     task["answer_set"] = answers
-    task["difficulty"] = _difficulty(task, len(answers), len(state.query_only))
+    task["difficulty"] = _difficulty(task, len(answers), len(state.query_only)) | {
+        f"{k}_answer_set_size": v for k, v in state.hidden.items()}
     task["provenance"] = _provenance(ctx, state.attempt)
     return []
 
@@ -413,9 +477,19 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
 # Helpers of the stages above
 
 
-def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any) -> str | None:
-    """The intent's kind of cue for (field, value), or None (stages.cues.cue_for)."""
-    return cue_for(ctx.cues, intent.cue_kind if intent.implicit else None, field_name, value)
+def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, product_type: str | None) -> str | None:
+    """The intent's kind of cue for (field, value) that suits the product type, or None (stages.cues.cue_for)."""
+    kind = intent.cue_kind if (intent.implicit or intent.max_implicit) else None
+    return cue_for(ctx.cues, kind, field_name, value, product_type, ctx.table)
+
+
+def _value_support(ctx: BuildContext) -> Callable[[str, str], int] | None:
+    """(rubric field, value) -> catalog products carrying it (issue #12's value vocabulary), None without an index."""
+    if ctx.index is None:
+        return None
+    index = ctx.index
+    return lambda field_name, value: index.support({"type": "attribute_match", "field": field_name,
+                                                    "expected_value": value})
 
 
 def _target_record(product: dict[str, Any], rubrics: list[Rubric], table: FieldTable) -> dict[str, Any]:

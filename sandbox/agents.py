@@ -483,3 +483,56 @@ def _in(value: Any, bound: dict[str, Any]) -> bool:
     from validation.checkers import in_bound
 
     return in_bound(float(value), bound)
+
+
+# Ablated oracles (issue #12): the oracle with one hidden source taken away. Each measures, with the agents'
+# own tools, that the source matters: one that never asks should fail a task whose clarification narrows
+# the choice, one that never reads the profile a task whose persona does.
+ABLATED_ORACLES = ("oracle_no_ask", "oracle_no_profile")
+
+
+def ablated_known_rubrics(episode: Episode, table: FieldTable, skip: str) -> tuple[list[dict[str, Any]],
+                                                                                 list[dict[str, Any]]]:
+    """`known_rubrics` without one source: skip="clarification" never calls ask_user, skip="persona" never
+    calls get_user_profile. The skipped source's rubrics are returned as unknown."""
+    task = episode.task
+    profile = ({} if skip == "persona" else
+               episode.call("get_user_profile", {}).get("profile", {}).get("product_requirements", {}))
+    slot_of = {rid: s["slot_id"] for s in task["clarification_script"]["clarification_slots"]
+               for rid in s["linked_rubric_ids"]}
+    known, unknown = [], []
+    for r in task["rubrics"]:
+        if r["info_source"] == skip:
+            unknown.append(r)
+        elif r["info_source"] == "persona":
+            key, value = persona_entry(r, table)
+            (known if profile.get(key) == value else unknown).append(r)
+        elif r["info_source"] == "clarification":
+            if episode.done:
+                unknown.append(r)
+                continue
+            if not any(s["slot_id"] == slot_of.get(r["id"]) for s in episode.revealed):
+                episode.call("ask_user", {"question": canonical_question(table.by_rubric_field(r["field"]).label)})
+            revealed = any(s["slot_id"] == slot_of.get(r["id"]) for s in episode.revealed)
+            (known if revealed else unknown).append(r)
+        else:
+            known.append(r)
+    return known, unknown
+
+
+def run_ablated_oracle(episode: Episode, table: FieldTable, name: str) -> dict[str, Any]:
+    """The oracle that never asks (name "oracle_no_ask") or never reads the profile ("oracle_no_profile").
+
+    Same search as `run_oracle` over the rubrics it can learn; it recommends the first product satisfying
+    those, so it is right only when the skipped source was not needed to single out the target (or by luck
+    of the search order). Returns the trajectory record, `unrevealed` listing what it never learnt.
+    """
+    skip = {"oracle_no_ask": "clarification", "oracle_no_profile": "persona"}[name]
+    try:
+        known, unknown = ablated_known_rubrics(episode, table, skip)
+        _oracle_search(episode, known)
+    except EpisodeOver:
+        unknown = [r for r in episode.task["rubrics"] if r["info_source"] == skip]
+    record = episode.record(name)
+    record["unrevealed"] = [r["id"] for r in unknown]
+    return record

@@ -242,6 +242,14 @@ class Difficulty(_Model):
     query_answer_set_size: int = Field(ge=1, description="Products passing the query's code-checkable rubrics alone: "
                                                           "how much the hidden persona and clarification narrow it "
                                                           "(counted up to 100).")
+    without_persona_answer_set_size: int | None = Field(
+        default=None, ge=1, description="Products passing every rubric except the persona's (an agent that never "
+                                        "reads the profile), counted up to 100; issue #12 requires at least "
+                                        "min_hidden_answer_set.")
+    without_clarification_answer_set_size: int | None = Field(
+        default=None, ge=1, description="Products passing every rubric except the clarification's (an agent that "
+                                        "never asks), counted up to 100; issue #12 requires at least "
+                                        "min_hidden_answer_set.")
 
 
 class Provenance(_Model):

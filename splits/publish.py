@@ -66,9 +66,51 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
         "rejections_by_stage": dict(sorted(by_stage.items())),
         "answer_set_sizes": dict(sorted(Counter(str(len(t["answer_set"])) for t in tasks).items(),
                                         key=lambda kv: int(kv[0]))),
+        "hidden_source_answer_sets": _hidden_source_sizes(tasks),
+        # issue #12: implicit requirements per task (the paper's 0 / 1 / 2 / 3+), persona fields, product types
+        "implicit_per_task": _implicit_distribution(tasks),
+        "persona_fields": dict(Counter(r["field"] for t in tasks for r in t["rubrics"]
+                                       if r["info_source"] == "persona").most_common()),
+        "queries_with_product_type": sum(any(r["type"] == "entity_match" and r["info_source"] == "query"
+                                             for r in t["rubrics"]) for t in tasks),
+        "top_reason_by_intent": _top_reasons(rejections),
         # None when the tasks predate the field (a split built by older code), never a KeyError.
         "query_alone_pins_target": (sum(size == 1 for size in pinned) if len(pinned) == len(tasks) else None),
     }
+
+
+def _implicit_distribution(tasks: list[dict[str, Any]]) -> dict[str, int]:
+    counts = Counter(min(len(t.get("implicit_rubric_ids") or []), 3) for t in tasks)
+    return {"0": counts[0], "1": counts[1], "2": counts[2], "3+": counts[3]}
+
+
+def _top_reasons(rejections: list[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+    """Per intent, its three most frequent rejection reasons with counts (what limits its yield)."""
+    by: dict[str, Counter] = {}
+    for r in rejections:
+        by.setdefault(r["intent"], Counter())[r["reason"]] += 1
+    return {k: [[reason, n] for reason, n in v.most_common(3)] for k, v in sorted(by.items())}
+
+
+SIZE_BUCKETS = ((1, "1"), (2, "2"), (3, "3-4"), (5, "5-9"), (10, "10-99"), (100, "100+"))
+
+
+def _size_bucket(n: int) -> str:
+    return [label for low, label in SIZE_BUCKETS if n >= low][-1]
+
+
+def _hidden_source_sizes(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per ablation (without_persona, without_clarification): tasks by answer-set size bucket (issue #12)."""
+    out: dict[str, Any] = {}
+    for key in ("without_persona", "without_clarification"):
+        sizes = [t["difficulty"].get(f"{key}_answer_set_size") for t in tasks]
+        known = [s for s in sizes if s is not None]
+        counts = Counter(_size_bucket(s) for s in known)
+        out[key] = {label: counts[label] for _, label in SIZE_BUCKETS} | {"tasks": len(known)}
+    both = [t for t in tasks if t["difficulty"].get("without_persona_answer_set_size") is not None]
+    out["both_at_least_2"] = sum(min(t["difficulty"]["without_persona_answer_set_size"],
+                                     t["difficulty"]["without_clarification_answer_set_size"]) >= 2 for t in both)
+    return out
 
 
 def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) -> str:
@@ -118,6 +160,22 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                       + (f" The build required at least {floor} (`min_query_answer_set`); only intents that "
                          "override it in `stages/intents.toml` (review_driven) can still pin the target."
                          if floor and floor > 1 else "")]
+    lines += _quality_sections(manifest)
+    hidden = c.get("hidden_source_answer_sets") or {}
+    if hidden.get("without_persona", {}).get("tasks"):
+        n = hidden["without_persona"]["tasks"]
+        lines += ["", "## Every hidden source needed", "",
+                  "Catalog products left by every rubric except the persona's (an agent that never reads the "
+                  "profile) and except the clarification's (one that never asks), counted up to 100. The build "
+                  f"requires at least {manifest.get('config', {}).get('min_hidden_answer_set', '–')} "
+                  "(`min_hidden_answer_set`; `persona_not_needed` / `clarification_not_needed`). "
+                  f"Both at least 2 in {hidden['both_at_least_2']} of {n} tasks "
+                  f"({100 * hidden['both_at_least_2'] / n:.0f} %).", "",
+                  "| products left | " + " | ".join(label for _, label in SIZE_BUCKETS) + " |",
+                  "|---|" + "---:|" * len(SIZE_BUCKETS)]
+        for key in ("without_persona", "without_clarification"):
+            lines.append(f"| {key.replace('_', ' ')} | " + " | ".join(str(hidden[key][label]) for _, label in SIZE_BUCKETS)
+                         + " |")
     checks = manifest.get("agent_checks") or {}
     if checks.get("oracle"):
         o, n = checks["oracle"], checks.get("null") or {}
@@ -137,6 +195,12 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                       "| intent | tasks | diligent correct | accuracy |", "|---|---:|---:|---:|"]
             lines += [f"| {i} | {v['tasks']} | {v['correct']} | {100 * v['accuracy']:.1f} % |"
                       for i, v in d["by_intent"].items()]
+        for name, what in (("oracle_no_ask", "never asks (query and profile only)"),
+                           ("oracle_no_profile", "never reads the profile (query and answers only)")):
+            a = checks.get(name)
+            if a and a.get("tasks"):
+                lines.append(f"- `{name}`, the oracle that {what}: {a['correct']} of {a['tasks']} "
+                             f"({100 * (a['accuracy'] or 0):.1f} %).")
     expectations = manifest.get("expectations")
     if expectations:
         lines += ["", "## Data expectations", "",
@@ -158,6 +222,49 @@ def _catalog_manifest(manifest: dict[str, Any]) -> dict[str, Any] | None:
         return json.loads((Path(manifest["catalog"]["path"]) / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _quality_sections(manifest: dict[str, Any]) -> list[str]:
+    """report.md sections of issue #12: intent mix, product types, implicit requirements, persona fields, rejected values."""
+    c, lines = manifest["counts"], []
+    if "implicit_per_task" not in c:
+        return lines  # a split built by older code
+    requested = manifest.get("config", {}).get("candidates_per_intent")
+    top = c.get("top_reason_by_intent", {})
+    n_tasks = c["tasks"] or 1
+    lines += ["", "## Intent mix", "",
+              f"Every intent was asked for {requested} candidates (an equal mix). What limits an intent is its most "
+              "frequent rejection reasons.", "",
+              "| intent | accepted | share | top rejection reasons |", "|---|---:|---:|---|"]
+    for intent, v in c["per_intent"].items():
+        reasons = ", ".join(f"`{r}` {n}" for r, n in top.get(intent, []))
+        lines.append(f"| {intent} | {v['accepted']} | {100 * v['accepted'] / n_tasks:.0f} % | {reasons or '–'} |")
+    lines += ["", f"Queries naming a product type: {c['queries_with_product_type']} of {c['tasks']} "
+                  "(a target whose title names none is rejected as `no_product_type`)."]
+    dist = c["implicit_per_task"]
+    lines += ["", "## Implicit requirements per task", "", "| 0 | 1 | 2 | 3+ |", "|---:|---:|---:|---:|",
+              f"| {dist['0']} | {dist['1']} | {dist['2']} | {dist['3+']} |", "",
+              f"{dist['2'] + dist['3+']} of {c['tasks']} tasks ({100 * (dist['2'] + dist['3+']) / n_tasks:.0f} %) have "
+              "two or more (the paper: agent accuracy falls from 51.8 % at 0-1 to 27.2 % at 3+)."]
+    if c.get("persona_fields"):
+        total = sum(c["persona_fields"].values())
+        lines += ["", "## Persona fields", "", "| field | persona rubrics | share |", "|---|---:|---:|"]
+        lines += [f"| {k.removeprefix('details.')} | {v} | {100 * v / total:.0f} % |" for k, v in c["persona_fields"].items()]
+    rejected: dict[str, Counter] = {}
+    for key, n in (manifest.get("stage_passes_all_attempts") or {}).items():
+        if key.startswith("value_rejected|"):
+            _, field_name, reason = key.split("|", 2)
+            rejected.setdefault(field_name.removeprefix("details."), Counter())[reason] += n
+    if rejected:
+        reasons = sorted({r for v in rejected.values() for r in v})
+        lines += ["", "## Values rejected as requirements", "",
+                  "Detail values a shopper would not state, dropped in stage 2 (stages/vocabulary.py), counted once per "
+                  f"candidate; `rare_value`: carried by fewer than {manifest.get('config', {}).get('min_value_support')} "
+                  "catalog products in its field (`min_value_support`).", "",
+                  "| field | " + " | ".join(f"`{r}`" for r in reasons) + " |", "|---|" + "---:|" * len(reasons)]
+        for field_name, v in sorted(rejected.items(), key=lambda kv: -sum(kv[1].values())):
+            lines.append(f"| {field_name} | " + " | ".join(str(v[r]) for r in reasons) + " |")
+    return lines
 
 
 def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, Any]],

@@ -180,7 +180,14 @@ def plot_answer_set_sizes(tasks: list[dict[str, Any]]) -> tuple[str, str]:
     series = [("all rubrics (answer_set)", full)]
     if query_only:
         series.append(("query rubrics alone (difficulty.query_answer_set_size)", query_only))
-    sizes = sorted(set(full) | set(query_only))
+    # Issue #12: every rubric but the persona's / the clarification's (each hidden source needed when >= 2).
+    ablated = {key: Counter(t["difficulty"][f"{key}_answer_set_size"] for t in tasks
+                            if t.get("difficulty", {}).get(f"{key}_answer_set_size") is not None)
+               for key in ("without_persona", "without_clarification")}
+    for key, counts in ablated.items():
+        if counts:
+            series.append((f"{key.replace('_', ' ')} (difficulty.{key}_answer_set_size)", counts))
+    sizes = sorted(set(full) | set(query_only) | set().union(*ablated.values()))
     with matplotlib.rc_context(_RC):
         fig = _figure(8.5, 3.2)
         ax = fig.subplots()
@@ -207,6 +214,11 @@ def plot_answer_set_sizes(tasks: list[dict[str, Any]]) -> tuple[str, str]:
                     "query alone already leaves a single product.")
     else:
         caption += "."
+    if ablated["without_persona"]:
+        needed = sum(1 for t in tasks if min(t["difficulty"].get("without_persona_answer_set_size") or 0,
+                                             t["difficulty"].get("without_clarification_answer_set_size") or 0) >= 2)
+        caption += (f" Without the persona's rubrics, and without the clarification's, at least two products are "
+                    f"left in {needed} of {len(tasks)} tasks (each hidden source needed).")
     return _svg(fig, "answer-set-sizes"), caption
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stages.errors import SettingError
 from stages.fields import FieldTable
-from stages.text import keywords, normalize
+from stages.text import keywords, normalize, tokens
 
 CUE_TABLE = Path(__file__).with_name("cues.toml")
 CUE_KINDS = ("knowledge", "scenario")
@@ -43,8 +43,9 @@ def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str
     return out
 
 
-def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, field: str, value: object) -> str | None:
-    """The clause of kind `cue_kind` that states (field, value) without naming it, or None.
+def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, field: str, value: object,
+            product_type: str | None = None, table: FieldTable | None = None) -> str | None:
+    """The clause of kind `cue_kind` that states (field, value) without naming it and suits the product, or None.
 
     The one lookup the build (stage 3 choosing implicit fields, stage 5 writing them) and
     `ecombench validate` share.
@@ -54,7 +55,39 @@ def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, f
         cue_kind: the intent's cue kind ("knowledge", "scenario"), None when it has no implicit requirement.
         field: a rubric field ("details.Material"); the prefix is dropped.
         value: the expected value; only strings have cues.
+        product_type: the task's product type; a cue whose row lists `product_types` suits only those
+            (`cue_suits`, issue #12). Checked when `table` is given.
+        table: the field table the cue table was loaded with.
     """
     if not cue_kind or not isinstance(value, str):
         return None
-    return cues.get((field.removeprefix("details."), normalize(value)), {}).get(cue_kind)
+    key = (field.removeprefix("details."), normalize(value))
+    if table is not None and not cue_suits(key, product_type, table):
+        return None
+    return cues.get(key, {}).get(cue_kind)
+
+
+@lru_cache(maxsize=8)
+def load_cue_types(table: FieldTable, path: str | None = None) -> dict[tuple[str, str], frozenset[str]]:
+    """{(canonical field, normalised value): product nouns the cue suits} for rows with `product_types`.
+
+    A row without `product_types` states a property any product can have (Bluetooth, an occasion) and
+    suits every type. Nouns are compared singular (stages.text.tokens), with the last word of a
+    product type: "Wireless Headphones" suits a row listing "headphone" (issue #12).
+    """
+    src = Path(path) if path else CUE_TABLE
+    rows = tomllib.loads(src.read_text(encoding="utf-8")).get("cue", [])
+    return {(row["field"], normalize(row["value"])): frozenset(t for w in row["product_types"] for t in tokens(w))
+            for row in rows if row.get("product_types")}
+
+
+def cue_suits(key: tuple[str, str], product_type: str | None, table: FieldTable, path: str | None = None) -> bool:
+    """Whether the cue of (field, normalised value) fits a product of `product_type` (see `load_cue_types`).
+
+    A restricted cue never fits a product without a type.
+    """
+    types = load_cue_types(table, path).get(key)
+    if types is None:
+        return True
+    words = tokens(product_type or "")
+    return bool(words) and words[-1] in types

@@ -13,12 +13,14 @@ import html
 import math
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from stages.fields import FieldSpec, FieldTable
 from stages.intents import IntentSpec
 from stages.reviews import extract_opinions
+from stages.vocabulary import MIN_VALUE_SUPPORT, usable_values
 from stages.text import UNIT_ALIASES, contains_phrase, format_number, keywords, normalize, tokens
 from stages.vouchers import budget_numbers, generate_budget
 
@@ -222,7 +224,8 @@ def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
 def extract_features(
     product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random, *,
     vocabulary: dict[str, dict[str, list[str]]] | None = None, reviews: list[dict[str, Any]] | None = None,
-    opinions: list[dict[str, Any]] | None = None,
+    opinions: list[dict[str, Any]] | None = None, value_support: Callable[[str, str], int] | None = None,
+    min_value_support: int = MIN_VALUE_SUPPORT, rejected_values: dict[str, dict[str, str]] | None = None,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -240,6 +243,12 @@ def extract_features(
         reviews: the target's reviews, for review opinions.
         opinions: review opinions ({"phrase", "review_ids"}) made elsewhere (the LLM writer,
             validation.opinions); None extracts them from `reviews` (stages.reviews).
+        value_support: (rubric field, value) -> how many catalog products carry it (CatalogIndex.support);
+            with it, options a shopper would not state are dropped before the draw
+            (stages.vocabulary.value_problems: placeholders, the product's own model, packaging,
+            values fewer than `min_value_support` products carry). None keeps the old behaviour.
+        min_value_support: see stages.vocabulary.MIN_VALUE_SUPPORT.
+        rejected_values: when given, filled with {rubric field: {value: reason}} of the dropped options.
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
@@ -248,7 +257,9 @@ def extract_features(
     """
     features: list[Feature] = []
     dropped: dict[str, str] = {}
-    entity = entity_phrase(product, table.fields["title"].placeholders)
+    from stages.product_type import product_type  # here: stages.product_type builds on entity_phrase
+
+    entity = product_type(product, table.fields["title"].placeholders)  # issue #12: what the product is
     if entity:
         spec = table.fields["title"]
         features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))
@@ -267,6 +278,11 @@ def extract_features(
             if clean and clean.lower() not in {o.lower() for o in options}:
                 options.append(clean)
             reason = reason or why
+        if options and (value_support is not None or rejected_values is not None):
+            options, bad = usable_values(spec, options, value_support, product, min_value_support)
+            if bad and rejected_values is not None:
+                rejected_values[spec.rubric_field] = bad
+            reason = reason or next(iter(bad.values()), "")
         if not options:
             dropped[spec.rubric_field] = reason or "empty"
             continue

@@ -71,6 +71,12 @@ class Assignment:
     clarification: list[Feature] = field(default_factory=list)
     optional: list[Feature] = field(default_factory=list)
 
+    def replace(self, old: Feature, new: Feature) -> None:
+        """Put `new` where `old` is (whichever source holds it)."""
+        for source in (self.query, self.persona, self.clarification, self.optional):
+            if old in source:
+                source[source.index(old)] = new
+
     def counts(self) -> dict[str, int]:
         return {"query": len(self.query), "persona": len(self.persona), "clarification": len(self.clarification)}
 
@@ -137,6 +143,7 @@ def entangled_fields(features: list[Feature]) -> set[str]:
 def split_features(
     features: list[Feature], intent: IntentSpec, config: SplitConfig, rng: random.Random,
     keep_in_query: frozenset[str] = frozenset(), support: Mapping[str, int] | None = None,
+    plan: SplitGoals | None = None,
 ) -> Assignment:
     """Assign features to sources: the most selective hidden, the least selective in the query.
 
@@ -160,6 +167,11 @@ def split_features(
         rng: the candidate's seeded generator (sha256-seeded, stages.hashing.rng).
         keep_in_query: fields that must stay in the query (e.g. the ones chosen to be stated
             through an implicit cue).
+        plan: per-feature answer-set masks and goals (issue #12). When given, the hidden places are
+            not filled greedily by support but by searching every placement of the free features for
+            one where the query alone, the task without the persona and the task without the
+            clarification each leave enough products and the whole task few (`_search_hidden`):
+            selectivity from combining ordinary requirements, each hidden source needed.
         support: rubric field -> how many catalog products satisfy that feature's rubric alone
             (validation.answer_set.CatalogIndex.support); a field absent from it counts as the
             least selective. One feature per field, except query-only review opinions.
@@ -177,7 +189,9 @@ def split_features(
     ranked = _by_support(features, support or {}, rng)  # most selective first
     fixed, free = [], []
     for f in ranked:
-        pinned = (f.kind == "entity" or f.field in intent.query_fields or f.field in entangled
+        # A negative feature is the intent's stated exclusion ("explicitly excluding", intents.toml): it sits in
+        # the query (issue #12: 8 of 66 negative_constraint tasks stated none there).
+        pinned = (f.kind in ("entity", "negative") or f.field in intent.query_fields or f.field in entangled
                   or f.field in keep_in_query)
         (fixed if pinned else free).append(f)
     # Attributes the query must keep: feature_combination's minimum, or one searchable value when
@@ -193,8 +207,13 @@ def split_features(
         free = [f for f in free if f not in reserved]
     n_persona = max(config.min_persona, math.floor(n * config.persona_ratio))
     n_clar = max(config.min_clarification, math.floor(n * config.clarification_ratio))
-    persona, clarification = _fill_hidden(free, n_persona, n_clar, config)
-    query = [f for f in features if f not in persona and f not in clarification]
+    left_out: list[Feature] = []
+    if plan is None:
+        persona, clarification = _fill_hidden(free, n_persona, n_clar, config)
+    else:
+        persona, clarification, left_out = _search_hidden(features, fixed + reserved, free, n_persona, n_clar,
+                                                          config, plan, intent.min_query_attributes)
+    query = [f for f in features if f not in persona and f not in clarification and f not in left_out]
     persona.sort(key=features.index)
     clarification.sort(key=features.index)
     evidence = {
@@ -271,3 +290,99 @@ def _fill_hidden(free: list[Feature], n_persona: int, n_clar: int,
         else:
             clarification.append(f)
     return persona, clarification
+
+
+MAX_PLACEMENTS = 4000
+
+
+@dataclass(frozen=True)
+class SplitGoals:
+    """What an answer-set-driven split aims at (issue #12), with each feature's answer-set mask.
+
+    Attributes:
+        masks: position of a feature in the `features` list -> bitmask over a fixed list of catalog
+            products (bit i set: product i satisfies that feature's rubric); the target is one of them.
+        universe: the length of that list (every product the query's fixed requirements leave).
+        min_query: products the query alone must leave (min_query_answer_set).
+        min_hidden: products the task without the persona, and without the clarification, must each leave.
+        max_total: products the whole task may leave (max_answer_set).
+    """
+
+    masks: Mapping[int, int]
+    universe: int = 0  # how many products the masks' bits stand for
+    min_query: int = 3
+    min_hidden: int = 2
+    max_total: int = 5
+    cap: int = 10  # sizes above this count as this much: past it, more products say no more
+
+    def sizes(self, query: int, persona: int, clarification: int) -> tuple[int, int, int, int]:
+        """(query alone, without persona, without clarification, whole task) for three masks."""
+        return (query.bit_count(), (query & clarification).bit_count(), (query & persona).bit_count(),
+                (query & persona & clarification).bit_count())
+
+
+def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Feature], n_persona: int, n_clar: int,
+                   config: SplitConfig, goals: SplitGoals, min_query_details: int = 0
+                   ) -> tuple[list[Feature], list[Feature], list[Feature]]:
+    """Persona and clarification features chosen by their answer sets, not one by one (issue #12).
+
+    Every placement of the free features in query / persona / clarification the field table allows,
+    with min..n places per hidden source, is scored by set arithmetic on the masks: first whether it
+    meets every goal, then the smaller of the two ablated answer sets (each hidden source must cut
+    the products the other sources leave), then the query's own answer set, then the hidden places
+    used. `free` comes most selective first with rng-shuffled ties, and the first best placement
+    wins, so the result is deterministic for a seed. Falls back to the greedy fill when no mask is
+    known for some feature. A free attribute or bound may also be left out of the task (the query
+    keeps at least `config.min_query` features and `min_query_details` attributes), the fewer the
+    better once the ablated answer sets are as large as they can be (up to `goals.cap`).
+
+    Returns:
+        (persona features, clarification features, features left out of the task).
+    """
+    from itertools import product as placements
+
+    pos = {id(f): i for i, f in enumerate(features)}
+    if any(pos[id(f)] not in goals.masks for f in pinned + free):
+        return (*_fill_hidden(free, n_persona, n_clar, config), [])
+    everything = (1 << goals.universe) - 1
+    base = everything
+    for f in pinned:
+        base &= goals.masks[pos[id(f)]]
+    masks = [goals.masks[pos[id(f)]] for f in free]
+    options = [("q",) + (("p",) if "persona" in f.sources else ()) + (("c",) if "clarification" in f.sources else ())
+               + (("x",) if f.kind in ("detail", "numeric") else ()) for f in free]
+    pinned_details = sum(f.kind == "detail" for f in pinned)
+    # Past MAX_PLACEMENTS placements, the least selective free features stay in the query (their hiding
+    # would narrow least) so the search stays a few milliseconds.
+    for i in range(len(options) - 1, -1, -1):
+        if math.prod(len(o) for o in options) <= MAX_PLACEMENTS:
+            break
+        options[i] = ("q",)
+    best, best_key = None, None
+    for choice in placements(*options):
+        n_p, n_c, n_x = choice.count("p"), choice.count("c"), choice.count("x")
+        if not (config.min_persona <= n_p <= n_persona and config.min_clarification <= n_c <= n_clar):
+            continue
+        if n_x and (len(pinned) + choice.count("q") < config.min_query or pinned_details + sum(
+                where == "q" and f.kind == "detail" for where, f in zip(choice, free)) < min_query_details):
+            continue
+        q, p, c = base, everything, everything
+        for where, m in zip(choice, masks):
+            if where == "q":
+                q &= m
+            elif where == "p":
+                p &= m
+            elif where == "c":
+                c &= m
+        alone, no_persona, no_clar, total = goals.sizes(q, p, c)
+        meets = (total <= goals.max_total and alone >= goals.min_query and no_persona >= goals.min_hidden
+                 and no_clar >= goals.min_hidden)
+        key = (meets, total <= goals.max_total, min(no_persona, no_clar, goals.cap), -n_x, min(alone, goals.cap),
+               n_p + n_c)
+        if best_key is None or key > best_key:
+            best, best_key = choice, key
+    if best is None:
+        return (*_fill_hidden(free, n_persona, n_clar, config), [])
+    persona = [f for f, where in zip(free, best) if where == "p"]
+    clarification = [f for f, where in zip(free, best) if where == "c"]
+    return persona, clarification, [f for f, where in zip(free, best) if where == "x"]

@@ -16,7 +16,11 @@ from typing import Any
 # a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
 # could not run (severity warn). Stage 3's query_not_searchable: the query would name neither a product
 # type nor an attribute; stage 4's query_pins_target: the query's rubrics alone leave fewer than
-# min_query_answer_set catalog products (issue #7), checked before any text is written.
+# min_query_answer_set catalog products (issue #7), checked before any text is written; persona_not_needed /
+# clarification_not_needed: the rubrics without that source's already leave fewer than
+# min_hidden_answer_set products (issue #12); exclusion_excludes_nothing: a negative rubric's excluded
+# values occur in no product the other rubrics leave (issue #12).
+# Stage 2's no_product_type: the title's head names no product noun and no category (issue #12).
 # LLM-written parts add: opinion_unknown_review / opinion_unsupported (stage 2, an opinion citing a
 # review not shown or not stating it), query_surface_* (stage 7, a query rubric's span of the query
 # missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
@@ -28,9 +32,11 @@ REASONS: dict[int, tuple[str, ...]] = {
     0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",
         "answer_set_differs", "check_skipped"),
     1: ("not_enough_eligible_products",),
-    2: ("too_few_features", "no_price", "no_reviews", "opinion_unknown_review", "opinion_unsupported"),
+    2: ("too_few_features", "no_price", "no_reviews", "opinion_unknown_review", "opinion_unsupported",
+        "no_product_type"),
     3: ("partition_infeasible", "query_not_searchable"),
-    4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target"),
+    4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target", "persona_not_needed",
+        "clarification_not_needed", "exclusion_excludes_nothing"),
     5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
         "slot_unreachable", "slot_collision"),

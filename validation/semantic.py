@@ -234,3 +234,158 @@ def intent_problems(rubrics: list[Rubric] | list[dict[str, Any]], intent: Any) -
     query_fields = {r.field for r in typed if r.info_source == "query"}
     missing += [f"a query rubric on {f}" for f in intent.query_fields if f not in query_fields]
     return missing
+
+
+# Hidden-source answer sets are counted up to this many products: the check needs only "at least the
+# floor", and the report's distribution says no more past it (issue #12).
+HIDDEN_SOURCE_ANSWER_SET_CAP = 100
+
+
+def _field_of(rubric: Any, name: str) -> Any:
+    """A rubric's attribute, whether the rubric is a dict or a typed model (schemas.models.Rubric)."""
+    return rubric[name] if isinstance(rubric, dict) else getattr(rubric, name)
+
+
+def _as_dict(rubric: Any) -> dict[str, Any]:
+    if isinstance(rubric, dict):
+        return rubric
+    dump = getattr(rubric, "model_dump", None)
+    return dump(mode="json") if dump else {k: getattr(rubric, k) for k in ("id", "type", "field", "expected_value",
+                                                                          "info_source")}
+
+
+def hidden_source_answer_sets(rubrics: list[Any], index: CatalogIndex,
+                              limit: int | None = HIDDEN_SOURCE_ANSWER_SET_CAP) -> dict[str, int]:
+    """How many catalog products each ablation of the task's sources leaves (issue #12, DESIGN "Every source is needed").
+
+    `without_persona` grades every rubric except the persona's (what an agent that never reads the profile
+    knows); `without_clarification` every rubric except the clarification's (an agent that never asks).
+    When either is 1, the target is already singled out without that source: the source is decorative.
+
+    Args:
+        rubrics: the task's rubrics, as dicts or as objects with `.type/.field/.expected_value/.info_source`.
+        index: the catalog index.
+        limit: count up to this many products (None: all).
+
+    Returns:
+        {"without_persona": n, "without_clarification": n}.
+    """
+    plain = [_as_dict(r) for r in rubrics]
+    return {f"without_{source}": len(index.answer_set([r for r in plain if r["info_source"] != source], limit=limit))
+            for source in ("persona", "clarification")}
+
+
+def hidden_source_findings(sizes: dict[str, int], floor: int, rubrics: list[Any]) -> list[Finding]:
+    """Findings for each hidden source whose ablation leaves fewer than `floor` products (its rubrics add nothing).
+
+    Reason codes: persona_not_needed (the rubrics without the persona's already leave fewer than `floor`),
+    clarification_not_needed (likewise without the clarification's).
+    """
+    findings = []
+    for source in ("persona", "clarification"):
+        n = sizes[f"without_{source}"]
+        if n < floor and any(_field_of(r, "info_source") == source for r in rubrics):
+            findings.append(Finding(f"{source}_not_needed",
+                                    f"without the {source}'s rubrics the task's other rubrics leave {n} catalog "
+                                    f"product(s), fewer than min_hidden_answer_set={floor}: an agent that skips the "
+                                    f"{source} loses nothing",
+                                    {f"without_{source}_answer_set_size": n, "min_hidden_answer_set": floor,
+                                     f"{source}_fields": [_field_of(r, "field") for r in rubrics
+                                                          if _field_of(r, "info_source") == source]}))
+    return findings
+
+
+# The products a split plan's masks cover: those the query's fixed requirements (the product type, the
+# intent's query fields) leave, up to this many (the split's choice is re-verified exactly afterwards).
+SPLIT_UNIVERSE_CAP = 20000
+
+
+def answer_set_masks(rubrics: list[Any], within: list[Any], index: CatalogIndex, target: str,
+                     cap: int = SPLIT_UNIVERSE_CAP) -> tuple[dict[int, int], int]:
+    """Each rubric's answer set as a bitmask over the products `within` leaves (for stages.split.SplitGoals).
+
+    Args:
+        rubrics: one rubric (or {type, field, expected_value}) per feature, in the features' order.
+        within: rubrics every placement keeps in the query (their products are the universe).
+        index: the catalog index.
+        target: the target's parent_asin (always in the universe).
+        cap: at most this many products in the universe.
+
+    Returns:
+        ({position in `rubrics`: mask}, universe size). Bit i stands for the i-th product of the universe.
+    """
+    base = [_as_dict(r) for r in within]
+    universe = index.answer_set(base, limit=cap) if base else index.products.get_column("parent_asin").to_list()[:cap]
+    if target not in universe:
+        universe = [*universe, target]
+    bit = {asin: i for i, asin in enumerate(universe)}
+    masks = {}
+    for i, r in enumerate(rubrics):
+        mask = 0
+        for asin in index.answer_set(base + [_as_dict(r)]):
+            if asin in bit:
+                mask |= 1 << bit[asin]
+        masks[i] = mask
+    return masks, len(universe)
+
+
+def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, target: dict[str, Any],
+                      keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3) -> list[str]:
+    """Excluded values for negative rubric `rubric_id` that exclude something (issue #12, "exclusions that bite").
+
+    The products the other rubrics of `sources` leave are the ones the exclusion must rule out among: an
+    excluded value none of them carries excludes nothing. By default the query's other rubrics (the
+    exclusion is stated there, beside the product type, so it rules out products of that type the rest
+    of the query admits); ("query", "persona", "clarification") asks that it cut the final answer set,
+    which on the shared data leaves almost no negative_constraint task (issue #12 closing note). Returns the rubric's own excluded values that
+    some such product carries, then other values of the same field those products carry (most products
+    first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
+    when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
+
+    Args:
+        rubrics: the task's rubrics (dicts or typed models).
+        rubric_id: the negative_attribute rubric.
+        index: the catalog index.
+        target: the target product row (its own options are never excluded).
+        keep: how many values to return at most.
+        sources: whose rubrics (besides this one) decide the products the exclusion must bite among.
+        min_support: an excluded value is a value a shopper would state too (stages.vocabulary.value_problems
+            with this min_value_support): no one-off brand string ("AIDITIYMI").
+    """
+    import polars as pl
+
+    from stages.features import clean_value, detail_options, split_options, strip_markup, _overlaps
+    from stages.vocabulary import value_problems
+
+    plain = [_as_dict(r) for r in rubrics]
+    negative = next(r for r in plain if r["id"] == rubric_id)
+    spec = index.table.by_rubric_field(negative["field"])
+    others = [r for r in plain if r["id"] != rubric_id and r["info_source"] in sources]
+    left = [a for a in index.answer_set(others) if a != target.get("parent_asin")]
+    if not left:
+        return []
+    rows = index.products.filter(pl.col("parent_asin").is_in(left)).get_column("row").to_numpy()
+    mine = detail_options(target, spec)
+    carried: Counter = Counter()
+    for product in index.rows(rows):
+        seen = set()
+        for raw in detail_options(product, spec):
+            for opt in split_options(spec, strip_markup(raw)):
+                clean, _ = clean_value(spec, opt, index.table)
+                if clean and clean.lower() not in seen and not _overlaps(clean, mine, index.table):
+                    seen.add(clean.lower())
+                    carried[clean] += 1
+    own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
+    rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
+    # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
+    # rubric is graded by), not just the option text.
+    chosen: list[str] = []
+    for v in own + rest:
+        if len(chosen) == keep:
+            break
+        rubric = {"type": "attribute_match", "field": negative["field"], "expected_value": v}
+        if value_problems(spec, v, index.support(rubric), None, min_support):
+            continue
+        if any(a != target.get("parent_asin") for a in index.answer_set(others + [rubric], limit=3)):
+            chosen.append(v)
+    return sorted(chosen, key=str.lower)

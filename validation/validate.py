@@ -160,12 +160,13 @@ def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, s
         return {}, []
     cue_table = load_cues(table)
     by_id = {r["id"]: r for r in task["rubrics"]}
+    product_type = next((r["expected_value"] for r in task["rubrics"] if r["type"] == "entity_match"), None)
     cues, findings = {}, []
     for rid in task["implicit_rubric_ids"]:
         r = by_id.get(rid)
         if r is None:  # task_problems reports an implicit id naming no rubric
             continue
-        cue = cue_for(cue_table, intent.cue_kind, r["field"], r["expected_value"])
+        cue = cue_for(cue_table, intent.cue_kind, r["field"], r["expected_value"], product_type, table)
         if cue is None:
             findings.append(Finding("no_implicit_cue", f"implicit rubric {rid} ({r['field']} = {r['expected_value']!r}) "
                                     f"has no {intent.cue_kind} cue in cues.toml", {"rubric_id": rid, "field": r["field"]}))

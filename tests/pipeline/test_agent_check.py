@@ -10,7 +10,9 @@ def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_r
     from flows.build import batches_of, plan_build, run_batch
     from flows.settings import BuildConfig
 
-    config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=12, oracle_check=True, resume=False)
+    # Issue #12's quality rules off: in the 420-product sample they leave few tasks; this tests the oracle check.
+    config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=12, oracle_check=True, resume=False,
+                         min_hidden_answer_set=1, min_value_support=1)
     ctx, products, sampling, _ = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
@@ -21,7 +23,7 @@ def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_r
     before = {r.task["id"] for r in results if r.task}
     after = {r.task["id"] for r in checked if r.task}
     failed = [r.rejection for r in checked if r.rejection and r.rejection["reason"] == "oracle_failed"]
-    assert len(before) >= 20 and after <= before
+    assert len(before) >= 10 and after <= before  # 20 before issue #12's product-type and exclusion rules
     assert {f["evidence"]["task_id"] for f in failed} == before - after
     assert summary["oracle"]["candidates"] == len(before)
     assert summary["oracle"]["solved"] == len(after) == summary["null"]["tasks"]

@@ -159,14 +159,19 @@ def test_a_query_that_pins_the_target_is_rejected_at_stage_4(rich_catalog, rich_
 def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich_plan):
     from collections import Counter
 
+    import dataclasses
+
     from pipeline.candidate import run_attempt
 
     ctx = rich_plan[0]
-    product = rich_catalog.product("B075XFK6NC")
-    first, findings, stage = run_attempt(product, ctx.intents["rating_quality"], ctx, 0, Counter())
+    # The query floor alone (issue #7): issue #12's hidden-source and vocabulary rules are off here.
+    ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_hidden_answer_set": 1,
+                                                                        "min_value_support": 1}))
+    product = rich_catalog.product("B09YXT48KN")  # was B07YG47CJK, whose draws changed with issue #12's split
+    first, findings, stage = run_attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
     assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
-    result = build_candidate(product, "rating_quality", ctx)
-    assert result.task is not None and result.task["provenance"]["attempt"] == 2
+    result = build_candidate(product, "product_search", ctx)
+    assert result.task is not None and result.task["provenance"]["attempt"] == 1
     assert result.task["difficulty"]["query_answer_set_size"] >= 3
 
 
@@ -174,6 +179,8 @@ def test_setting_one_turns_the_check_off(rich_catalog, rich_plan):
     import dataclasses
 
     ctx = rich_plan[0]
-    off = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_query_answer_set": 1}))
+    off = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_query_answer_set": 1,  # and issue #12's:
+                                                                        "min_hidden_answer_set": 1,
+                                                                        "min_value_support": 1}))
     result = build_candidate(rich_catalog.product("B0019YFY0W"), "product_search", off)
     assert result.task is not None and result.task["difficulty"]["query_answer_set_size"] < 3

@@ -190,3 +190,33 @@ def test_the_diligent_agent_reads_bounds_and_coupons_from_the_words():
                             "more, and I can pay at most $7 after the coupons.")
     assert budget["max_total"] == 7.0 and budget["voucher"]["scenario"] == "tiered"
     assert [c["face_value"] for c in budget["voucher"]["coupons"]] == [1.0, 2.0]
+
+
+def test_the_manifest_records_the_ablated_oracles(full_build):
+    # Issue #12: an oracle that never asks and one that never reads the profile, with the same tools.
+    checks = full_build.manifest["agent_checks"]
+    for name in ("oracle_no_ask", "oracle_no_profile"):
+        a = checks[name]
+        assert a["tasks"] == len(full_build.tasks) and 0 <= a["correct"] <= a["tasks"]
+        assert a["accuracy"] == round(a["correct"] / a["tasks"], 4)
+        assert a["accuracy"] < checks["oracle"]["accuracy_on_published"]
+    report = (full_build.path / "report.md").read_text(encoding="utf-8")
+    assert "`oracle_no_ask`" in report and "`oracle_no_profile`" in report
+
+
+def test_the_oracle_that_never_asks_never_calls_ask_user(sandbox_catalog, built_tasks):
+    from sandbox.agents import run_ablated_oracle
+
+    task = first_task(built_tasks, lambda t: any(r["info_source"] == "clarification" for r in t["rubrics"]))
+    record = run_ablated_oracle(Episode(sandbox_catalog, task), sandbox_catalog.table, "oracle_no_ask")
+    assert record["ask_user_calls"] == 0 and record["get_profile_calls"] == 1
+    assert set(record["unrevealed"]) == {r["id"] for r in task["rubrics"] if r["info_source"] == "clarification"}
+
+
+def test_the_oracle_that_never_reads_the_profile_never_calls_get_user_profile(sandbox_catalog, built_tasks):
+    from sandbox.agents import run_ablated_oracle
+
+    task = first_task(built_tasks, lambda t: any(r["info_source"] == "persona" for r in t["rubrics"]))
+    record = run_ablated_oracle(Episode(sandbox_catalog, task), sandbox_catalog.table, "oracle_no_profile")
+    assert record["get_profile_calls"] == 0
+    assert set(record["unrevealed"]) == {r["id"] for r in task["rubrics"] if r["info_source"] == "persona"}

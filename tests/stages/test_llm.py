@@ -22,7 +22,7 @@ def accepted(rich_results, rich_catalog):
     """(intent, product, template task) of real candidates the template verbaliser accepts, without implicit cues."""
     out = [(intent, rich_catalog.product(asin), r.task) for intent, asin, r in rich_results
            if r.task is not None and not r.task["implicit_rubric_ids"] and r.task["provenance"]["attempt"] == 0]
-    assert len(out) >= 5
+    assert len(out) >= 3  # 5 before issue #12, which gives most tasks implicit cues
     return out
 
 
@@ -154,7 +154,8 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path)
     with ScriptedLLM(["good", "server_error", "server_error", "server_error", "good", "refusal", "good"]) as server:
         config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search", "rating_quality"],
                              candidates_per_intent=4, verbaliser="llm", llm_model="scripted", llm_parts=["query"],
-                             llm_base_url=server.base_url, llm_max_retries=2, llm_timeout=2)
+                             llm_base_url=server.base_url, llm_max_retries=2, llm_timeout=2,
+                             min_hidden_answer_set=1, min_value_support=1)  # issue #12's rules off: 4 candidates
         out = build_split(config, "llm", root=tmp_path / "splits", artifacts=tmp_path)
     manifest = out.manifest
     assert manifest["counts"]["tasks"] >= 1

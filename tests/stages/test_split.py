@@ -207,15 +207,44 @@ def test_leaving_out_query_features_stops_at_the_query_minimum_and_ratio(rich_ca
 
 
 def test_a_query_with_no_product_type_and_no_attribute_is_not_searchable(full_catalog, intents):
-    # B077H68HM2: a reviewed electronics product whose title names no category of its path and which has
-    # no usable detail; a review_driven query could only state a bound and two review opinions.
+    # B077H68HM2: a reviewed electronics product with no usable detail ("PerioSciences White Care Oral Care Kit
+    # - ..."). Its title's head now names a type ("Kit", issue #12; a target without one is rejected as
+    # no_product_type before the split), so the type is taken away here: a review_driven query could then
+    # only state a bound and two review opinions.
     from stages.split import QueryNotSearchable
 
     intent = intents["review_driven"]
     product = full_catalog.reviewed_product("B077H68HM2")
     features, _ = extract_features(product, intent, full_catalog.table, rng(0), reviews=product["reviews"])
+    assert [f.value for f in features if f.kind == "entity"] == ["Kit"]
+    features = [f for f in features if f.kind != "entity"]
     assert not [f for f in features if f.kind in ("entity", "detail")]
     sc = CONFIG.model_copy(update=intent.split_overrides())
     with pytest.raises(QueryNotSearchable) as exc:
         split_features(select_features(features, intent, rng(0)), intent, sc, rng(0))
     assert exc.value.reason == "query_not_searchable"
+
+
+def test_an_answer_set_split_leaves_every_hidden_source_needed(full_catalog, intents):
+    # Issue #12 on a real poster (B07HKK3LPK, "posters with frame type Unframed"): the split searches the
+    # placements by their answer sets, so that without the persona and without the clarification the
+    # catalog still holds at least two products, the query alone at least three and the whole task few.
+    from stages.rubrics import feature_rubric
+    from stages.split import SplitGoals
+    from validation.semantic import answer_set_masks
+
+    intent = intents["product_search"]
+    support = lambda field, value: full_catalog.index.support(  # noqa: E731
+        {"type": "attribute_match", "field": field, "expected_value": value})
+    gen = rng(0, "candidate", "product_search", "B07HKK3LPK", 0)  # the build's first-attempt draw
+    features, _ = extract_features(full_catalog.product("B07HKK3LPK"), intent, full_catalog.table, gen,
+                                   value_support=support)
+    chosen = select_features(features, intent, gen)
+    within = [feature_rubric(f) for f in chosen if f.kind == "entity"]
+    masks, universe = answer_set_masks([feature_rubric(f) for f in chosen], within, full_catalog.index, "B07HKK3LPK")
+    a = split_features(chosen, intent, CONFIG, gen, plan=SplitGoals(masks=masks, universe=universe))
+    answer = lambda fs: len(full_catalog.index.answer_set([feature_rubric(f) for f in fs]))  # noqa: E731
+    assert answer(a.query) >= 3
+    assert answer(a.query + a.clarification) >= 2  # without the persona
+    assert answer(a.query + a.persona) >= 2  # without the clarification
+    assert answer(a.query + a.persona + a.clarification) <= 5

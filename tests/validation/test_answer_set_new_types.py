@@ -24,6 +24,25 @@ def products(full_catalog):
     return full_catalog.all_reviewed_products()
 
 
+@pytest.fixture(scope="module")
+def full_build(full_catalog, tmp_path_factory, artifacts):
+    """The three intents of the new rubric types over the full snapshot, issue #12's quality rules off.
+
+    The answer-set machinery is under test here, not task quality: with every hidden source needed no
+    review_driven task is accepted (its opinions single out the target), and few coupon_budget ones.
+    """
+    from flows.build import build_split
+    from splits.inspect import load_version
+    from flows.settings import BuildConfig
+    from tests.conftest import FullBuild
+
+    config = BuildConfig(catalog=str(full_catalog.path), intents=["negative_constraint", "coupon_budget",
+                                                                  "review_driven"],
+                         candidates_per_intent=60, min_hidden_answer_set=1, min_value_support=1)
+    version = load_version(build_split(config, "types", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts).path)
+    return FullBuild(path=version.path, manifest=version.manifest, tasks=version.tasks, rejections=version.rejections)
+
+
 def _tasks(full_build, intent):
     tasks = full_build.of(intent)
     assert len(tasks) >= TASKS_PER_INTENT, f"only {len(tasks)} accepted {intent} tasks"

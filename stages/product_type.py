@@ -1,0 +1,115 @@
+"""The product type: what the product is, from the title's head noun phrase, confirmed by the category path.
+
+Amazon category paths type an accessory by the device it fits: a watch band sits under
+"Smartwatches", replacement earpads under "Wireless Headphones", a charger base under
+"Toothbrushes", a wall mount under "Whole Home & Mesh Wi-Fi Systems" (issue #12). The title says
+what the product is before it says what it fits: its head is the part before "for", "compatible
+with", "fits", "with", a comma or a bar. So the type is the last run of product nouns in the
+first title segment that has one ("Silicone Watch Bands" -> "Watch Bands"); when the deepest
+category that the title states (stages.features.entity_phrase) names that same thing, the
+category's wording is kept (the category ends in the head's noun and the head states it:
+"Smartwatch" in the head, "Smartwatches" the category). A title
+whose head names no product noun and no category has no type, and its target is rejected
+(`no_product_type`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from stages.features import entity_phrase
+from stages.text import keywords, tokens
+
+NOUN_TABLE = Path(__file__).with_name("product_types.toml")
+# Where a title's head ends: what follows names the fitted device, a feature or a variant.
+_HEAD_END = re.compile(r"\s*(?:[,|;:()\[\]{}+]| [-–—] |\b(?:for|compatible with|compatible for|fits|fit for|with|w/|"
+                       r"includes?|including|made for|designed for|works with|by|not fit)\b)\s*", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+MAX_SEGMENTS = 6  # "SUANPOT for Samsung Galaxy S8+ /S8 Plus 6.2 inch (Not Fit S8) Leather Wallet case"
+
+
+@lru_cache(maxsize=4)
+def load_type_nouns(path: str | None = None) -> tuple[frozenset[str], frozenset[str]]:
+    """(product nouns, modifiers that stay with a following noun), singular and lower case.
+
+    Raises:
+        ValueError: the table lists no noun (the message names the file).
+    """
+    src = Path(path) if path else NOUN_TABLE
+    data = tomllib.loads(src.read_text(encoding="utf-8"))
+    nouns = frozenset(t for w in data.get("nouns", []) for t in tokens(w))
+    modifiers = frozenset(t for w in data.get("modifiers", []) for t in tokens(w))
+    if not nouns:
+        raise ValueError(f"{src}: no product nouns")
+    return nouns, modifiers
+
+
+_LINE_LABEL = re.compile(r"^\s*(?:\S+\s+){0,3}\S+:\s+")  # "Funko POP! TV: Marvel ..." names a product line
+
+
+def head_segments(title: str) -> list[str]:
+    """The title cut where its head ends ("PETIMETI Wall Mount for EERO 6 ..." -> ["PETIMETI Wall Mount", "EERO 6", ...]).
+
+    A short label before a colon ("Funko POP! TV: Marvel Vs Capcom ... Figure") names a product line, not
+    what the product is, and is dropped.
+    """
+    return [s.strip() for s in _HEAD_END.split(_LINE_LABEL.sub("", title or "", count=1)) if s and s.strip()]
+
+
+def head_noun_phrase(title: str, nouns: frozenset[str], modifiers: frozenset[str]) -> tuple[str, str] | None:
+    """(type phrase, the segment it came from): the last run of product nouns of the first segment having one.
+
+    A modifier just before the run stays with it ("Wall Mount", "Carrying Case").
+    """
+    for n, segment in enumerate(head_segments(title)[:MAX_SEGMENTS]):
+        if n and re.match(r"\S*\d", segment):
+            continue  # a later segment opening with a number is a spec ("500GB Hard Drive"), not the head
+        words = _WORD.findall(segment)
+        singular = [tokens(w)[0] if tokens(w) else "" for w in words]
+        runs, start = [], None
+        for i, t in enumerate(singular + [""]):
+            if t in nouns and start is None:
+                start = i
+            elif t not in nouns and start is not None:
+                runs.append((start, i))
+                start = None
+        if not runs:
+            continue
+        a, b = runs[-1]
+        if a > 0 and singular[a - 1] in modifiers:
+            a -= 1
+        return " ".join(w.strip("'-") for w in words[a:b]), segment
+    return None
+
+
+def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozenset(),
+                 path: str | None = None) -> str | None:
+    """What the product is, as a phrase its title states (see the module docstring), or None.
+
+    Args:
+        product: a products.parquet row (title, categories).
+        not_entities: category names that say who a product is for ("Women"), from the field table.
+        path: another noun table (tests).
+
+    Example: "Studio 2/3 Replacement Earpads, JARMOR Memory Foam ... for Beats Studio" (category
+    "Wireless Headphones") -> "Earpads".
+    """
+    nouns, modifiers = load_type_nouns(path)
+    title = product.get("title") or ""
+    category = entity_phrase(product, not_entities)
+    head = head_noun_phrase(title, nouns, modifiers)
+    if head is None:
+        # No product noun in the head: the category names the type only if the head itself states it.
+        first = head_segments(title)[:1]
+        return category if category and first and keywords(category) <= keywords(first[0]) else None
+    phrase, segment = head
+    # Confirmed when the category ends in the head's own noun and the head segment states it: "Wireless
+    # Headphones" for "... Wireless Bluetooth Headphones", never "Toothbrushes" for "Toothbrush Cover".
+    cat_tokens, phrase_tokens = tokens(category or ""), tokens(phrase)
+    if cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1] and keywords(category) <= keywords(segment):
+        return category
+    return phrase

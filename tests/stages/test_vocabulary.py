@@ -1,0 +1,68 @@
+"""Values a shopper would state (stages/vocabulary.py), on the real values issue #12 found in accepted tasks."""
+
+from __future__ import annotations
+
+import pytest
+
+from stages.features import extract_features
+from stages.fields import load_field_table
+from stages.hashing import rng
+from stages.intents import load_intents
+from stages.vocabulary import MIN_VALUE_SUPPORT, value_problems
+
+TABLE = load_field_table()
+
+
+@pytest.mark.parametrize("field, value", [("Color", "Random color"), ("Brand", "N / A"), ("Brand", "Artist Unknown"),
+                                          ("Brand", "Other Manufacturer"), ("Brand", "N\\C")])
+def test_placeholders_anywhere_in_a_value_are_refused(field, value):
+    assert "placeholder_value" in value_problems(TABLE.fields[field], value, None)
+
+
+def test_a_degenerate_age_range_is_refused():
+    # B0B2W1QN2X (an RC pinion gear) gives "6 - 6 months" as its recommended age.
+    assert "degenerate_range" in value_problems(TABLE.fields["Manufacturer recommended age"], "6 - 6 months", None)
+
+
+def test_a_package_count_is_not_a_size():
+    # B0B2SL1PP7 (misprinted pens) gives "100 Count (Pack of 1)" as its size.
+    assert "packaging_value" in value_problems(TABLE.fields["Size"], "100 Count (Pack of 1)", None)
+
+
+def test_ordinary_values_pass():
+    assert value_problems(TABLE.fields["Color"], "Black", 500) == []
+    assert value_problems(TABLE.fields["Brand"], "Dell", 12) == []
+
+
+def support_of(catalog):
+    return lambda field, value: catalog.index.support({"type": "attribute_match", "field": field,
+                                                       "expected_value": value})
+
+
+def features_of(catalog, asin, intent="product_search"):
+    rejected = {}
+    features, dropped = extract_features(catalog.product(asin), load_intents()[intent], catalog.table, rng(0),
+                                         value_support=support_of(catalog), rejected_values=rejected)
+    return {f.field: f.value for f in features}, rejected
+
+
+def test_a_marketing_phrase_colour_and_a_one_off_brand_are_rare(full_catalog):
+    # B07L68JMJL "Gift for Him Boyfriend Husband, ...": colour "To My Man", brand "ShiQiao Spl".
+    values, rejected = features_of(full_catalog, "B07L68JMJL")
+    assert rejected["details.Color"] == {"To My Man": "rare_value"}
+    assert rejected["details.Brand"] == {"ShiQiao Spl": "rare_value"}
+    assert "details.Color" not in values and "details.Brand" not in values
+
+
+def test_the_fitted_device_is_not_the_colour_of_a_wall_mount(full_catalog):
+    # B0922GNQRL "PETIMETI Wall Mount for EERO 6 Mesh WiFi System": colour "EERO 6 WIFI", OS "wall".
+    values, rejected = features_of(full_catalog, "B0922GNQRL")
+    assert "details.Color" not in values and "details.Operating System" not in values
+    assert set(rejected) >= {"details.Color", "details.Operating System"}
+
+
+def test_a_common_value_is_kept(full_catalog):
+    values, _ = features_of(full_catalog, "B0922GNQRL")
+    assert values.get("title") == "Wall Mount"
+    assert full_catalog.index.support({"type": "attribute_match", "field": "details.Brand",
+                                       "expected_value": "Dell"}) >= MIN_VALUE_SUPPORT
