@@ -79,7 +79,8 @@ def bootstrap(names: list[str], task_ids: list[str], battles: list[tuple[str, in
         battles: (task_id, a, b, outcome for a).
         correct: per run name, correct or not for each task in `task_ids` order (accuracy intervals).
         replicates: bootstrap replicates.
-        seed, label: named parts of every replicate's seed (with "arena-bootstrap" and the replicate index).
+        seed: a named part of every replicate's seed (with "arena-bootstrap", `label` and the replicate index).
+        label: a named part of every replicate's seed, next to `seed`.
         k: Elo K-factor.
 
     Returns:

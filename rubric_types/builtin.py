@@ -77,6 +77,7 @@ class AttributeMatch(RubricKind):
     query_role = "attribute"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when some option of the field contains the value as whole tokens."""
         spec = table.by_rubric_field(rubric.field)
         options = detail_options(product, spec)
         if not options:
@@ -86,11 +87,13 @@ class AttributeMatch(RubricKind):
         return NotSatisfied(f"{spec.name} is {options!r}, not {rubric.expected_value!r}")
 
     def narrow(self, index: CatalogIndex, rubric: RubricLike) -> np.ndarray | None:
+        """Rows with an option of the field holding every token of the value."""
         key = rubric.field.removeprefix("details.")
         sets = [index.option_token_rows(key, t) for t in tokens(str(rubric.expected_value))]
         return index.intersect(sets) if sets else None
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows with an option of the field containing the normalised value."""
         import polars as pl
 
         key = rubric.field.removeprefix("details.")
@@ -99,12 +102,15 @@ class AttributeMatch(RubricKind):
                           on="row", how="semi")
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product's colour is or includes "Blue"."""
         return f"The product's {table.by_rubric_field(field).label} is or includes \"{value}\"."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's query phrase with the value filled in."""
         return fill(table.by_rubric_field(rubric.field).query_phrase, str(rubric.expected_value))
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's clarification reply with the value filled in."""
         return fill(table.by_rubric_field(rubric.field).reply, str(rubric.expected_value))
 
 
@@ -119,6 +125,7 @@ class NumericRange(RubricKind):
     query_role = "bound"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when the product's numeric field lies within the bound; a missing value is not."""
         value = product.get(rubric.field)
         if value is None:
             return NotSatisfied(f"product has no {rubric.field}")
@@ -127,6 +134,7 @@ class NumericRange(RubricKind):
         return NotSatisfied(f"{rubric.field} = {value} is outside {plain_value(rubric)}")
 
     def within_bounds(self, index: CatalogIndex, rows: np.ndarray, rubric: RubricLike) -> np.ndarray:
+        """Keep the rows whose numeric column is known and within the bound."""
         import numpy as np
 
         values = index.numeric.get(rubric.field)
@@ -141,6 +149,7 @@ class NumericRange(RubricKind):
         return rows[keep]
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows whose numeric column is not null and within the bound."""
         import polars as pl
 
         col, bound = pl.col(rubric.field), rubric.expected_value
@@ -152,22 +161,28 @@ class NumericRange(RubricKind):
         return frame.filter(expr)
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product costs no more than $20."""
         verb = {"average_rating": "is rated", "rating_number": "has", "price": "costs"}.get(field, "is")
         return f"The product {verb} {bound_phrase(field, value)}."
 
     def stated_forms(self, rubric: RubricLike) -> list[str]:
+        """The bound in words with its direction ("no more than $20")."""
         return [bound_phrase(rubric.field, rubric.expected_value)]
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field's verb and the bound ("cost no more than $20")."""
         return f"{NUMERIC_VERBS.get(rubric.field, 'be')} {bound_phrase(rubric.field, rubric.expected_value)}"
 
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
+        """The field's persona key and the bound in words."""
         return table.by_rubric_field(rubric.field).persona_key, bound_phrase(rubric.field, rubric.expected_value)
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's reply with the bound in words."""
         return table.by_rubric_field(rubric.field).reply.format(bound=bound_phrase(rubric.field, rubric.expected_value))
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The bound in words."""
         return bound_phrase(rubric.field, rubric.expected_value)
 
 
@@ -182,16 +197,19 @@ class EntityMatch(RubricKind):
     query_role = "subject"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when every content word of the phrase is in the title."""
         missing = keywords(str(rubric.expected_value)) - keywords(product.get("title") or "")
         if not missing:
             return SATISFIED
         return NotSatisfied(f"title lacks {sorted(missing)}")
 
     def narrow(self, index: CatalogIndex, rubric: RubricLike) -> np.ndarray | None:
+        """Rows whose title holds every content word of the phrase."""
         sets = [index.title_token_rows(t) for t in keywords(str(rubric.expected_value))]
         return index.intersect(sets) if sets else None
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows whose normalised title holds every content word."""
         import polars as pl
 
         for word in sorted(keywords(str(rubric.expected_value))):
@@ -199,12 +217,15 @@ class EntityMatch(RubricKind):
         return frame
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product is a kind of wall clock (its title says so)."""
         return f"The product is a kind of {value} (its title says so)."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The product type itself, as the query's subject."""
         return str(rubric.expected_value)
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's clarification reply with the product type filled in."""
         return fill(table.by_rubric_field(rubric.field).reply, str(rubric.expected_value))
 
 
@@ -222,6 +243,7 @@ class NegativeAttribute(RubricKind):
     query_role = "exclusion"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Not satisfied when the product lacks the field or an option contains any spelling of an excluded value."""
         spec = table.by_rubric_field(rubric.field)
         options = detail_options(product, spec)
         if not options:
@@ -234,6 +256,7 @@ class NegativeAttribute(RubricKind):
         return SATISFIED
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows that have the field and no option containing any spelling of an excluded value."""
         import polars as pl
 
         key = rubric.field.removeprefix("details.")
@@ -245,20 +268,25 @@ class NegativeAttribute(RubricKind):
                 .join(index.rows_with_option(key, hit), on="row", how="anti"))
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product's colour is none of "Blue", "Red"."""
         return f"The product's {table.by_rubric_field(field).label} is none of " + ", ".join(f'"{v}"' for v in value) + "."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The query phrase, e.g. its colour must not be Blue or Red."""
         label = table.by_rubric_field(rubric.field).label
         return f"its {label} must not be " + join_words(list(rubric.expected_value), "or")  # type: ignore[arg-type]
 
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
+        """The key avoid_<persona_key> and the excluded values."""
         return f"avoid_{table.by_rubric_field(rubric.field).persona_key}", list(rubric.expected_value)  # type: ignore[arg-type]
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The reply, e.g. Anything but Blue or Red for the colour."""
         label = table.by_rubric_field(rubric.field).label
         return f"Anything but {join_words(list(rubric.expected_value), 'or')} for the {label}."  # type: ignore[arg-type]
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The value as the prompt shows it, e.g. anything but Blue or Red."""
         return "anything but " + " or ".join(rubric.expected_value)  # type: ignore[arg-type]
 
 
@@ -274,6 +302,7 @@ class BudgetMatch(RubricKind):
     vectorised = False
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when the price after the voucher is at most the budget; a missing price is not."""
         price = product.get("price")
         if price is None:
             return NotSatisfied("product has no price")
@@ -284,16 +313,20 @@ class BudgetMatch(RubricKind):
         return NotSatisfied(f"${price} is ${total:.2f} after the voucher, over ${budget.max_total:g}")  # type: ignore[union-attr]
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """No filter: voucher arithmetic runs in `check` on the products the other rubrics leave."""
         return frame  # voucher arithmetic runs in `check` on the products the other rubrics leave
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. After the simple voucher, the product costs at most $24."""
         return (f"After the {value['voucher']['scenario']} voucher, the product costs at most "
                 f"${format_number(value['max_total'])}.")
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The voucher and budget in words (stages.vouchers.describe_budget)."""
         return describe_budget(plain_value(rubric))
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's clarification reply with the budget filled in."""
         return fill(table.by_rubric_field(rubric.field).reply, str(plain_value(rubric)))
 
 
@@ -314,6 +347,7 @@ class ReviewOpinion(RubricKind):
     needs_reviews = True
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when a review states the phrase; unscorable on a near match or without loaded reviews."""
         reviews = product.get("reviews")
         if reviews is None:
             return Unscorable("the product's reviews were not loaded")
@@ -326,12 +360,14 @@ class ReviewOpinion(RubricKind):
         return NotSatisfied("no review states the opinion" if reviews else "product has no reviews")
 
     def narrow(self, index: CatalogIndex, rubric: RubricLike) -> np.ndarray | None:
+        """Rows with a review holding every token of the opinion, or None without review postings."""
         if index.review_postings is None:
             return None
         sets = [index.review_token_rows(t) for t in tokens(str(rubric.expected_value))]
         return index.intersect(sets) if sets else None
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows with a review containing the normalised opinion."""
         import polars as pl
 
         if index.reviews is None:
@@ -341,10 +377,13 @@ class ReviewOpinion(RubricKind):
         return frame.join(hits, on="row", how="semi")
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product's reviews say "easy to clean"."""
         return f"The product's reviews say \"{value}\"."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The opinion in double quotes."""
         return f'"{rubric.expected_value}"'
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's clarification reply with the opinion filled in."""
         return fill(table.by_rubric_field(rubric.field).reply, str(rubric.expected_value))

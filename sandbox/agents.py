@@ -39,8 +39,11 @@ def _observed(details: dict[str, Any] | None, stats: dict[str, Any] | None,
 
 
 def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], list[Rubric]]:
-    """Learn every hidden requirement the honest way: read the profile, ask one canonical question per
-    clarification rubric. Returns (rubrics the tools revealed, rubrics they did not)."""
+    """Learn every hidden requirement the honest way.
+
+    Read the profile, ask one canonical question per clarification rubric. Returns (rubrics the tools
+    revealed, rubrics they did not).
+    """
     task = episode.task
     profile = episode.call("get_user_profile", {}).get("profile", {}).get("product_requirements", {})
     slot_of = {rid: s["slot_id"] for s in task["clarification_script"]["clarification_slots"]
@@ -64,8 +67,9 @@ def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], li
 
 
 def run_oracle(episode: Episode, table: FieldTable) -> dict[str, Any]:
-    """The scripted oracle (see the module docstring). Returns the trajectory record, with `unrevealed`
-    listing requirement ids the tools never revealed.
+    """The scripted oracle (see the module docstring).
+
+    Returns the trajectory record, with `unrevealed` listing requirement ids the tools never revealed.
 
     Search: the product type and every attribute value as one query (products holding every term
     come first; pages past those are skipped, since every term is a requirement), page by page; on

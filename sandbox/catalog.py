@@ -181,8 +181,10 @@ class SandboxCatalog:
     # ---- queries ------------------------------------------------------------------------------
 
     def search(self, query: str, offset: int, limit: int) -> tuple[list[str], int, int]:
-        """Products matching `query`: those holding every term first, then those holding some, each by BM25
-        (title weighted TITLE_WEIGHT), ties by parent_asin.
+        """Products matching `query`, ranked.
+
+        Those holding every term first, then those holding some, each by BM25 (title weighted
+        TITLE_WEIGHT), ties by parent_asin.
 
         Returns:
             (parent_asins of the page, total matching some term, total matching every term).

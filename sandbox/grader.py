@@ -26,12 +26,16 @@ from validation.judge import OPINION_REVIEWS, judge_opinion
 class Judge(Protocol):
     """Decides one rubric code could not: returns satisfied / not_satisfied, or unscorable when it fails."""
 
-    def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict: ...
+    def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict:
+        """The verdict on one rubric code could not decide, for one product."""
+        ...
 
 
 class LLMJudge:
-    """The grader's Judge on an OpenAI-compatible server: validation.judge.judge_opinion (the versioned, hashed
-    prompt stages/prompts/review_judge.md), counting calls and failures. A failed call is Unscorable — a judge
+    """The grader's Judge on an OpenAI-compatible server.
+
+    It runs validation.judge.judge_opinion (the versioned, hashed prompt
+    stages/prompts/review_judge.md), counting calls and failures. A failed call is Unscorable — a judge
     failure never grades the agent.
 
     Args:

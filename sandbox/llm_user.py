@@ -106,8 +106,10 @@ class ShopperTurn:
 
 
 class LLMShopper:
-    """Answers `ask_user` with a chat model (stages.llm.LLMClient: any OpenAI-compatible server, schema-checked
-    JSON, retries, reply cache), checked by the leakage rules.
+    """Answers `ask_user` with a chat model, checked by the leakage rules.
+
+    The model is reached through stages.llm.LLMClient: any OpenAI-compatible server, schema-checked
+    JSON, retries, reply cache.
 
     Args:
         client: an LLMClient; its settings' model is recorded in trajectories.
@@ -119,6 +121,7 @@ class LLMShopper:
 
     @property
     def model(self) -> str:
+        """The chat model's name, as trajectories record it."""
         return self.client.settings.model
 
     def answer(self, task: dict[str, Any], question: str, turn: int) -> ShopperTurn:
@@ -176,6 +179,7 @@ class ShopperEpisode(Episode):
         return {"user_response": t.reply, "turns_remaining": scripted["turns_remaining"]}
 
     def record(self, agent: str, model: str | None = None, error: str | None = None) -> dict[str, Any]:
+        """The trajectory record, plus the LLM user's model and every shopper turn."""
         rec = super().record(agent, model, error)
         rec.update({"user": "llm", "user_model": self.shopper.model,
                     "shopper_turns": [asdict(t) for t in self.shopper_turns]})

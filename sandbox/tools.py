@@ -129,6 +129,7 @@ class Episode:
 
     @property
     def tool_calls(self) -> int:
+        """Tool calls made so far (one step each)."""
         return len(self.steps)
 
     def call(self, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
@@ -299,8 +300,10 @@ MAX_MAGNITUDE = 1e15
 
 
 def safe_eval(expression: str) -> float | int:
-    """Evaluate arithmetic only: numbers, + - * / // % **, unary signs, parentheses, lists for
-    sum/min/max, and the functions of _FUNCS. No names, attributes, subscripts or other calls.
+    """Evaluate arithmetic only.
+
+    Numbers, + - * / // % **, unary signs, parentheses, lists for sum/min/max, and the functions of
+    _FUNCS. No names, attributes, subscripts or other calls.
 
     Raises:
         ValueError: anything else, an expression over MAX_EXPRESSION_CHARS, an exponent over

@@ -44,7 +44,8 @@ def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play:
                  ) -> list[dict[str, Any]]:
     """Play one episode per task (in task id order); returns the trajectory records in that order.
 
-    `episode` makes each Episode (e.g. a sandbox.llm_user.ShopperEpisode with the LLM shopper bound)."""
+    `episode` makes each Episode (e.g. a sandbox.llm_user.ShopperEpisode with the LLM shopper bound).
+    """
     records = []
     for i, task in enumerate(sorted(tasks, key=lambda t: t["id"]), 1):
         records.append(play(episode(catalog, task, limits)))

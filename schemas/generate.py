@@ -35,6 +35,7 @@ def render(name: str) -> str:
 
 
 def main() -> None:
+    """Write every model's schema to schemas/<name>.schema.json."""
     for name in MODELS:
         (SCHEMA_DIR / f"{name}.schema.json").write_text(render(name), encoding="utf-8")
         print(f"wrote schemas/{name}.schema.json")

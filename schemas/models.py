@@ -56,8 +56,11 @@ def _require_a_bound(schema: dict[str, Any]) -> None:
 
 
 def value_type_by_rubric_type(schema: dict[str, Any]) -> None:
-    """Add to a Rubric JSON Schema the twin of Rubric._value_fits_type (applied by schemas/generate.py,
-    since pydantic cannot emit a $ref of its own here), so jsonschema alone enforces the same rule."""
+    """Add to a Rubric JSON Schema the twin of Rubric._value_fits_type.
+
+    Applied by schemas/generate.py, since pydantic cannot emit a $ref of its own here, so jsonschema
+    alone enforces the same rule.
+    """
     schema["allOf"] = [
         {"if": {"properties": {"type": {"const": "numeric_range"}}},
          "then": {"properties": {"expected_value": {"$ref": "#/$defs/NumericBound"}}}},
@@ -102,8 +105,11 @@ class Coupon(_Model):
 
 
 class Voucher(_Model):
-    """A voucher scenario: simple (one coupon), tiered (the best tier reached applies) or stacked
-    (coupons applied in order, each on the running total)."""
+    """A voucher scenario.
+
+    Simple (one coupon), tiered (the best tier reached applies) or stacked (coupons applied in order,
+    each on the running total).
+    """
 
     scenario: str = Field(pattern="^(simple|tiered|stacked)$")
     coupons: list[Coupon] = Field(min_length=1, max_length=3)
@@ -167,17 +173,23 @@ class RubricSpec(_Model):
 
 
 class Demographics(_Model):
+    """Persona noise: who the shopper is (whitelisted values, never a rubric value)."""
+
     age_range: str
     household: str
     location_type: str
 
 
 class Lifestyle(_Model):
+    """Persona noise: occupation and hobbies (whitelisted values, never a rubric value)."""
+
     occupation: str
     hobbies: list[str]
 
 
 class ShoppingHabits(_Model):
+    """Persona noise: how the shopper buys (whitelisted values, never a rubric value)."""
+
     shopping_frequency: str
     price_sensitivity: str
     preferred_channel: str
@@ -233,6 +245,8 @@ class TargetProduct(_Model):
 
 
 class Difficulty(_Model):
+    """Counts that say how hard a task is: rubrics per source, implicit ones and answer-set sizes."""
+
     n_rubrics: int = Field(ge=1)
     n_query: int = Field(ge=0)
     n_persona: int = Field(ge=0)
@@ -245,6 +259,8 @@ class Difficulty(_Model):
 
 
 class Provenance(_Model):
+    """How the task was built: catalog, config, seed, attempt, verbaliser and code version."""
+
     catalog_fingerprint: str
     config_hash: str
     seed: int
@@ -290,6 +306,8 @@ class Rejection(_Model):
 
 
 class FileEntry(_Model):
+    """One file of a split version: its sha256, size in bytes and number of rows."""
+
     sha256: str
     bytes: int
     rows: int

@@ -1,5 +1,7 @@
-"""Reading published split versions: one task or a reason's rejections readably, two versions' differences,
-and `validate` over a tasks.jsonl (the file-reading edge around validation/validate.py).
+"""Reading published split versions.
+
+One task or a reason's rejections readably, two versions' differences, and `validate` over a
+tasks.jsonl (the file-reading edge around validation/validate.py).
 
 Nothing here writes into a split version: versions are immutable once published.
 """
@@ -41,6 +43,7 @@ class SplitVersion:
 
     @property
     def name(self) -> str:
+        """`<split>@<version>`, from the manifest or else the directory names."""
         return f"{self.manifest.get('split', self.path.parent.name)}@{self.manifest.get('version', self.path.name)}"
 
     def counts(self) -> dict[str, Any]:
@@ -113,6 +116,7 @@ def _value(v: Any) -> str:
 
 
 def render_summary(s: dict[str, Any], console: Console) -> None:
+    """Print a `summary` (counts per intent, rejections by reason) as rich tables."""
     console.print(Text(f"{s['version']}  ({s['path']})", style="bold"))
     console.print(f"{s['tasks']} tasks accepted, {s['rejections']} candidates rejected")
     table = Table("intent", "accepted", "rejected", title="per intent", title_justify="left")
@@ -221,6 +225,7 @@ def _delta(v: dict[str, int]) -> str:
 
 
 def render_diff(d: dict[str, Any], console: Console) -> None:
+    """Print a `diff_versions` result (count deltas per intent and reason, tasks added and removed)."""
     console.print(Text(f"{d['old']} -> {d['new']}", style="bold"))
     console.print(f"tasks {_delta(d['tasks'])}, rejections {_delta(d['rejections'])}; {d['unchanged']} tasks in both")
     table = Table("intent", "accepted", "rejected", title="per intent", title_justify="left")
@@ -324,6 +329,7 @@ def validation_summary(run: ValidationRun) -> dict[str, Any]:
 
 
 def render_validation(s: dict[str, Any], console: Console) -> None:
+    """Print a `validation_summary` (finding counts, then findings by reason) as rich tables."""
     console.print(f"{s['records']} records: {s['errors']} error finding(s) in {s['records_with_errors']} record(s), "
                   f"{s['warnings']} warning(s)")
     if s["by_reason"]:

@@ -145,7 +145,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
 
     Args:
         root: the splits directory (artifacts/splits).
-        split, version: names of the split and version.
+        split: name of the split.
+        version: name of the version (e.g. "v1").
         tasks: task records (sorted here by id).
         rejections: rejection records (sorted here by candidate id).
         manifest: manifest fields except `files` and `counts`, which are filled here.

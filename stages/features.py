@@ -14,13 +14,16 @@ import math
 import random
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stages.fields import FieldSpec, FieldTable
 from stages.intents import IntentSpec
 from stages.reviews import extract_opinions
 from stages.text import UNIT_ALIASES, contains_phrase, format_number, keywords, normalize, tokens
 from stages.vouchers import budget_numbers, generate_budget
+
+if TYPE_CHECKING:
+    import polars as pl
 
 PRICE_BUCKETS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
 RATING_COUNT_BUCKETS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -351,7 +354,7 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
 
 
 def detail_rows(products: "pl.DataFrame", table: FieldTable) -> "pl.DataFrame":
-    """row (the product's position in `products`, Int32), key, value of every field-table detail of every product.
+    """Every field-table detail of every product as rows of (row, key, value); row is its position (Int32).
 
     The one explosion of the nested `details` column a build makes: sampling eligibility, the
     negative-value vocabulary and the answer-set index all read it (at 3.7M products each

@@ -131,8 +131,11 @@ class LLMClient:
     USAGE_KEYS = ("calls", "cache_hits", "requests", "retries", "repairs", "prompt_tokens", "completion_tokens")
 
     def usage(self) -> dict[str, Any]:
-        """Totals of USAGE_KEYS (zeros included) and `by_part`: the same counters per purpose that made a
-        request (query, persona, slots, opinions, judge), for the manifest."""
+        """Totals of USAGE_KEYS (zeros included) and `by_part`, for the manifest.
+
+        `by_part` holds the same counters per purpose that made a request (query, persona, slots,
+        opinions, judge).
+        """
         with self._lock:
             stats = dict(self.stats)
         by_part: dict[str, dict[str, int]] = {}

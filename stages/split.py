@@ -72,6 +72,7 @@ class Assignment:
     optional: list[Feature] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
+        """Features per source: query, persona, clarification."""
         return {"query": len(self.query), "persona": len(self.persona), "clarification": len(self.clarification)}
 
     def leave_out_most_selective(self, config: SplitConfig) -> Feature | None:
@@ -123,9 +124,12 @@ def select_features(features: list[Feature], intent: IntentSpec, rng: random.Ran
 
 
 def entangled_fields(features: list[Feature]) -> set[str]:
-    """Fields whose value is stated inside another feature's value ("Blue" colour and "Blue" ink,
-    price cap 20 and "at least 20 ratings"). Hiding one would leak through the other, so both stay
-    in the query."""
+    """Fields whose value is stated inside another feature's value.
+
+    For example "Blue" colour and "Blue" ink, price cap 20 and "at least 20 ratings". Hiding one
+    would leak through the other, so both stay
+    in the query.
+    """
     out: set[str] = set()
     for a in features:
         for b in features:

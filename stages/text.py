@@ -170,8 +170,11 @@ def _article(word: str) -> str:
 
 
 def fix_articles(text: str) -> str:
-    """Choose "a" or "an" by the next word's sound, as far as spelling tells: "an Automobile",
-    "a USB", "an HDMI", "a Universal". Only the lowercase/capitalised article words "a"/"an" change."""
+    """Choose "a" or "an" by the next word's sound, as far as spelling tells.
+
+    For example "an Automobile", "a USB", "an HDMI", "a Universal". Only the lowercase/capitalised
+    article words "a"/"an" change.
+    """
     def repl(m: re.Match) -> str:
         art, word = m.group(1), m.group(2)
         new = _article(word)

@@ -36,8 +36,11 @@ class Postings:
 
     def __init__(self, key_ids: pl.Series, ids: pl.Series, n_keys: int, keys: list[str] | None = None,
                  dedupe: bool = True):
-        """Args:
-            key_ids, ids: equal-length integer series, one (key, id) pair per position.
+        """Index (key id, id) pairs as sorted postings.
+
+        Args:
+            key_ids: integer series, one key id per position.
+            ids: integer series of the same length as `key_ids`, the id paired with each key id.
             n_keys: number of keys (key ids lie in 0..n_keys-1).
             keys: text of each key number, for `get`; None when looked up by number only.
             dedupe: drop repeated pairs.
@@ -94,14 +97,14 @@ def _intersect(sets: list[np.ndarray]) -> np.ndarray:
 
 @dataclass
 class CatalogIndex:
-    """Pre-normalised views of a catalog for answer sets; products are addressed by row number.
+    r"""Pre-normalised views of a catalog for answer sets; products are addressed by row number.
 
     Attributes:
         products: row, parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
         options: row, opt_id — one row per distinct detail option of a product.
         option_vocab: opt_id, key (canonical), option_norm (padded) — each distinct option once.
         title_postings / option_postings / review_postings: token -> rows (option keys are
-            "<key>\\x1f<token>"), each built from the tokens of distinct texts.
+            "<key>\x1f<token>"), each built from the tokens of distinct texts.
         reviews: row (the product's), text_norm (padded), when built with reviews.
     """
 

@@ -105,7 +105,9 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
 
 
 def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]], table: FieldTable) -> list[Finding]:
-    """The clarification script's findings: slot_incomplete (bad link, not 7-10 distinct keywords after
+    """The clarification script's findings.
+
+    slot_incomplete (bad link, not 7-10 distinct keywords after
     normalisation, no field name among them, reply without the value in an accepted spelling),
     slot_collision (a keyword in two slots, a question opening two slots) and slot_unreachable
     (validation/slots.py). Used by check_leakage and, before the task schema, for LLM-written slots.

@@ -225,8 +225,11 @@ def task_problems(task: dict[str, Any], table: FieldTable) -> list[str]:
 
 
 def intent_problems(rubrics: list[Rubric] | list[dict[str, Any]], intent: Any) -> list[str]:
-    """What the intent's definition requires but the rubrics lack: its required rubric types (with
-    counts) and a query rubric on each of its query_fields (stages/intents.toml)."""
+    """What the intent's definition requires but the rubrics lack.
+
+    Its required rubric types (with counts) and a query rubric on each of its query_fields
+    (stages/intents.toml).
+    """
     typed = as_rubrics(rubrics)
     have = Counter(r.type for r in typed)
     missing = [f"{n} x {t}" for t, n in Counter(intent.required_types).items() if have[t] < n]
