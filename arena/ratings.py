@@ -118,6 +118,7 @@ def bootstrap(names: list[str], task_ids: list[str], battles: list[tuple[str, in
             pairs[f"{names[i]} vs {names[j]}"] = {
                 "p_a_better": round(float(np.mean(bts[:, i] > bts[:, j])), 4),
                 "bt_intervals_overlap": not (a[1] < b[0] or b[1] < a[0]),
-                "accuracy_intervals_overlap": not (runs[names[i]]["accuracy_ci"][1] < runs[names[j]]["accuracy_ci"][0]
-                                                   or runs[names[j]]["accuracy_ci"][1] < runs[names[i]]["accuracy_ci"][0])}
+                "accuracy_intervals_overlap": not (
+                    runs[names[i]]["accuracy_ci"][1] < runs[names[j]]["accuracy_ci"][0]
+                    or runs[names[j]]["accuracy_ci"][1] < runs[names[i]]["accuracy_ci"][0])}
     return {"runs": runs, "pairs": pairs, "replicates": replicates, "seed": seed, "elo_k": k}

@@ -118,7 +118,8 @@ def trajectory_dialogue(record: dict[str, Any], task: dict[str, Any]) -> Any:
             turn += counted
             opened = reveals.get(turn, []) if counted else []
             dialogue.add_utterance(AnnotatedUtterance(
-                text=args["question"], participant=DialogueParticipant.AGENT, dialogue_acts=[DialogueAct(Intent(ELICIT))],
+                text=args["question"], participant=DialogueParticipant.AGENT,
+                dialogue_acts=[DialogueAct(Intent(ELICIT))],
                 annotations=[*pending, Annotation("tool_call", call)], metadata={"step": step["step"]}))
             pending = []
             reply = result["user_response"]

@@ -197,7 +197,8 @@ def simulator_config(table: FieldTable) -> dict[str, Any]:
     """
     mapping: dict[str, Any] = {"NAME": {"slot": "NAME"}}
     for col, slot, multi in item_columns(table):
-        mapping[col] = {"slot": slot, "multi-valued": True, "delimiter": MULTI_VALUE_DELIMITER} if multi else {"slot": slot}
+        mapping[col] = ({"slot": slot, "multi-valued": True, "delimiter": MULTI_VALUE_DELIMITER} if multi
+                        else {"slot": slot})
     return {"domain": "domain.yaml", "items": "items.csv", "id_col": "ID", "domain_mapping": mapping}
 
 

@@ -158,8 +158,9 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         if problems:
             return problems
         state.opinions = opinions
-    features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"), vocabulary=ctx.vocabulary,
-                                         reviews=product.get("reviews"), opinions=state.opinions)
+    features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"),
+                                         vocabulary=ctx.vocabulary, reviews=product.get("reviews"),
+                                         opinions=state.opinions)
     sc = state.split_config
     need = sc.min_query + sc.min_persona + sc.min_clarification
     for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
@@ -443,7 +444,11 @@ def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
 
 
 def verbaliser_id(config: BuildConfig) -> str:
-    """"template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for the LLM verbaliser."""
+    """The verbaliser's id in provenance.
+
+    "template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for
+    the LLM verbaliser.
+    """
     if config.verbaliser == "template":
         return VERBALISER_ID
     return f"{LLM_VERBALISER_ID}[{'+'.join(p for p in LLM_PARTS if p in config.llm_writes())}]:{config.llm_model}"

@@ -269,7 +269,8 @@ class NegativeAttribute(RubricKind):
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
         """The readable sentence, e.g. The product's colour is none of "Blue", "Red"."""
-        return f"The product's {table.by_rubric_field(field).label} is none of " + ", ".join(f'"{v}"' for v in value) + "."
+        return (f"The product's {table.by_rubric_field(field).label} is none of "
+                + ", ".join(f'"{v}"' for v in value) + ".")
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         """The query phrase, e.g. its colour must not be Blue or Red."""
@@ -373,7 +374,8 @@ class ReviewOpinion(RubricKind):
         if index.reviews is None:
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
         needle = f" {normalize(str(rubric.expected_value))} "
-        hits = index.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True)).select("row").unique()
+        hits = (index.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
+                .select("row").unique())
         return frame.join(hits, on="row", how="semi")
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:

@@ -152,7 +152,8 @@ def run_null(episode: Episode) -> dict[str, Any]:
     return episode.record("null")
 
 
-SYSTEM_PROMPT = """You are a shopping assistant. Find the one catalog product that meets every requirement of the shopper.
+SYSTEM_PROMPT = """You are a shopping assistant. Find the one catalog product that meets every requirement of the \
+shopper.
 Requirements come from three sources, and you must consult all three: the shopper's message, the saved profile
 (get_user_profile) and the shopper's answers to short questions (ask_user, one topic per question, limited turns).
 Use the tools; when you have found the product, call recommend_product with its product_id. Never answer in plain
@@ -212,10 +213,12 @@ class LLMAgent:
                 continue
             idle = 0
             messages.append({"role": "assistant", "content": msg.content or "", "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.function.name, "arguments": c.function.arguments}}
                 for c in calls]})
             for c in calls:
                 result = ({"error": "the episode has ended"} if episode.done
                           else episode.call(c.function.name, c.function.arguments))
-                messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(result, ensure_ascii=False)})
+                messages.append({"role": "tool", "tool_call_id": c.id,
+                                 "content": json.dumps(result, ensure_ascii=False)})
         return episode.record("llm", model=s.model, error=error)

@@ -47,7 +47,10 @@ def search_terms(text: str) -> list[str]:
 
 
 def _index_key(path: Path, table: FieldTable) -> str:
-    """Cache key of a snapshot's index: its fingerprint (manifest.json), the indexing code, the text rules and the field table."""
+    """Cache key of a snapshot's index.
+
+    Digests its fingerprint (manifest.json), the indexing code, the text rules and the field table.
+    """
     try:
         fingerprint = json.loads((path / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
     except (OSError, ValueError, KeyError):
@@ -219,7 +222,10 @@ class SandboxCatalog:
             return self._rankings[terms]
 
     def store_products(self, store: str, offset: int, limit: int) -> tuple[list[str], int]:
-        """parent_asins of one store (name matched case-insensitively, spaces trimmed), by parent_asin, and the total."""
+        """The parent_asins of one store's products, by parent_asin, and the total.
+
+        The store name is matched case-insensitively, spaces trimmed.
+        """
         key = store.strip().casefold()
         with self._lock:
             total = self.db.execute("SELECT count(*) FROM products WHERE store_key = ?", (key,)).fetchone()[0]

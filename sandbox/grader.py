@@ -101,7 +101,8 @@ def grade_episode(task: dict[str, Any], record: dict[str, Any] | None, catalog: 
         status = "unscored"
     rec = record or {}
     return {"task_id": task["id"], "intent": task["intent"], "status": status, "exact_match": exact,
-            "all_satisfied": all_ok, "predicted_product_id": pid, "target_product_id": task["target_product"]["parent_asin"],
+            "all_satisfied": all_ok, "predicted_product_id": pid,
+            "target_product_id": task["target_product"]["parent_asin"],
             "rubric_results": results, "finished": bool(rec.get("finished")), "tool_calls": rec.get("tool_calls", 0),
             "ask_user_calls": rec.get("ask_user_calls", 0), "get_profile_calls": rec.get("get_profile_calls", 0),
             "revealed_slots": len(rec.get("revealed_slots") or []),
@@ -211,11 +212,13 @@ def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
              f"- exact target: {o['exact_match']} ({pct(o['exact_match_rate'])}); correct without the exact target: "
              f"{o['non_exact_but_correct']}",
              f"- rubric satisfaction: {pct(o['rubrics']['satisfaction'])} ({o['rubrics']['satisfied']} of "
-             f"{o['rubrics']['satisfied'] + o['rubrics']['not_satisfied']} scored rubrics; {o['rubrics']['unscored']} unscored)",
+             f"{o['rubrics']['satisfied'] + o['rubrics']['not_satisfied']} scored rubrics; "
+             f"{o['rubrics']['unscored']} unscored)",
              f"- judge: {o['judge']['rubrics_sent']} rubrics sent, {o['judge']['failed']} judge failures (unscored)",
              f"- finish rate: {pct(e['finish_rate'])}; tool calls mean {e['tool_calls']['mean']}, median "
              f"{e['tool_calls']['median']}, max {e['tool_calls']['max']}; ask_user mean {e['ask_user_calls']['mean']}; "
-             f"profile read in {pct(e['profile_called_rate'])}; clarification slots revealed {pct(e['slot_reveal_rate'])}",
+             f"profile read in {pct(e['profile_called_rate'])}; "
+             f"clarification slots revealed {pct(e['slot_reveal_rate'])}",
              f"- episodes with errors: {e['errors']} (missing trajectories: {e['missing_trajectories']})", ""]
     if m.get("shopper"):
         s = m["shopper"]
@@ -224,7 +227,8 @@ def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
                         f"{s['fallbacks']['call_failed']} failed calls); agreement with the scripted matcher "
                         f"{pct(s['agreement'])} of model-answered turns"]
     for name, key in (("source", "by_source"), ("rubric type", "by_rubric_type")):
-        lines += [f"| {name} | rubrics | satisfied | not satisfied | unscored | satisfaction |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {name} | rubrics | satisfied | not satisfied | unscored | satisfaction |",
+                  "|---|---:|---:|---:|---:|---:|"]
         lines += [f"| {k} | {v['count']} | {v['satisfied']} | {v['not_satisfied']} | {v['unscored']} | "
                   f"{pct(v['satisfaction'])} |" for k, v in m[key].items()]
         lines.append("")

@@ -32,9 +32,12 @@ Your saved profile: {persona}
 Preferences you have not told the assistant yet. Each has an id, the topic it is about, and what you would say about it:
 {slots}
 Rules:
-1. Reveal a preference only when the assistant's question asks about its topic. Never mention a preference, or its value, that the question does not ask about.
-2. If the question is vague or about a topic not listed, say you have no strong preference on that and invite the assistant to ask about something specific. Never say you have no other requirements.
-3. Answer in one or two short, natural sentences, as a person would; when you reveal a preference, keep its value words exactly.
+1. Reveal a preference only when the assistant's question asks about its topic. Never mention a preference, or its \
+value, that the question does not ask about.
+2. If the question is vague or about a topic not listed, say you have no strong preference on that and invite the \
+assistant to ask about something specific. Never say you have no other requirements.
+3. Answer in one or two short, natural sentences, as a person would; when you reveal a preference, keep its value \
+words exactly.
 4. In revealed_slot_ids list the ids of the preferences your reply states (none when it states none).
 The assistant asks: <<<{question}>>>
 Reply with JSON only: {{"reply": "...", "revealed_slot_ids": [...]}}"""

@@ -231,7 +231,8 @@ class Episode:
             return {"error": f"no product {product_id!r} in the catalog"}
         hits = self.catalog.search_reviews(product_id, query, REVIEW_HITS)
         if not hits:
-            return {"reviews": [], "message": "no review of this product matches" if self.catalog.reviews.get(product_id)
+            return {"reviews": [],
+                    "message": "no review of this product matches" if self.catalog.reviews.get(product_id)
                     else "this product has no reviews in the catalog"}
         return {"reviews": [{"review_id": r["review_id"], "rating": r["rating"], "title": r["title"],
                              "text": r["text"][:MAX_REVIEW_CHARS]} for r in hits]}

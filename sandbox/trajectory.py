@@ -20,7 +20,8 @@ from sandbox.tools import Episode, EpisodeLimits
 from stages.errors import InputError, SettingError
 
 
-def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
+def agent_runner(agent: str, catalog: SandboxCatalog,
+                 llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
     """The function that plays one episode for `agent` (oracle | null | llm).
 
     Raises:

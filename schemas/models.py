@@ -152,7 +152,8 @@ class Rubric(_Model):
 def _check_value_type(rubric_type: str, value: Any, rubric_id: str = "") -> None:
     want = {"numeric_range": NumericBound, "negative_attribute": list, "budget_match": Budget}.get(rubric_type, str)
     if not isinstance(value, want):
-        raise ValueError(f"{rubric_type} rubric {rubric_id} needs expected_value of type {want.__name__}".replace("  ", " "))
+        raise ValueError(f"{rubric_type} rubric {rubric_id} needs expected_value of type "
+                         f"{want.__name__}".replace("  ", " "))
 
 
 class RubricSpec(_Model):
@@ -282,7 +283,8 @@ class Task(_Model):
     rubrics: list[Rubric] = Field(min_length=1)
     rubric_lock: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the rubrics' canonical JSON.")
     implicit_rubric_ids: list[str]
-    query_surfaces: dict[Annotated[str, Field(pattern=r"^r[0-9]+$")], Annotated[str, Field(min_length=1)]] | None = Field(
+    query_surfaces: dict[Annotated[str, Field(pattern=r"^r[0-9]+$")],
+                         Annotated[str, Field(min_length=1)]] | None = Field(
         None, description="LLM query only: rubric id -> the span of user_query that states that query rubric "
                           "(outside the rubric lock; stage 7 checks each span is in the query and states its rubric).")
     answer_set: list[str] = Field(min_length=1, description="parent_asin of every catalog product passing all "
@@ -344,7 +346,8 @@ class SplitManifest(_Model):
                     "success and unexpected counts; `blocking` lists failed error expectations, which stop publishing.")
     agent_checks: dict[str, Any] = Field(
         default_factory=dict,
-        description="Construction check by the agent sandbox (pipeline/agent_check.py), empty when off: episode budget; "
+        description="Construction check by the agent sandbox (pipeline/agent_check.py), empty when off: "
+                    "episode budget; "
                     "oracle {candidates, solved, accuracy, rejected_oracle_failed, tool_calls}; null agent {tasks, "
                     "correct, accuracy} on the published tasks; seconds spent.")
     counts: dict[str, Any]

@@ -183,7 +183,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
         raise SchemaError("two tasks share an id")
     files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes(rejections)}
     manifest = dict(manifest, counts=count_tasks(tasks, rejections, manifest.get("config", {}).get("intents")))
-    manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")} for n, b in files.items()}
+    manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")}
+                         for n, b in files.items()}
     errors = schema_errors("split_manifest", manifest)
     if errors:
         raise SchemaError(f"manifest breaks schemas/split_manifest.schema.json: {errors[0]}")

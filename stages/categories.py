@@ -31,8 +31,8 @@ def eligible_mask(eligibility: pl.DataFrame, intent: IntentSpec) -> pl.Series:
 
     The conditions are a copy of those in `stages.sampling.sample_candidates` (kept here so the
     sampler's module stays untouched); tests/stages/test_categories.py checks on real snapshots,
-    for every intent of intents.toml, that the two agree, so a condition added there fails the test. Nulls (no rating, no price) count as not eligible,
-    as they do in the sampler's filter.
+    for every intent of intents.toml, that the two agree, so a condition added there fails the test.
+    Nulls (no rating, no price) count as not eligible, as they do in the sampler's filter.
 
     Args:
         eligibility: output of `stages.sampling.eligibility_columns`.

@@ -152,7 +152,11 @@ class LLMClient:
 
     def _request(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
                  purpose: str | None = None) -> dict[str, Any]:
-        """One reply for `messages`, from the cache or the server (with retries). Returns {"text", "refusal", "usage"}."""
+        """One reply for `messages`, from the cache or the server (with retries).
+
+        Returns:
+            {"text", "refusal", "usage"}.
+        """
         s = self.settings
         params = {"model": s.model, "temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed,
                   "response_format": s.response_format}

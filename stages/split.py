@@ -88,7 +88,8 @@ class Assignment:
             The feature left out, or None when nothing may go (the assignment is unchanged).
         """
         hidden = len(self.persona) + len(self.clarification)
-        share = math.ceil(hidden * config.query_ratio / (1 - config.query_ratio) - 1e-9) if config.query_ratio < 1 else 0
+        share = (math.ceil(hidden * config.query_ratio / (1 - config.query_ratio) - 1e-9)
+                 if config.query_ratio < 1 else 0)
         if not self.optional or len(self.query) - 1 < max(config.min_query, share):
             return None
         dropped = self.optional.pop(0)
@@ -114,7 +115,8 @@ class QueryNotSearchable(PartitionInfeasible):
 
 def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random) -> list[Feature]:
     """At most `intent.max_features` features: entity and intent-required fields first, the rest drawn with rng."""
-    fixed = [f for f in features if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields]
+    fixed = [f for f in features
+             if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields]
     rest = [f for f in features if f not in fixed]
     rng.shuffle(rest)
     if intent.min_query_attributes:
@@ -133,7 +135,8 @@ def entangled_fields(features: list[Feature]) -> set[str]:
     out: set[str] = set()
     for a in features:
         for b in features:
-            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value, a.field) for fb in value_forms(b.value, b.field)):
+            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value, a.field)
+                                  for fb in value_forms(b.value, b.field)):
                 out.update((a.field, b.field))
     return out
 

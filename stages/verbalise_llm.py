@@ -248,7 +248,8 @@ def opinion_reviews(reviews: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     from stages.reviews import MIN_RATING, MIN_TEXT_CHARS
 
-    eligible = [r for r in reviews if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
+    eligible = [r for r in reviews
+                if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
     eligible.sort(key=lambda r: (-(r.get("helpful_vote") or 0), r["review_id"]))
     return eligible[:REVIEWS_IN_PROMPT]
 
@@ -274,9 +275,11 @@ def write_opinions_llm(client: LLMClient, product: dict[str, Any],
     if not shown:
         return [], []
     blocks = "\n".join(f"<<<REVIEW id={_data(r['review_id'])} rating={r.get('rating')}\n"
-                       f"{_data(r.get('title') or '')}. {_data((r.get('text') or '')[:REVIEW_CHARS])}>>>" for r in shown)
+                       f"{_data(r.get('title') or '')}. {_data((r.get('text') or '')[:REVIEW_CHARS])}>>>"
+                       for r in shown)
     text = (prompt_template("opinions").replace("{n}", str(n)).replace("{product}", _data(product.get("title") or ""))
             .replace("{reviews}", blocks))
     reply = client.call_json([{"role": "user", "content": text}], "review_opinions", reply_schema("opinions"),
                              purpose="opinions")
-    return [{"phrase": " ".join(o["phrase"].split()), "review_ids": list(o["review_ids"])} for o in reply["opinions"]], shown
+    return [{"phrase": " ".join(o["phrase"].split()), "review_ids": list(o["review_ids"])}
+            for o in reply["opinions"]], shown

@@ -21,7 +21,8 @@ __all__ = ["CHECKERS", "SATISFIED", "UNSCORABLE_OVERLAP", "NotSatisfied", "Unsco
 CHECKERS = RUBRIC_TYPES  # the registry: rubric type -> its class (with .check)
 
 
-def check(rubric: RubricLike | Mapping[str, Any], product: Mapping[str, Any], table: FieldTable | None = None) -> Verdict:
+def check(rubric: RubricLike | Mapping[str, Any], product: Mapping[str, Any],
+          table: FieldTable | None = None) -> Verdict:
     """Check one rubric against one product with the registered checker for its type.
 
     Args:

@@ -47,7 +47,8 @@ def judge_payload(task: dict[str, Any], reviews: list[dict[str, Any]] | None = N
                     for r in task["rubrics"]],
         "target_product": task["target_product"],
     }
-    cited = {rid for r in as_rubrics(task["rubrics"]) if kind_of(r).needs_reviews for rid in (r.source_review_ids or [])}
+    cited = {rid for r in as_rubrics(task["rubrics"]) if kind_of(r).needs_reviews
+             for rid in (r.source_review_ids or [])}
     if cited and reviews:
         payload["reviews"] = [{"review_id": r["review_id"], "rating": r.get("rating"),
                                "text": review_text(r)[:JUDGE_REVIEW_CHARS]}

@@ -2,8 +2,8 @@
 
 - an implicit requirement's value must not appear in the query (only its cue), nor may
 - a persona or clarification value appear in the query, in any spelling the field
-  table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
-  "1.69-inch"; reference §15.15 compared characters and skipped numbers);
+  table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches
+  "bored" and "1.69 in" matches "1.69-inch"; reference §15.15 compared characters and skipped numbers);
 - persona noise must come from the whitelist and repeat no rubric value;
 - every clarification slot must be complete, no keyword may belong to two slots, and each slot's
   canonical question must open it and only it (validation/slots.py).
@@ -104,7 +104,8 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     return findings
 
 
-def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]], table: FieldTable) -> list[Finding]:
+def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]],
+                table: FieldTable) -> list[Finding]:
     """The clarification script's findings.
 
     slot_incomplete (bad link, not 7-10 distinct keywords after

@@ -107,7 +107,8 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
                                     {"rubric_id": rid, "field": r.field}))
             continue
         if not contains_phrase(query, surface):
-            findings.append(Finding("query_surface_unanchored", f"query surface {surface!r} of {rid} is not in the query",
+            findings.append(Finding("query_surface_unanchored",
+                                    f"query surface {surface!r} of {rid} is not in the query",
                                     {"rubric_id": rid, "surface": surface, "text": query}))
             continue
         if rid in implicit:
