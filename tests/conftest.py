@@ -101,7 +101,8 @@ def rich_plan(rich_catalog, artifacts):
     from flows.build import plan_build
     from flows.settings import BuildConfig
 
-    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=30), artifacts)
+    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=30),
+                                            artifacts)
     return ctx, products, sampling
 
 
