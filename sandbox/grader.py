@@ -50,7 +50,7 @@ class LLMJudge:
     def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict:
         """Judge one review_opinion rubric `rubric` on the recommended `product` (with its reviews)."""
         self.calls += 1
-        verdict = judge_opinion(self.client, rubric, product, self.max_reviews)
+        verdict = judge_opinion(self.client, rubric.record(), product, self.max_reviews)
         self.failures += verdict.status == "unscorable"
         return verdict
 
