@@ -107,7 +107,7 @@ def bootstrap(names: list[str], task_ids: list[str], battles: list[tuple[str, in
         accs[rep] = acc_matrix[:, pick].mean(axis=1)
     elo0 = np.median(elos, axis=0)
     ranks = {names[i]: r for r, i in enumerate(sorted(range(n), key=lambda i: (-bt0[i], names[i])), 1)}
-    runs = {names[i]: {"bt": round(float(bt0[i]), 2), "bt_ci": _interval(bts[:, i]),
+    runs: dict[str, dict[str, Any]] = {names[i]: {"bt": round(float(bt0[i]), 2), "bt_ci": _interval(bts[:, i]),
                        "elo": round(float(elo0[i]), 2), "elo_ci": _interval(elos[:, i]),
                        "accuracy": round(float(acc0[i]), 4), "accuracy_ci": _interval(accs[:, i]),
                        "rank": ranks[names[i]]} for i in range(n)}

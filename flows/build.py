@@ -315,6 +315,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
     attempts: Counter = Counter()
     for r in results:
         rec = r.task or r.rejection
+        assert rec is not None  # every result holds a task or a rejection
         cleared = 7 if r.task else rec["stage"] - 1
         for s in range(1, cleared + 1):
             funnel[rec["intent"]][str(s)] += 1

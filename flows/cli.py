@@ -44,10 +44,10 @@ class UserErrorsAsOneLine(TyperGroup):
     errors themselves. With `--debug` the error propagates with its traceback.
     """
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> Any:  # type: ignore[override]  # typer types it as its vendored click
         """Run the command; a USER_ERRORS exception becomes `error: <first line>` on stderr and exit 1."""
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # type: ignore[arg-type]  # the same Context at run time
         except USER_ERRORS as exc:
             if getattr(ctx.obj, "debug", False):
                 raise
@@ -389,7 +389,7 @@ def inspect(
             raise SettingError(f"unknown reason code {reason!r}; known: {', '.join(sorted(STAGE_OF_REASON))}")
         chosen = [r for r in version.rejections
                   if (reason is None or r["reason"] == reason) and (stage is None or r["stage"] == stage)]
-        title = f"reason {reason}" if reason is not None else f"stage {stage}. {STAGE_NAMES[stage]}"
+        title = f"reason {reason}" if stage is None else f"stage {stage}. {STAGE_NAMES[stage]}"
         _echo_json(chosen) if as_json else render_rejections(chosen, f"{version.name} {title}", _console())
     else:
         s = summary(version)

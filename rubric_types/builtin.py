@@ -8,7 +8,7 @@ narrowing implement the same rules as the checkers; tests hold them equal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 from rubric_types.base import (SATISFIED, NotSatisfied, RubricKind, RubricLike, Unscorable, Verdict, plain_value,
                                register)
@@ -248,7 +248,7 @@ class NegativeAttribute(RubricKind):
         options = detail_options(product, spec)
         if not options:
             return NotSatisfied(f"product has no {spec.name}")
-        for excluded in rubric.expected_value:  # type: ignore[union-attr]
+        for excluded in cast("list[str]", rubric.expected_value):
             for spelling in table.spellings(excluded):
                 hit = next((o for o in options if contains_phrase(o, spelling)), None)
                 if hit is not None:
@@ -260,7 +260,8 @@ class NegativeAttribute(RubricKind):
         import polars as pl
 
         key = rubric.field.removeprefix("details.")
-        needles = [f" {normalize(s)} " for v in rubric.expected_value for s in index.table.spellings(v)]  # type: ignore[union-attr]
+        needles = [f" {normalize(s)} " for v in cast("list[str]", rubric.expected_value)
+                   for s in index.table.spellings(v)]
         hit = pl.lit(False)
         for needle in needles:
             hit = hit | pl.col("option_norm").str.contains(needle, literal=True)

@@ -13,7 +13,7 @@ search hit for the visible query: the floor a split must stay far above.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sandbox.catalog import search_terms
 from sandbox.tools import TOOL_SCHEMAS, Episode, EpisodeOver
@@ -24,6 +24,10 @@ from stages.verbalise import persona_entry
 from stages.llm import LLMSettings
 from validation.checkers import check
 from validation.slots import canonical_question
+
+if TYPE_CHECKING:
+    from openai.types.chat import (ChatCompletionMessageFunctionToolCall, ChatCompletionMessageParam,
+                                   ChatCompletionToolUnionParam)
 
 AGENTS = ("oracle", "null", "llm")
 
@@ -48,7 +52,8 @@ def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], li
     profile = episode.call("get_user_profile", {}).get("profile", {}).get("product_requirements", {})
     slot_of = {rid: s["slot_id"] for s in task["clarification_script"]["clarification_slots"]
                for rid in s["linked_rubric_ids"]}
-    known, unknown = [], []
+    known: list[Rubric] = []
+    unknown: list[Rubric] = []
     for r in as_rubrics(task["rubrics"]):
         if r.info_source == "persona":
             key, value = persona_entry(r, table)
@@ -185,7 +190,7 @@ class LLMAgent:
         import openai
 
         s = self.settings
-        messages: list[dict[str, Any]] = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT.format(max_calls=episode.limits.max_tool_calls)},
             {"role": "user", "content": episode.task["user_query"]}]
         idle, error = 0, None
@@ -194,8 +199,8 @@ class LLMAgent:
                 break
             try:
                 response = self._client.chat.completions.create(
-                    model=s.model, messages=messages, tools=TOOL_SCHEMAS, temperature=s.temperature,
-                    max_tokens=s.max_tokens, seed=s.seed)
+                    model=s.model, messages=messages, tools=cast("list[ChatCompletionToolUnionParam]", TOOL_SCHEMAS),
+                    temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed)
             except openai.OpenAIError as exc:
                 error = f"{type(exc).__name__}: {str(exc)[:300]}"
                 break
@@ -203,7 +208,8 @@ class LLMAgent:
                 error = "the server returned no choices"
                 break
             msg = response.choices[0].message
-            calls = msg.tool_calls or []
+            # Only function tools are offered (TOOL_SCHEMAS), so every call is a function call.
+            calls = cast("list[ChatCompletionMessageFunctionToolCall]", msg.tool_calls or [])
             if not calls:
                 messages.append({"role": "assistant", "content": msg.content or ""})
                 idle += 1

@@ -115,8 +115,9 @@ class SandboxCatalog:
             raise FileNotFoundError(f"{products_path} not found: is {path} a catalog snapshot? "
                                     "(create one with `ecombench ingest`)")
         table = table or load_field_table()
-        products = pl.read_parquet(products_path, columns=SANDBOX_PRODUCT_COLUMNS)
-        reviews = pl.read_parquet(reviews_path, columns=REVIEW_TEXT_COLUMNS) if reviews_path.is_file() else None
+        products = pl.read_parquet(products_path, columns=list(SANDBOX_PRODUCT_COLUMNS))
+        reviews = (pl.read_parquet(reviews_path, columns=list(REVIEW_TEXT_COLUMNS))
+                   if reviews_path.is_file() else None)
         cached = None
         if cache_dir is not None:
             cached = Path(cache_dir) / f"{_index_key(path, table)}.sqlite"

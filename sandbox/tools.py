@@ -238,7 +238,7 @@ class Episode:
                              "text": r["text"][:MAX_REVIEW_CHARS]} for r in hits]}
 
     def _get_product_review_stats(self, product_ids: list[str]) -> dict[str, Any]:
-        out = {"products": [{"product_id": a, "average_rating": self.catalog.rows[a]["average_rating"],
+        out: dict[str, Any] = {"products": [{"product_id": a, "average_rating": self.catalog.rows[a]["average_rating"],
                              "rating_number": self.catalog.rows[a]["rating_number"],
                              "reviews_available": len(self.catalog.reviews.get(a, []))}
                             for a in product_ids if a in self.catalog.rows]}

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from schemas.models import (ClarificationScript, Persona, Rejection, Rubric, SplitManifest, Task,
                             value_type_by_rubric_type)
@@ -14,7 +17,7 @@ from schemas.models import (ClarificationScript, Persona, Rejection, Rubric, Spl
 SCHEMA_DIR = Path(__file__).parent
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-MODELS = {
+MODELS: dict[str, type[BaseModel]] = {
     "task": Task,
     "rubric": Rubric,
     "persona": Persona,
@@ -26,7 +29,7 @@ MODELS = {
 
 def render(name: str) -> str:
     """JSON text of the schema for artifact `name` (a key of MODELS)."""
-    schema = {"$schema": DRAFT, "$id": f"https://ecombench.dev/schemas/{name}.schema.json"}
+    schema: dict[str, Any] = {"$schema": DRAFT, "$id": f"https://ecombench.dev/schemas/{name}.schema.json"}
     schema.update(MODELS[name].model_json_schema())
     rubric = schema if name == "rubric" else schema.get("$defs", {}).get("Rubric")
     if rubric is not None:

@@ -291,7 +291,7 @@ def validate_file(tasks_path: Path, catalog: Path, record_format: str = "auto",
         notes.append(f"{catalog} has no reviews.parquet: review_opinion rubrics cannot be checked")
     table = load_field_table()
     index = CatalogIndex.build(products, table, reviews)
-    targets = sorted({_target_id(r) for r in records} - {None})
+    targets = sorted(t for t in {_target_id(r) for r in records} if t is not None)
     rows = {p["parent_asin"]: p for p in products.filter(pl.col("parent_asin").is_in(targets)).to_dicts()}
     if reviews is not None:
         for row in rows.values():

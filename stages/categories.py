@@ -107,8 +107,8 @@ def category_report(
 
     categories = []
     for category, size in sizes.iter_rows():
-        rows = keys_by_category.get(category)
-        rows = rows.to_dicts() if rows is not None else []
+        frame = keys_by_category.get(category)
+        rows = frame.to_dicts() if frame is not None else []
         keys = [{"key": r["key"], "products": r["products"], "coverage": round(r["coverage"], 4),
                  "status": status[r["key"]][0], "field": status[r["key"]][1]} for r in rows]
         categories.append({

@@ -14,6 +14,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from stages.fields import FieldSpec, FieldTable
@@ -164,12 +165,12 @@ def split_options(spec: FieldSpec, value: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def detail_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+def detail_values(product: Mapping[str, Any], spec: FieldSpec) -> list[str]:
     """Every raw value the product has for canonical detail field `spec` (all aliases merged)."""
     return [d["value"] for d in product.get("details") or [] if d["key"] == spec.name and d["value"]]
 
 
-def detail_options(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+def detail_options(product: Mapping[str, Any], spec: FieldSpec) -> list[str]:
     """Every option (after `split_options`) the product has for `spec`; what attribute checkers compare with."""
     return [opt for raw in detail_values(product, spec) for opt in split_options(spec, raw)]
 

@@ -89,8 +89,9 @@ class LLMSettings:
         Raises:
             SettingError: no base URL or model given (one line naming the options and variables).
         """
-        values = {"base_url": os.environ.get("OPENAI_BASE_URL", ""), "api_key": os.environ.get("OPENAI_API_KEY", ""),
-                  "model": os.environ.get("ECOMBENCH_LLM_MODEL", "")}
+        values: dict[str, Any] = {"base_url": os.environ.get("OPENAI_BASE_URL", ""),
+                                  "api_key": os.environ.get("OPENAI_API_KEY", ""),
+                                  "model": os.environ.get("ECOMBENCH_LLM_MODEL", "")}
         values.update({k: v for k, v in overrides.items() if v is not None})
         if not values["base_url"] or not values["model"]:
             need = "need" if " and " in needed_by else "needs"

@@ -182,7 +182,8 @@ def split_features(
     need = config.min_query + config.min_persona + config.min_clarification
     entangled = entangled_fields(features)
     ranked = _by_support(features, support or {}, rng)  # most selective first
-    fixed, free = [], []
+    fixed: list[Feature] = []
+    free: list[Feature] = []
     for f in ranked:
         pinned = (f.kind == "entity" or f.field in intent.query_fields or f.field in entangled
                   or f.field in keep_in_query)

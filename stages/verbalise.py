@@ -195,7 +195,7 @@ def clarification_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTabl
 
 def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int) -> dict[str, Any]:
     """One slot per clarification rubric: the field's keywords (label included) and a reply containing the value."""
-    slots = []
+    slots: list[dict[str, Any]] = []
     for r in (r for r in rubrics if r.info_source == "clarification"):
         spec = table.by_rubric_field(r.field)
         slots.append({

@@ -12,7 +12,7 @@ containment, bounds as stated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import polars as pl
@@ -47,9 +47,9 @@ class Postings:
         """
         code = (key_ids.cast(pl.UInt64) * (1 << 32) + ids.cast(pl.UInt64)).rename("code")
         code = code.unique() if dedupe else code
-        code = code.sort().to_numpy()
-        self.ids = (code & 0xFFFFFFFF).astype(np.int32)
-        counts = np.bincount((code >> 32).astype(np.int64), minlength=n_keys)
+        codes = code.sort().to_numpy()
+        self.ids = (codes & 0xFFFFFFFF).astype(np.int32)
+        counts = np.bincount((codes >> 32).astype(np.int64), minlength=n_keys)
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.positions = dict(zip(keys, range(len(keys)))) if keys is not None else {}
 
@@ -215,6 +215,7 @@ class CatalogIndex:
         """Checker-ready product dicts of the given rows (with "reviews" when the index has them)."""
         out = self.source[rows].to_dicts()
         if self.review_rows is not None:
+            assert self.review_offsets is not None  # built together with review_rows
             lo, hi = self.review_offsets[rows], self.review_offsets[rows + 1]
             picked = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(rows) else _EMPTY
             reviews = self.review_rows[picked].select("review_id", "parent_asin", "rating", "title", "text").to_dicts()
@@ -249,7 +250,8 @@ class CatalogIndex:
             rows = kind_of(r).within_bounds(self, rows, r)
         return rows
 
-    def answer_set(self, rubrics: list[RubricLike] | list[dict[str, Any]], limit: int | None = None) -> list[str]:
+    def answer_set(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]],
+                   limit: int | None = None) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
 
         When a rubric's value can narrow the catalog through the token postings (attributes,

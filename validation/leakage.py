@@ -93,12 +93,12 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     by_age = persona_vocab()["by_age"].get(str((persona.get("demographics") or {}).get("age_range")))
     if by_age:
         for group, name in (("lifestyle", "occupation"), ("demographics", "household")):
-            value = (persona.get(group) or {}).get(name)
-            if value is not None and value in allowed.get(f"{group}.{name}", ()) and value not in by_age[name]:
+            chosen = (persona.get(group) or {}).get(name)
+            if chosen is not None and chosen in allowed.get(f"{group}.{name}", ()) and chosen not in by_age[name]:
                 findings.append(Finding("persona_noise_not_whitelisted",
-                                        f"persona {group}.{name} = {value!r} does not fit age range "
+                                        f"persona {group}.{name} = {chosen!r} does not fit age range "
                                         f"{persona['demographics']['age_range']!r}",
-                                        {"field": f"{group}.{name}", "value": value,
+                                        {"field": f"{group}.{name}", "value": chosen,
                                          "age_range": persona["demographics"]["age_range"]}))
     findings.extend(check_slots(task["clarification_script"], rubrics, table))
     return findings
