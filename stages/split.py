@@ -129,8 +129,7 @@ def entangled_fields(features: list[Feature]) -> set[str]:
     """Fields whose value is stated inside another feature's value.
 
     For example "Blue" colour and "Blue" ink, price cap 20 and "at least 20 ratings". Hiding one
-    would leak through the other, so both stay
-    in the query.
+    would leak through the other, so both stay in the query.
     """
     out: set[str] = set()
     for a in features:

@@ -143,8 +143,8 @@ def noise_options(rubrics: list[Rubric]) -> dict[str, list[str]]:
     """The whitelisted options of each noise field, minus any that repeat a rubric value.
 
     Token-aware, as stages.verbalise.write_persona skips them. Household and occupation are listed per
-    age range
-    ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6 checks.
+    age range ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6
+    checks.
     """
     values = [v for r in rubrics for v in kind_of(r).forms(r)]
     vocab = persona_vocab()

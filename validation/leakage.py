@@ -108,8 +108,8 @@ def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, A
                 table: FieldTable) -> list[Finding]:
     """The clarification script's findings.
 
-    slot_incomplete (bad link, not 7-10 distinct keywords after
-    normalisation, no field name among them, reply without the value in an accepted spelling),
+    slot_incomplete (bad link, not 7-10 distinct keywords after normalisation, no field name among
+    them, reply without the value in an accepted spelling),
     slot_collision (a keyword in two slots, a question opening two slots) and slot_unreachable
     (validation/slots.py). Used by check_leakage and, before the task schema, for LLM-written slots.
     """

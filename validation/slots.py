@@ -51,8 +51,8 @@ def check_reachability(script: dict[str, Any], table: FieldTable) -> list[Findin
     """Ask each slot's canonical question and one rephrased from the field's synonyms.
 
     The synonyms are the field's other keywords in the field table: slot_unreachable when a question
-    does not open the slot, slot_collision when
-    it opens other slots too. Findings carry the question and the slots it opened.
+    does not open the slot, slot_collision when it opens other slots too. Findings carry the question
+    and the slots it opened.
     """
     findings = []
     slots = script["clarification_slots"]
