@@ -39,6 +39,7 @@ class Run:
 
     @property
     def accuracy(self) -> float | None:
+        """Share of scored tasks graded correct (unscored ones left out); None when none is scored."""
         scored = [g for g in self.graded.values() if g["status"] != "unscored"]
         return sum(g["status"] == "correct" for g in scored) / len(scored) if scored else None
 

@@ -79,7 +79,8 @@ def bootstrap(names: list[str], task_ids: list[str], battles: list[tuple[str, in
         battles: (task_id, a, b, outcome for a).
         correct: per run name, correct or not for each task in `task_ids` order (accuracy intervals).
         replicates: bootstrap replicates.
-        seed, label: named parts of every replicate's seed (with "arena-bootstrap" and the replicate index).
+        seed: a named part of every replicate's seed (with "arena-bootstrap", `label` and the replicate index).
+        label: a named part of every replicate's seed, next to `seed`.
         k: Elo K-factor.
 
     Returns:
@@ -106,7 +107,7 @@ def bootstrap(names: list[str], task_ids: list[str], battles: list[tuple[str, in
         accs[rep] = acc_matrix[:, pick].mean(axis=1)
     elo0 = np.median(elos, axis=0)
     ranks = {names[i]: r for r, i in enumerate(sorted(range(n), key=lambda i: (-bt0[i], names[i])), 1)}
-    runs = {names[i]: {"bt": round(float(bt0[i]), 2), "bt_ci": _interval(bts[:, i]),
+    runs: dict[str, dict[str, Any]] = {names[i]: {"bt": round(float(bt0[i]), 2), "bt_ci": _interval(bts[:, i]),
                        "elo": round(float(elo0[i]), 2), "elo_ci": _interval(elos[:, i]),
                        "accuracy": round(float(acc0[i]), 4), "accuracy_ci": _interval(accs[:, i]),
                        "rank": ranks[names[i]]} for i in range(n)}
@@ -117,6 +118,7 @@ def bootstrap(names: list[str], task_ids: list[str], battles: list[tuple[str, in
             pairs[f"{names[i]} vs {names[j]}"] = {
                 "p_a_better": round(float(np.mean(bts[:, i] > bts[:, j])), 4),
                 "bt_intervals_overlap": not (a[1] < b[0] or b[1] < a[0]),
-                "accuracy_intervals_overlap": not (runs[names[i]]["accuracy_ci"][1] < runs[names[j]]["accuracy_ci"][0]
-                                                   or runs[names[j]]["accuracy_ci"][1] < runs[names[i]]["accuracy_ci"][0])}
+                "accuracy_intervals_overlap": not (
+                    runs[names[i]]["accuracy_ci"][1] < runs[names[j]]["accuracy_ci"][0]
+                    or runs[names[j]]["accuracy_ci"][1] < runs[names[i]]["accuracy_ci"][0])}
     return {"runs": runs, "pairs": pairs, "replicates": replicates, "seed": seed, "elo_k": k}

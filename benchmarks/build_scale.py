@@ -53,7 +53,8 @@ def main() -> None:
     import flows.build as fb
 
     phases: dict[str, float] = {}
-    for name in ("load_snapshot", "load_reviews", "detail_rows", "field_vocabulary", "eligibility_columns", "sample_split"):
+    for name in ("load_snapshot", "load_reviews", "detail_rows", "field_vocabulary", "eligibility_columns",
+                 "sample_split"):
         setattr(fb, name, _timed(getattr(fb, name), name, phases))
     fb.CatalogIndex.build = classmethod(_timed(fb.CatalogIndex.build.__func__, "CatalogIndex.build", phases))
     config = BuildConfig(catalog=str(args.catalog), candidates_per_intent=args.candidates, resume=False)

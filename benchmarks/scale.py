@@ -343,7 +343,8 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
             shutil.rmtree(scratch, ignore_errors=True)
     if "stage" in args.steps or "build" in args.steps or "answers" in args.steps:
         steps["stage"] = measure(f"ecombench ingest (stage, workers={args.workers})",
-                                 [*me, "_stage", meta, reviews, str(snap), str(args.workers)], log_path=base / "stage.log")
+                                 [*me, "_stage", meta, reviews, str(snap), str(args.workers)],
+                                 log_path=base / "stage.log")
     if "cli" in args.steps:
         cli_out = base / "snapshot-cli"
         shutil.rmtree(cli_out, ignore_errors=True)
@@ -418,7 +419,8 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
             if not s:
                 continue
             lines.append(f"| {r['size']} | {r['reviews']:,} | {r['input_gz_mb']:,} / {r['input_raw_mb']:,} MB | {name} "
-                         f"| {_fmt(s, 'thr')} | {_fmt(s, 'wall')} | {_fmt(s, 'cpu')} | {_fmt(s, 'rss')} | {_fmt(s, 'load')} |")
+                         f"| {_fmt(s, 'thr')} | {_fmt(s, 'wall')} | {_fmt(s, 'cpu')} | {_fmt(s, 'rss')} "
+                         f"| {_fmt(s, 'load')} |")
     lines += ["", "Speed of the stage ingest relative to the other readers: wall-time ratio (the targets: >= 8x naive, "
               ">= 0.5x parse-only) and, in brackets, CPU-seconds ratio, which other jobs on the machine disturb less.",
               "", "| size | stage ingest vs naive | vs orjson parse-only | build, 1,000 candidates | accepted "

@@ -1,9 +1,10 @@
 """Make a big catalog snapshot by resampling a real one (for build benchmarks, not for publishing splits).
 
 Replica 0 is the real snapshot unchanged. Replica k >= 1 copies every real product under a new
-parent_asin ("Z" + the row number in base 36, 10 characters like a real ASIN) and gives it the details of another real product of the same
-main_category (rotated by k within the category), so replicas are not exact duplicates: a
-task's answer set stays small as in a real catalog instead of holding every copy of its target.
+parent_asin ("Z" + the row number in base 36, 10 characters like a real ASIN) and gives it the
+details of another real product of the same main_category (rotated by k within the category), so
+replicas are not exact duplicates: a task's answer set stays small as in a real catalog instead of
+holding every copy of its target.
 Reviews are copied with their product (review_id `<id>-R<k>`). Written replica by replica with
 pyarrow (bounded memory), in the layout `catalog.snapshot.load_snapshot` reads; the manifest's
 fingerprint is derived from the source's fingerprint and the size.

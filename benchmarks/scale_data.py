@@ -253,8 +253,12 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, workers: int | None = None
     temporary name and renamed when complete.
 
     Args:
-        n: products to generate. seed: draw seed. workers: processes (default: CPU count).
-        data_dir: the real data folder. verify: re-hash existing files before reusing them.
+        n: products to generate.
+        out_dir: the folder the two files and `generated.json` are written to.
+        seed: draw seed.
+        workers: processes (default: CPU count).
+        data_dir: the real data folder.
+        verify: re-hash existing files before reusing them.
         log: progress printer.
 
     Returns:

@@ -24,7 +24,7 @@ import threading
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -82,7 +82,7 @@ def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
                 in_member = True
                 try:
                     out = inflater.decompress(buf)
-                except isal_zlib.error as exc:
+                except isal_zlib.error as exc:  # type: ignore[misc]  # isal's stub declares error an instance, not a class
                     raise _Truncated(str(exc)) from None
                 if out:
                     yield out
@@ -248,7 +248,7 @@ class _RowGroups:
         # Encoding a row group releases the GIL: one background thread overlaps it with reading
         # and claiming the next blocks. At most one group is in flight, so memory stays bounded.
         self._thread = ThreadPoolExecutor(1)
-        self._writing = None
+        self._writing: Future[None] | None = None
 
     def _write(self, table: pa.Table) -> None:
         if self._writing is not None:
@@ -445,18 +445,18 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             progress("products.parquet", len(counts))
         (tmp / "products.part.arrow").unlink()
 
-        stats = rules.inputs
+        input_stats = rules.inputs
         manifest = {
             "schema_version": SCHEMA_VERSION,
             "kind": "catalog_snapshot",
             "name": name or out.name,
             "inputs": [{"path": path, "kind": kind, "sha256": sha, "bytes": size, "lines": st.lines,
                         "records_ok": st.records_ok, "bad_by_reason": dict(sorted(st.bad_by_reason.items()))}
-                       for (path, kind, sha, size), st in zip(digests, stats, strict=True)],
+                       for (path, kind, sha, size), st in zip(digests, input_stats, strict=True)],
             "counts": {
                 "products": len(counts),
-                "reviews": sum(st.records_ok for st in stats if st.kind == "reviews"),
-                "orphan_reviews": sum(st.orphan_reviews for st in stats),
+                "reviews": sum(st.records_ok for st in input_stats if st.kind == "reviews"),
+                "orphan_reviews": sum(st.orphan_reviews for st in input_stats),
                 "bad_records": sum(bad_total.values()),
                 "bad_by_reason": dict(sorted(bad_total.items())),
             },
@@ -517,4 +517,4 @@ def sniff_kind(path: str | os.PathLike, lines: int = 20) -> str | None:
         votes["reviews"] += len(keys & REVIEW_MARKERS)
     if not any(votes.values()):
         return None
-    return max(votes, key=votes.get)
+    return max(votes, key=votes.__getitem__)

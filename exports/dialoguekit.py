@@ -51,8 +51,11 @@ def conversation_id(record: dict[str, Any]) -> str:
 
 
 def _slot_values(task: dict[str, Any], slot_ids: list[str], text: str) -> list[Any]:
-    """SlotValueAnnotations of revealed clarification slots: the constraint slot and value of each linked rubric,
-    with the value's character span in `text` when the reply states it literally."""
+    """SlotValueAnnotations of revealed clarification slots.
+
+    The constraint slot and value of each linked rubric, with the value's character span in `text`
+    when the reply states it literally.
+    """
     from dialoguekit.core.slot_value_annotation import SlotValueAnnotation
 
     rubrics = {r["id"]: r for r in task["rubrics"]}
@@ -115,7 +118,8 @@ def trajectory_dialogue(record: dict[str, Any], task: dict[str, Any]) -> Any:
             turn += counted
             opened = reveals.get(turn, []) if counted else []
             dialogue.add_utterance(AnnotatedUtterance(
-                text=args["question"], participant=DialogueParticipant.AGENT, dialogue_acts=[DialogueAct(Intent(ELICIT))],
+                text=args["question"], participant=DialogueParticipant.AGENT,
+                dialogue_acts=[DialogueAct(Intent(ELICIT))],
                 annotations=[*pending, Annotation("tool_call", call)], metadata={"step": step["step"]}))
             pending = []
             reply = result["user_response"]
@@ -147,8 +151,11 @@ def trajectory_dialogue(record: dict[str, Any], task: dict[str, Any]) -> Any:
 
 
 def dialogue_record(dialogue: Any) -> dict[str, Any]:
-    """`Dialogue.to_dict()` as DialogueKit's DialogueConnector exports it (agent and user as participant dicts),
-    plus `conversation_id`: to_dict writes "conversation ID" but json_to_dialogues reads "conversation_id"."""
+    """`Dialogue.to_dict()` as DialogueKit's DialogueConnector exports it.
+
+    Agent and user as participant dicts, plus `conversation_id`: to_dict writes "conversation ID"
+    but json_to_dialogues reads "conversation_id".
+    """
     d = dialogue.to_dict()
     d["agent"] = {"id": dialogue.agent_id, "type": "AGENT"}
     d["user"] = {"id": dialogue.user_id, "type": "USER"}

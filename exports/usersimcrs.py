@@ -154,8 +154,11 @@ def _cell(value: Any) -> str:
 
 
 def item_row(product: dict[str, Any], table: FieldTable) -> dict[str, str]:
-    """One product as an item-collection row: ID, NAME, top-level fields and each detail field's options
-    joined by "|" (the options the attribute checkers compare; a "|" inside an option becomes "/")."""
+    """One product as an item-collection row.
+
+    ID, NAME, top-level fields and each detail field's options joined by "|" (the options the
+    attribute checkers compare; a "|" inside an option becomes "/").
+    """
     row = {"ID": product["parent_asin"], "NAME": product.get("title") or ""}
     for name, slot in TOP_LEVEL_SLOTS.items():
         row[slot] = _cell(product.get(name))
@@ -188,11 +191,14 @@ def domain(needs: list[dict[str, Any]], table: FieldTable) -> dict[str, Any]:
 
 
 def simulator_config(table: FieldTable) -> dict[str, Any]:
-    """The simulator-config keys that load the item collection (docs/source/configuration.rst):
-    domain, items, id_col and domain_mapping (column -> slot, multi-valued with its delimiter)."""
+    """The simulator-config keys that load the item collection (docs/source/configuration.rst).
+
+    Returns domain, items, id_col and domain_mapping (column -> slot, multi-valued with its delimiter).
+    """
     mapping: dict[str, Any] = {"NAME": {"slot": "NAME"}}
     for col, slot, multi in item_columns(table):
-        mapping[col] = {"slot": slot, "multi-valued": True, "delimiter": MULTI_VALUE_DELIMITER} if multi else {"slot": slot}
+        mapping[col] = ({"slot": slot, "multi-valued": True, "delimiter": MULTI_VALUE_DELIMITER} if multi
+                        else {"slot": slot})
     return {"domain": "domain.yaml", "items": "items.csv", "id_col": "ID", "domain_mapping": mapping}
 
 

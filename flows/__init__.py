@@ -1,0 +1,1 @@
+"""Orchestration: the Prefect flows of a build, batching and the `ecombench` CLI."""

@@ -64,8 +64,10 @@ def _git(*args: str) -> str | None:
 
 
 def code_state() -> dict[str, Any]:
-    """The commit of the code and whether the work tree differs from it (a dirty build is not reproducible
-    from the commit alone)."""
+    """The commit of the code and whether the work tree differs from it.
+
+    A dirty build is not reproducible from the commit alone.
+    """
     commit = _git("rev-parse", "HEAD") or None
     status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
@@ -267,8 +269,11 @@ def llm_client(config: BuildConfig, artifacts: Path) -> LLMClient | None:
 
 
 def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
-    """The verbaliser's entry in the manifest: id, model, prompt digests, the parts the LLM wrote, whether the
-    judge ran, and usage (calls, cache hits, retries, repairs, tokens; totals and `by_part`)."""
+    """The verbaliser's entry in the manifest.
+
+    Its id, model, prompt digests, the parts the LLM wrote, whether the judge ran, and usage (calls,
+    cache hits, retries, repairs, tokens; totals and `by_part`).
+    """
     if ctx.llm is None:
         return {"id": VERBALISER_ID, "model": None, "prompt_sha256": None}
     return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
@@ -312,6 +317,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
     attempts: Counter = Counter()
     for r in results:
         rec = r.task or r.rejection
+        assert rec is not None  # every result holds a task or a rejection
         cleared = 7 if r.task else rec["stage"] - 1
         for s in range(1, cleared + 1):
             funnel[rec["intent"]][str(s)] += 1
@@ -521,8 +527,9 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
 @flow(name="build-split")
 def deployed_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
                    artifacts: str | None = None) -> dict[str, Any]:
-    """Deployment entrypoint (`prefect deploy flows/build.py:deployed_build`): `build_flow` as a subflow on
-    the task runner `config.task_runner` names.
+    """Deployment entrypoint (`prefect deploy flows/build.py:deployed_build`).
+
+    Runs `build_flow` as a subflow on the task runner `config.task_runner` names.
 
     A deployment runs its flow with the runner fixed in the decorator; this parent flow lets a
     deployment run's parameters choose threads or a Dask cluster like `ecombench build` does.

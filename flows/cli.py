@@ -45,10 +45,10 @@ class UserErrorsAsOneLine(TyperGroup):
     errors themselves. With `--debug` the error propagates with its traceback.
     """
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> Any:  # type: ignore[override]  # typer types it as its vendored click
         """Run the command; a USER_ERRORS exception becomes `error: <first line>` on stderr and exit 1."""
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # type: ignore[arg-type]  # the same Context at run time
         except USER_ERRORS as exc:
             if getattr(ctx.obj, "debug", False):
                 raise
@@ -187,7 +187,8 @@ def ingest(
     ctx: typer.Context,
     meta: Annotated[Optional[list[Path]], typer.Option("--meta", help="Metadata JSONL(.gz) file; repeat for more. "
                                                        "Default: the bundled real sample.")] = None,
-    reviews: Annotated[Optional[list[Path]], typer.Option("--reviews", help="Review JSONL(.gz) file; repeatable.")] = None,
+    reviews: Annotated[Optional[list[Path]],
+                       typer.Option("--reviews", help="Review JSONL(.gz) file; repeatable.")] = None,
     name: Annotated[str, typer.Option(help="Snapshot name under artifacts/catalogs/.")] = "sample",
     out: Annotated[Optional[Path], typer.Option(help="Snapshot directory (overrides --name).")] = None,
     batch_size: Annotated[int, typer.Option(help="Rows per parquet row group.")] = 20_000,
@@ -406,7 +407,10 @@ def categories(
                                                 "from this share of a category's products.")] = 0.10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Per main_category: products, eligible products per intent, frequent detail keys and which the field table lacks."""
+    """Per main_category: products, eligible products per intent, frequent detail keys.
+
+    Also which of those keys the field table lacks.
+    """
     import polars as pl
 
     from catalog.snapshot import load_snapshot
@@ -452,7 +456,10 @@ def inspect(
                                                  "at this stage (1-7).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print records as JSON.")] = False,
 ) -> None:
-    """Read a split version: one task, the rejections of a reason or stage, or (no filter) counts per intent and reason."""
+    """Read a split version.
+
+    One task, the rejections of a reason or stage, or (no filter) counts per intent and reason.
+    """
     from splits.inspect import load_version, render_rejections, render_summary, render_task, summary
     from validation.findings import STAGE_NAMES, STAGE_OF_REASON
 
@@ -471,7 +478,7 @@ def inspect(
             raise SettingError(f"unknown reason code {reason!r}; known: {', '.join(sorted(STAGE_OF_REASON))}")
         chosen = [r for r in version.rejections
                   if (reason is None or r["reason"] == reason) and (stage is None or r["stage"] == stage)]
-        title = f"reason {reason}" if reason is not None else f"stage {stage}. {STAGE_NAMES[stage]}"
+        title = f"reason {reason}" if stage is None else f"stage {stage}. {STAGE_NAMES[stage]}"
         _echo_json(chosen) if as_json else render_rejections(chosen, f"{version.name} {title}", _console())
     else:
         s = summary(version)
@@ -589,11 +596,13 @@ def run_agent(
     temperature: Annotated[float, typer.Option(help="llm: sampling temperature.")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="llm: tokens per reply.")] = 1024,
     timeout: Annotated[float, typer.Option(help="llm: seconds per request.")] = 120.0,
-    user: Annotated[Literal["scripted", "llm"], typer.Option(help="Who answers ask_user: scripted (the slot matcher, default) or llm (a "
-                                      "chat model checked by the leakage rules; see sandbox/llm_user.py).")] = "scripted",
+    user: Annotated[Literal["scripted", "llm"], typer.Option(
+        help="Who answers ask_user: scripted (the slot matcher, default) or llm (a chat model checked by the "
+             "leakage rules; see sandbox/llm_user.py).")] = "scripted",
     user_model: Annotated[Optional[str], typer.Option(help="--user llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
-    user_base_url: Annotated[Optional[str], typer.Option(help="--user llm: OpenAI-compatible server URL (else "
-                                                         "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
+    user_base_url: Annotated[Optional[str],
+                             typer.Option(help="--user llm: OpenAI-compatible server URL (else "
+                                               "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
 ) -> None:
     """Run an agent on every task of a split in the sandbox (the paper's ten tools) and write its trajectories."""
     from sandbox.agents import AGENTS, LLMAgent
@@ -776,7 +785,8 @@ def compare(
         v = result["ratings"]["runs"][r["name"]]
         typer.echo(f"  {v['rank']}. {r['name']:<20} accuracy {100 * v['accuracy']:5.1f}% "
                    f"[{100 * v['accuracy_ci'][0]:.1f}, {100 * v['accuracy_ci'][1]:.1f}]  Bradley-Terry {v['bt']:.0f} "
-                   f"[{v['bt_ci'][0]:.0f}, {v['bt_ci'][1]:.0f}]  Elo {v['elo']:.0f} [{v['elo_ci'][0]:.0f}, {v['elo_ci'][1]:.0f}]")
+                   f"[{v['bt_ci'][0]:.0f}, {v['bt_ci'][1]:.0f}]  Elo {v['elo']:.0f} "
+                   f"[{v['elo_ci'][0]:.0f}, {v['elo_ci'][1]:.0f}]")
     typer.echo(f"comparison: {out / 'compare.md'} (and compare.html, compare.json)")
 
 

@@ -44,7 +44,8 @@ def oracle_rejection(task: dict[str, Any], record: dict[str, Any], graded: dict[
         why += f"; the tools never revealed {', '.join(record['unrevealed'])}"
     evidence = {"task_id": task["id"], "predicted_product_id": record["predicted_product_id"],
                 "tool_calls": record["tool_calls"], "unrevealed": record.get("unrevealed", []),
-                "failing": failing[:10], "calls_by_tool": dict(sorted(Counter(s["tool"] for s in record["steps"]).items()))}
+                "failing": failing[:10],
+                "calls_by_tool": dict(sorted(Counter(s["tool"] for s in record["steps"]).items()))}
     finding = Finding("oracle_failed", f"the oracle {why} within {record['tool_calls']} of {limits.max_tool_calls} "
                       "tool calls", evidence)
     return rejection_record(intent, asin, [finding], task["provenance"]["attempt"],

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, cast
 
 from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
 from schemas import schema_errors
@@ -314,20 +314,22 @@ def _query_answer_set(rubrics: list[Rubric], ctx: BuildContext) -> list[str]:
 def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """The user query (with implicit cues), persona and clarification script, by templates or an LLM."""
     intent, rubrics, writes, asin = state.intent, state.rubrics, state.writes, state.asin
-    cues = {r.id: _cue(ctx, intent, r.field, r.expected_value, state.product_type) for r in rubrics
-            if r.info_source == "query" and r.field in state.implicit_fields}
+    # Stage 3 makes a field implicit only where it has a cue, so every value here is a string.
+    cues = cast("dict[str, str]", {r.id: _cue(ctx, intent, r.field, r.expected_value, state.product_type)
+                                   for r in rubrics if r.info_source == "query" and r.field in state.implicit_fields})
     if len(cues) < intent.implicit:
         return [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
                         f"cues.toml has a {intent.cue_kind} cue for {len(cues)} of this target's query values",
                         {"query_fields": [r.field for r in rubrics if r.info_source == "query"]})]
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, state.attempt)[:10]
     turns = ctx.config.max_clarification_turns
+    llm = cast(LLMClient, ctx.llm)  # set whenever the config has the LLM write a part (`writes`)
     try:
-        query, surfaces = (write_query_llm(ctx.llm, rubrics, ctx.table, cues) if "query" in writes
+        query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues) if "query" in writes
                            else (write_query(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
-        persona = (write_persona_llm(ctx.llm, rubrics, ctx.table, user_id) if "persona" in writes
+        persona = (write_persona_llm(llm, rubrics, ctx.table, user_id) if "persona" in writes
                    else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id))
-        script = (write_clarification_llm(ctx.llm, rubrics, ctx.table, turns) if "slots" in writes
+        script = (write_clarification_llm(llm, rubrics, ctx.table, turns) if "slots" in writes
                   else write_clarification(rubrics, ctx.table, turns))
     except LLMError as exc:
         return [Finding(exc.reason, str(exc), exc.evidence)]
@@ -517,7 +519,11 @@ def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
 
 
 def verbaliser_id(config: BuildConfig) -> str:
-    """"template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for the LLM verbaliser."""
+    """The verbaliser's id in provenance.
+
+    "template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for
+    the LLM verbaliser.
+    """
     if config.verbaliser == "template":
         return VERBALISER_ID
     return f"{LLM_VERBALISER_ID}[{'+'.join(p for p in LLM_PARTS if p in config.llm_writes())}]:{config.llm_model}"

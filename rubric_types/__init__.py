@@ -5,9 +5,10 @@ filter, and how its value is stated in text. The six built-in types register on 
 """
 
 from rubric_types.base import (RUBRIC_TYPES, SATISFIED, NotSatisfied, RubricKind, RubricLike, Unscorable, Verdict,
-                               as_rubric, as_rubrics, as_spec, kind_for_feature, kind_of, plain_value, register, unregister)
+                               as_rubric, as_rubrics, as_spec, kind_for_feature, kind_of, plain_value, register,
+                               unregister)
 from rubric_types.builtin import bound_phrase, in_bound
 
 __all__ = ["RUBRIC_TYPES", "SATISFIED", "NotSatisfied", "RubricKind", "RubricLike", "Unscorable", "Verdict",
-           "as_rubric", "as_rubrics", "as_spec", "bound_phrase", "in_bound", "kind_for_feature", "kind_of", "plain_value",
-           "register", "unregister"]
+           "as_rubric", "as_rubrics", "as_spec", "bound_phrase", "in_bound", "kind_for_feature", "kind_of",
+           "plain_value", "register", "unregister"]

@@ -197,8 +197,10 @@ def as_rubric(rubric: RubricLike | Mapping[str, Any]) -> RubricLike:
 
 
 def as_spec(rubric: RubricLike | Mapping[str, Any]) -> RubricLike:
-    """What a checker or an answer set needs of a rubric: typed ones as they are, a record's
-    {type, field, expected_value} as a `RubricSpec` (its id, source and sentence do not decide a verdict).
+    """What a checker or an answer set needs of a rubric.
+
+    Typed ones as they are, a record's {type, field, expected_value} as a `RubricSpec` (its id,
+    source and sentence do not decide a verdict).
 
     Raises:
         pydantic.ValidationError: the value does not fit the type.

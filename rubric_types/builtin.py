@@ -8,7 +8,7 @@ narrowing implement the same rules as the checkers; tests hold them equal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 from rubric_types.base import (SATISFIED, NotSatisfied, RubricKind, RubricLike, Unscorable, Verdict, plain_value,
                                register)
@@ -77,6 +77,7 @@ class AttributeMatch(RubricKind):
     query_role = "attribute"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when some option of the field contains the value as whole tokens."""
         spec = table.by_rubric_field(rubric.field)
         options = detail_options(product, spec)
         if not options:
@@ -86,11 +87,13 @@ class AttributeMatch(RubricKind):
         return NotSatisfied(f"{spec.name} is {options!r}, not {rubric.expected_value!r}")
 
     def narrow(self, index: CatalogIndex, rubric: RubricLike) -> np.ndarray | None:
+        """Rows with an option of the field holding every token of the value."""
         key = rubric.field.removeprefix("details.")
         sets = [index.option_token_rows(key, t) for t in tokens(str(rubric.expected_value))]
         return index.intersect(sets) if sets else None
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows with an option of the field containing the normalised value."""
         import polars as pl
 
         key = rubric.field.removeprefix("details.")
@@ -99,9 +102,11 @@ class AttributeMatch(RubricKind):
                           on="row", how="semi")
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product's colour is or includes "Blue"."""
         return f"The product's {table.by_rubric_field(field).label} is or includes \"{value}\"."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field table's query phrase with the value filled in."""
         return fill(table.by_rubric_field(rubric.field).query_phrase, str(rubric.expected_value))
 
 
@@ -116,6 +121,7 @@ class NumericRange(RubricKind):
     query_role = "bound"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when the product's numeric field lies within the bound; a missing value is not."""
         value = product.get(rubric.field)
         if value is None:
             return NotSatisfied(f"product has no {rubric.field}")
@@ -124,6 +130,7 @@ class NumericRange(RubricKind):
         return NotSatisfied(f"{rubric.field} = {value} is outside {plain_value(rubric)}")
 
     def within_bounds(self, index: CatalogIndex, rows: np.ndarray, rubric: RubricLike) -> np.ndarray:
+        """Keep the rows whose numeric column is known and within the bound."""
         import numpy as np
 
         values = index.numeric.get(rubric.field)
@@ -138,6 +145,7 @@ class NumericRange(RubricKind):
         return rows[keep]
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows whose numeric column is not null and within the bound."""
         import polars as pl
 
         col, bound = pl.col(rubric.field), rubric.expected_value
@@ -149,16 +157,20 @@ class NumericRange(RubricKind):
         return frame.filter(expr)
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product costs no more than $20."""
         verb = {"average_rating": "is rated", "rating_number": "has", "price": "costs"}.get(field, "is")
         return f"The product {verb} {bound_phrase(field, value)}."
 
     def stated_forms(self, rubric: RubricLike) -> list[str]:
+        """The bound in words with its direction ("no more than $20")."""
         return [bound_phrase(rubric.field, rubric.expected_value)]
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The field's verb and the bound ("cost no more than $20")."""
         return f"{NUMERIC_VERBS.get(rubric.field, 'be')} {bound_phrase(rubric.field, rubric.expected_value)}"
 
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
+        """The field's persona key and the bound in words."""
         return table.by_rubric_field(rubric.field).persona_key, bound_phrase(rubric.field, rubric.expected_value)
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
@@ -167,6 +179,7 @@ class NumericRange(RubricKind):
         return bound_reply(rubric.field, rubric.expected_value, table)
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The bound in words."""
         return bound_phrase(rubric.field, rubric.expected_value)
 
 
@@ -181,16 +194,19 @@ class EntityMatch(RubricKind):
     query_role = "subject"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when every content word of the phrase is in the title."""
         missing = keywords(str(rubric.expected_value)) - keywords(product.get("title") or "")
         if not missing:
             return SATISFIED
         return NotSatisfied(f"title lacks {sorted(missing)}")
 
     def narrow(self, index: CatalogIndex, rubric: RubricLike) -> np.ndarray | None:
+        """Rows whose title holds every content word of the phrase."""
         sets = [index.title_token_rows(t) for t in keywords(str(rubric.expected_value))]
         return index.intersect(sets) if sets else None
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows whose normalised title holds every content word."""
         import polars as pl
 
         for word in sorted(keywords(str(rubric.expected_value))):
@@ -198,9 +214,11 @@ class EntityMatch(RubricKind):
         return frame
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product is a kind of wall clock (its title says so)."""
         return f"The product is a kind of {value} (its title says so)."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The product type itself, as the query's subject."""
         return str(rubric.expected_value)
 
 
@@ -218,11 +236,12 @@ class NegativeAttribute(RubricKind):
     query_role = "exclusion"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Not satisfied when the product lacks the field or an option contains any spelling of an excluded value."""
         spec = table.by_rubric_field(rubric.field)
         options = detail_options(product, spec)
         if not options:
             return NotSatisfied(f"product has no {spec.name}")
-        for excluded in rubric.expected_value:  # type: ignore[union-attr]
+        for excluded in cast("list[str]", rubric.expected_value):
             for spelling in table.spellings(excluded):
                 hit = next((o for o in options if contains_phrase(o, spelling)), None)
                 if hit is not None:
@@ -230,10 +249,12 @@ class NegativeAttribute(RubricKind):
         return SATISFIED
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows that have the field and no option containing any spelling of an excluded value."""
         import polars as pl
 
         key = rubric.field.removeprefix("details.")
-        needles = [f" {normalize(s)} " for v in rubric.expected_value for s in index.table.spellings(v)]  # type: ignore[union-attr]
+        needles = [f" {normalize(s)} " for v in cast("list[str]", rubric.expected_value)
+                   for s in index.table.spellings(v)]
         hit = pl.lit(False)
         for needle in needles:
             hit = hit | pl.col("option_norm").str.contains(needle, literal=True)
@@ -241,13 +262,17 @@ class NegativeAttribute(RubricKind):
                 .join(index.rows_with_option(key, hit), on="row", how="anti"))
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
-        return f"The product's {table.by_rubric_field(field).label} is none of " + ", ".join(f'"{v}"' for v in value) + "."
+        """The readable sentence, e.g. The product's colour is none of "Blue", "Red"."""
+        return (f"The product's {table.by_rubric_field(field).label} is none of "
+                + ", ".join(f'"{v}"' for v in value) + ".")
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The query phrase, e.g. its colour must not be Blue or Red."""
         label = table.by_rubric_field(rubric.field).label
         return f"its {label} must not be " + join_words(list(rubric.expected_value), "or")  # type: ignore[arg-type]
 
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
+        """The key avoid_<persona_key> and the excluded values."""
         return f"avoid_{table.by_rubric_field(rubric.field).persona_key}", list(rubric.expected_value)  # type: ignore[arg-type]
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
@@ -256,6 +281,7 @@ class NegativeAttribute(RubricKind):
         return exclusion_reply(rubric.field, list(rubric.expected_value), table)  # type: ignore[arg-type]
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The value as the prompt shows it, e.g. anything but Blue or Red."""
         return "anything but " + " or ".join(rubric.expected_value)  # type: ignore[arg-type]
 
 
@@ -271,6 +297,7 @@ class BudgetMatch(RubricKind):
     vectorised = False
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when the price after the voucher is at most the budget; a missing price is not."""
         price = product.get("price")
         if price is None:
             return NotSatisfied("product has no price")
@@ -281,13 +308,16 @@ class BudgetMatch(RubricKind):
         return NotSatisfied(f"${price} is ${total:.2f} after the voucher, over ${budget.max_total:g}")  # type: ignore[union-attr]
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """No filter: voucher arithmetic runs in `check` on the products the other rubrics leave."""
         return frame  # voucher arithmetic runs in `check` on the products the other rubrics leave
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. After the simple voucher, the product costs at most $24."""
         return (f"After the {value['voucher']['scenario']} voucher, the product costs at most "
                 f"${format_number(value['max_total'])}.")
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The voucher and budget in words (stages.vouchers.describe_budget)."""
         return describe_budget(plain_value(rubric))
 
 
@@ -308,6 +338,7 @@ class ReviewOpinion(RubricKind):
     needs_reviews = True
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
+        """Satisfied when a review states the phrase; unscorable on a near match or without loaded reviews."""
         reviews = product.get("reviews")
         if reviews is None:
             return Unscorable("the product's reviews were not loaded")
@@ -320,23 +351,28 @@ class ReviewOpinion(RubricKind):
         return NotSatisfied("no review states the opinion" if reviews else "product has no reviews")
 
     def narrow(self, index: CatalogIndex, rubric: RubricLike) -> np.ndarray | None:
+        """Rows with a review holding every token of the opinion, or None without review postings."""
         if index.review_postings is None:
             return None
         sets = [index.review_token_rows(t) for t in tokens(str(rubric.expected_value))]
         return index.intersect(sets) if sets else None
 
     def vector_filter(self, index: CatalogIndex, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
+        """Keep the rows with a review containing the normalised opinion."""
         import polars as pl
 
         if index.reviews is None:
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
         needle = f" {normalize(str(rubric.expected_value))} "
-        hits = index.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True)).select("row").unique()
+        hits = (index.reviews.lazy().filter(pl.col("text_norm").str.contains(needle, literal=True))
+                .select("row").unique())
         return frame.join(hits, on="row", how="semi")
 
     def describe(self, field: str, value: Any, table: FieldTable) -> str:
+        """The readable sentence, e.g. The product's reviews say "easy to clean"."""
         return f"The product's reviews say \"{value}\"."
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The opinion in double quotes."""
         return f'"{rubric.expected_value}"'
 

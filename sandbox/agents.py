@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sandbox.catalog import search_terms
 from sandbox.tools import TOOL_SCHEMAS, Episode, EpisodeOver
@@ -29,6 +29,10 @@ from stages.verbalise import persona_entry
 from stages.llm import LLMSettings
 from validation.checkers import check
 from validation.slots import canonical_question
+
+if TYPE_CHECKING:
+    from openai.types.chat import (ChatCompletionMessageFunctionToolCall, ChatCompletionMessageParam,
+                                   ChatCompletionToolUnionParam)
 
 AGENTS = ("oracle", "null", "llm", "diligent")
 
@@ -44,13 +48,17 @@ def _observed(details: dict[str, Any] | None, stats: dict[str, Any] | None,
 
 
 def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], list[Rubric]]:
-    """Learn every hidden requirement the honest way: read the profile, ask one canonical question per
-    clarification rubric. Returns (rubrics the tools revealed, rubrics they did not)."""
+    """Learn every hidden requirement the honest way.
+
+    Read the profile, ask one canonical question per clarification rubric. Returns (rubrics the tools
+    revealed, rubrics they did not).
+    """
     task = episode.task
     profile = episode.call("get_user_profile", {}).get("profile", {}).get("product_requirements", {})
     slot_of = {rid: s["slot_id"] for s in task["clarification_script"]["clarification_slots"]
                for rid in s["linked_rubric_ids"]}
-    known, unknown = [], []
+    known: list[Rubric] = []
+    unknown: list[Rubric] = []
     for r in as_rubrics(task["rubrics"]):
         if r.info_source == "persona":
             key, value = persona_entry(r, table)
@@ -69,8 +77,9 @@ def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], li
 
 
 def run_oracle(episode: Episode, table: FieldTable) -> dict[str, Any]:
-    """The scripted oracle (see the module docstring). Returns the trajectory record, with `unrevealed`
-    listing requirement ids the tools never revealed.
+    """The scripted oracle (see the module docstring).
+
+    Returns the trajectory record, with `unrevealed` listing requirement ids the tools never revealed.
 
     Search: the product type and every attribute value as one query (products holding every term
     come first; pages past those are skipped, since every term is a requirement), page by page; on
@@ -153,7 +162,8 @@ def run_null(episode: Episode) -> dict[str, Any]:
     return episode.record("null")
 
 
-SYSTEM_PROMPT = """You are a shopping assistant. Find the one catalog product that meets every requirement of the shopper.
+SYSTEM_PROMPT = """You are a shopping assistant. Find the one catalog product that meets every requirement of the \
+shopper.
 Requirements come from three sources, and you must consult all three: the shopper's message, the saved profile
 (get_user_profile) and the shopper's answers to short questions (ask_user, one topic per question, limited turns).
 Use the tools; when you have found the product, call recommend_product with its product_id. Never answer in plain
@@ -185,7 +195,7 @@ class LLMAgent:
         import openai
 
         s = self.settings
-        messages: list[dict[str, Any]] = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT.format(max_calls=episode.limits.max_tool_calls)},
             {"role": "user", "content": episode.task["user_query"]}]
         idle, error = 0, None
@@ -194,8 +204,8 @@ class LLMAgent:
                 break
             try:
                 response = self._client.chat.completions.create(
-                    model=s.model, messages=messages, tools=TOOL_SCHEMAS, temperature=s.temperature,
-                    max_tokens=s.max_tokens, seed=s.seed)
+                    model=s.model, messages=messages, tools=cast("list[ChatCompletionToolUnionParam]", TOOL_SCHEMAS),
+                    temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed)
             except openai.OpenAIError as exc:
                 error = f"{type(exc).__name__}: {str(exc)[:300]}"
                 break
@@ -203,7 +213,8 @@ class LLMAgent:
                 error = "the server returned no choices"
                 break
             msg = response.choices[0].message
-            calls = msg.tool_calls or []
+            # Only function tools are offered (TOOL_SCHEMAS), so every call is a function call.
+            calls = cast("list[ChatCompletionMessageFunctionToolCall]", msg.tool_calls or [])
             if not calls:
                 messages.append({"role": "assistant", "content": msg.content or ""})
                 idle += 1
@@ -213,12 +224,14 @@ class LLMAgent:
                 continue
             idle = 0
             messages.append({"role": "assistant", "content": msg.content or "", "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.function.name, "arguments": c.function.arguments}}
                 for c in calls]})
             for c in calls:
                 result = ({"error": "the episode has ended"} if episode.done
                           else episode.call(c.function.name, c.function.arguments))
-                messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(result, ensure_ascii=False)})
+                messages.append({"role": "tool", "tool_call_id": c.id,
+                                 "content": json.dumps(result, ensure_ascii=False)})
         return episode.record("llm", model=s.model, error=error)
 
 

@@ -47,7 +47,10 @@ def search_terms(text: str) -> list[str]:
 
 
 def _index_key(path: Path, table: FieldTable) -> str:
-    """Cache key of a snapshot's index: its fingerprint (manifest.json), the indexing code, the text rules and the field table."""
+    """Cache key of a snapshot's index.
+
+    Digests its fingerprint (manifest.json), the indexing code, the text rules and the field table.
+    """
     try:
         fingerprint = json.loads((path / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
     except (OSError, ValueError, KeyError):
@@ -112,8 +115,9 @@ class SandboxCatalog:
             raise FileNotFoundError(f"{products_path} not found: is {path} a catalog snapshot? "
                                     "(create one with `ecombench ingest`)")
         table = table or load_field_table()
-        products = pl.read_parquet(products_path, columns=SANDBOX_PRODUCT_COLUMNS)
-        reviews = pl.read_parquet(reviews_path, columns=REVIEW_TEXT_COLUMNS) if reviews_path.is_file() else None
+        products = pl.read_parquet(products_path, columns=list(SANDBOX_PRODUCT_COLUMNS))
+        reviews = (pl.read_parquet(reviews_path, columns=list(REVIEW_TEXT_COLUMNS))
+                   if reviews_path.is_file() else None)
         cached = None
         if cache_dir is not None:
             cached = Path(cache_dir) / f"{_index_key(path, table)}.sqlite"
@@ -181,8 +185,10 @@ class SandboxCatalog:
     # ---- queries ------------------------------------------------------------------------------
 
     def search(self, query: str, offset: int, limit: int) -> tuple[list[str], int, int]:
-        """Products matching `query`: those holding every term first, then those holding some, each by BM25
-        (title weighted TITLE_WEIGHT), ties by parent_asin.
+        """Products matching `query`, ranked.
+
+        Those holding every term first, then those holding some, each by BM25 (title weighted
+        TITLE_WEIGHT), ties by parent_asin.
 
         Returns:
             (parent_asins of the page, total matching some term, total matching every term).
@@ -217,7 +223,10 @@ class SandboxCatalog:
             return self._rankings[terms]
 
     def store_products(self, store: str, offset: int, limit: int) -> tuple[list[str], int]:
-        """parent_asins of one store (name matched case-insensitively, spaces trimmed), by parent_asin, and the total."""
+        """The parent_asins of one store's products, by parent_asin, and the total.
+
+        The store name is matched case-insensitively, spaces trimmed.
+        """
         key = store.strip().casefold()
         with self._lock:
             total = self.db.execute("SELECT count(*) FROM products WHERE store_key = ?", (key,)).fetchone()[0]

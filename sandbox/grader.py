@@ -26,12 +26,16 @@ from validation.judge import OPINION_REVIEWS, judge_opinion
 class Judge(Protocol):
     """Decides one rubric code could not: returns satisfied / not_satisfied, or unscorable when it fails."""
 
-    def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict: ...
+    def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict:
+        """The verdict on one rubric code could not decide, for one product."""
+        ...
 
 
 class LLMJudge:
-    """The grader's Judge on an OpenAI-compatible server: validation.judge.judge_opinion (the versioned, hashed
-    prompt stages/prompts/review_judge.md), counting calls and failures. A failed call is Unscorable — a judge
+    """The grader's Judge on an OpenAI-compatible server.
+
+    It runs validation.judge.judge_opinion (the versioned, hashed prompt
+    stages/prompts/review_judge.md), counting calls and failures. A failed call is Unscorable — a judge
     failure never grades the agent.
 
     Args:
@@ -46,7 +50,7 @@ class LLMJudge:
     def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict:
         """Judge one review_opinion rubric `rubric` on the recommended `product` (with its reviews)."""
         self.calls += 1
-        verdict = judge_opinion(self.client, rubric, product, self.max_reviews)
+        verdict = judge_opinion(self.client, rubric.record(), product, self.max_reviews)
         self.failures += verdict.status == "unscorable"
         return verdict
 
@@ -97,7 +101,8 @@ def grade_episode(task: dict[str, Any], record: dict[str, Any] | None, catalog: 
         status = "unscored"
     rec = record or {}
     return {"task_id": task["id"], "intent": task["intent"], "status": status, "exact_match": exact,
-            "all_satisfied": all_ok, "predicted_product_id": pid, "target_product_id": task["target_product"]["parent_asin"],
+            "all_satisfied": all_ok, "predicted_product_id": pid,
+            "target_product_id": task["target_product"]["parent_asin"],
             "rubric_results": results, "finished": bool(rec.get("finished")), "tool_calls": rec.get("tool_calls", 0),
             "ask_user_calls": rec.get("ask_user_calls", 0), "get_profile_calls": rec.get("get_profile_calls", 0),
             "revealed_slots": len(rec.get("revealed_slots") or []),
@@ -207,11 +212,13 @@ def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
              f"- exact target: {o['exact_match']} ({pct(o['exact_match_rate'])}); correct without the exact target: "
              f"{o['non_exact_but_correct']}",
              f"- rubric satisfaction: {pct(o['rubrics']['satisfaction'])} ({o['rubrics']['satisfied']} of "
-             f"{o['rubrics']['satisfied'] + o['rubrics']['not_satisfied']} scored rubrics; {o['rubrics']['unscored']} unscored)",
+             f"{o['rubrics']['satisfied'] + o['rubrics']['not_satisfied']} scored rubrics; "
+             f"{o['rubrics']['unscored']} unscored)",
              f"- judge: {o['judge']['rubrics_sent']} rubrics sent, {o['judge']['failed']} judge failures (unscored)",
              f"- finish rate: {pct(e['finish_rate'])}; tool calls mean {e['tool_calls']['mean']}, median "
              f"{e['tool_calls']['median']}, max {e['tool_calls']['max']}; ask_user mean {e['ask_user_calls']['mean']}; "
-             f"profile read in {pct(e['profile_called_rate'])}; clarification slots revealed {pct(e['slot_reveal_rate'])}",
+             f"profile read in {pct(e['profile_called_rate'])}; "
+             f"clarification slots revealed {pct(e['slot_reveal_rate'])}",
              f"- episodes with errors: {e['errors']} (missing trajectories: {e['missing_trajectories']})", ""]
     if m.get("shopper"):
         s = m["shopper"]
@@ -220,7 +227,8 @@ def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
                         f"{s['fallbacks']['call_failed']} failed calls); agreement with the scripted matcher "
                         f"{pct(s['agreement'])} of model-answered turns"]
     for name, key in (("source", "by_source"), ("rubric type", "by_rubric_type")):
-        lines += [f"| {name} | rubrics | satisfied | not satisfied | unscored | satisfaction |", "|---|---:|---:|---:|---:|---:|"]
+        lines += [f"| {name} | rubrics | satisfied | not satisfied | unscored | satisfaction |",
+                  "|---|---:|---:|---:|---:|---:|"]
         lines += [f"| {k} | {v['count']} | {v['satisfied']} | {v['not_satisfied']} | {v['unscored']} | "
                   f"{pct(v['satisfaction'])} |" for k, v in m[key].items()]
         lines.append("")

@@ -32,9 +32,12 @@ Your saved profile: {persona}
 Preferences you have not told the assistant yet. Each has an id, the topic it is about, and what you would say about it:
 {slots}
 Rules:
-1. Reveal a preference only when the assistant's question asks about its topic. Never mention a preference, or its value, that the question does not ask about.
-2. If the question is vague or about a topic not listed, say you have no strong preference on that and invite the assistant to ask about something specific. Never say you have no other requirements.
-3. Answer in one or two short, natural sentences, as a person would; when you reveal a preference, keep its value words exactly.
+1. Reveal a preference only when the assistant's question asks about its topic. Never mention a preference, or its \
+value, that the question does not ask about.
+2. If the question is vague or about a topic not listed, say you have no strong preference on that and invite the \
+assistant to ask about something specific. Never say you have no other requirements.
+3. Answer in one or two short, natural sentences, as a person would; when you reveal a preference, keep its value \
+words exactly.
 4. In revealed_slot_ids list the ids of the preferences your reply states (none when it states none).
 The assistant asks: <<<{question}>>>
 Reply with JSON only: {{"reply": "...", "revealed_slot_ids": [...]}}"""
@@ -106,8 +109,10 @@ class ShopperTurn:
 
 
 class LLMShopper:
-    """Answers `ask_user` with a chat model (stages.llm.LLMClient: any OpenAI-compatible server, schema-checked
-    JSON, retries, reply cache), checked by the leakage rules.
+    """Answers `ask_user` with a chat model, checked by the leakage rules.
+
+    The model is reached through stages.llm.LLMClient: any OpenAI-compatible server, schema-checked
+    JSON, retries, reply cache.
 
     Args:
         client: an LLMClient; its settings' model is recorded in trajectories.
@@ -119,6 +124,7 @@ class LLMShopper:
 
     @property
     def model(self) -> str:
+        """The chat model's name, as trajectories record it."""
         return self.client.settings.model
 
     def answer(self, task: dict[str, Any], question: str, turn: int) -> ShopperTurn:
@@ -176,6 +182,7 @@ class ShopperEpisode(Episode):
         return {"user_response": t.reply, "turns_remaining": scripted["turns_remaining"]}
 
     def record(self, agent: str, model: str | None = None, error: str | None = None) -> dict[str, Any]:
+        """The trajectory record, plus the LLM user's model and every shopper turn."""
         rec = super().record(agent, model, error)
         rec.update({"user": "llm", "user_model": self.shopper.model,
                     "shopper_turns": [asdict(t) for t in self.shopper_turns]})

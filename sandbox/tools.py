@@ -131,6 +131,7 @@ class Episode:
 
     @property
     def tool_calls(self) -> int:
+        """Tool calls made so far (one step each)."""
         return len(self.steps)
 
     def call(self, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
@@ -232,13 +233,14 @@ class Episode:
             return {"error": f"no product {product_id!r} in the catalog"}
         hits = self.catalog.search_reviews(product_id, query, REVIEW_HITS)
         if not hits:
-            return {"reviews": [], "message": "no review of this product matches" if self.catalog.reviews.get(product_id)
+            return {"reviews": [],
+                    "message": "no review of this product matches" if self.catalog.reviews.get(product_id)
                     else "this product has no reviews in the catalog"}
         return {"reviews": [{"review_id": r["review_id"], "rating": r["rating"], "title": r["title"],
                              "text": r["text"][:MAX_REVIEW_CHARS]} for r in hits]}
 
     def _get_product_review_stats(self, product_ids: list[str]) -> dict[str, Any]:
-        out = {"products": [{"product_id": a, "average_rating": self.catalog.rows[a]["average_rating"],
+        out: dict[str, Any] = {"products": [{"product_id": a, "average_rating": self.catalog.rows[a]["average_rating"],
                              "rating_number": self.catalog.rows[a]["rating_number"],
                              "reviews_available": len(self.catalog.reviews.get(a, []))}
                             for a in product_ids if a in self.catalog.rows]}
@@ -306,8 +308,10 @@ MAX_MAGNITUDE = 1e15
 
 
 def safe_eval(expression: str) -> float | int:
-    """Evaluate arithmetic only: numbers, + - * / // % **, unary signs, parentheses, lists for
-    sum/min/max, and the functions of _FUNCS. No names, attributes, subscripts or other calls.
+    """Evaluate arithmetic only.
+
+    Numbers, + - * / // % **, unary signs, parentheses, lists for sum/min/max, and the functions of
+    _FUNCS. No names, attributes, subscripts or other calls.
 
     Raises:
         ValueError: anything else, an expression over MAX_EXPRESSION_CHARS, an exponent over

@@ -20,7 +20,8 @@ from sandbox.tools import Episode, EpisodeLimits
 from stages.errors import InputError, SettingError
 
 
-def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
+def agent_runner(agent: str, catalog: SandboxCatalog,
+                 llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
     """The function that plays one episode for `agent` (oracle | null | llm | diligent).
 
     Raises:
@@ -46,7 +47,8 @@ def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play:
                  ) -> list[dict[str, Any]]:
     """Play one episode per task (in task id order); returns the trajectory records in that order.
 
-    `episode` makes each Episode (e.g. a sandbox.llm_user.ShopperEpisode with the LLM shopper bound)."""
+    `episode` makes each Episode (e.g. a sandbox.llm_user.ShopperEpisode with the LLM shopper bound).
+    """
     records = []
     for i, task in enumerate(sorted(tasks, key=lambda t: t["id"]), 1):
         records.append(play(episode(catalog, task, limits)))

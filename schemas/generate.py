@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from schemas.evidence import REASON_FIELDS, evidence_schema
 from schemas.models import (ClarificationScript, Persona, Rejection, Rubric, SplitManifest, Task,
@@ -15,7 +18,7 @@ from schemas.models import (ClarificationScript, Persona, Rejection, Rubric, Spl
 SCHEMA_DIR = Path(__file__).parent
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-MODELS = {
+MODELS: dict[str, type[BaseModel]] = {
     "task": Task,
     "rubric": Rubric,
     "persona": Persona,
@@ -27,7 +30,7 @@ MODELS = {
 
 def render(name: str) -> str:
     """JSON text of the schema for artifact `name` (a key of MODELS)."""
-    schema = {"$schema": DRAFT, "$id": f"https://ecombench.dev/schemas/{name}.schema.json"}
+    schema: dict[str, Any] = {"$schema": DRAFT, "$id": f"https://ecombench.dev/schemas/{name}.schema.json"}
     schema.update(MODELS[name].model_json_schema())
     rubric = schema if name == "rubric" else schema.get("$defs", {}).get("Rubric")
     if rubric is not None:
@@ -41,6 +44,7 @@ def render_evidence(reason: str) -> str:
 
 
 def main() -> None:
+    """Write every model's schema to schemas/<name>.schema.json."""
     for name in MODELS:
         (SCHEMA_DIR / f"{name}.schema.json").write_text(render(name), encoding="utf-8")
         print(f"wrote schemas/{name}.schema.json")

@@ -56,8 +56,11 @@ def _require_a_bound(schema: dict[str, Any]) -> None:
 
 
 def value_type_by_rubric_type(schema: dict[str, Any]) -> None:
-    """Add to a Rubric JSON Schema the twin of Rubric._value_fits_type (applied by schemas/generate.py,
-    since pydantic cannot emit a $ref of its own here), so jsonschema alone enforces the same rule."""
+    """Add to a Rubric JSON Schema the twin of Rubric._value_fits_type.
+
+    Applied by schemas/generate.py, since pydantic cannot emit a $ref of its own here, so jsonschema
+    alone enforces the same rule.
+    """
     schema["allOf"] = [
         {"if": {"properties": {"type": {"const": "numeric_range"}}},
          "then": {"properties": {"expected_value": {"$ref": "#/$defs/NumericBound"}}}},
@@ -102,8 +105,11 @@ class Coupon(_Model):
 
 
 class Voucher(_Model):
-    """A voucher scenario: simple (one coupon), tiered (the best tier reached applies) or stacked
-    (coupons applied in order, each on the running total)."""
+    """A voucher scenario.
+
+    Simple (one coupon), tiered (the best tier reached applies) or stacked (coupons applied in order,
+    each on the running total).
+    """
 
     scenario: str = Field(pattern="^(simple|tiered|stacked)$")
     coupons: list[Coupon] = Field(min_length=1, max_length=3)
@@ -146,7 +152,8 @@ class Rubric(_Model):
 def _check_value_type(rubric_type: str, value: Any, rubric_id: str = "") -> None:
     want = {"numeric_range": NumericBound, "negative_attribute": list, "budget_match": Budget}.get(rubric_type, str)
     if not isinstance(value, want):
-        raise ValueError(f"{rubric_type} rubric {rubric_id} needs expected_value of type {want.__name__}".replace("  ", " "))
+        raise ValueError(f"{rubric_type} rubric {rubric_id} needs expected_value of type "
+                         f"{want.__name__}".replace("  ", " "))
 
 
 class RubricSpec(_Model):
@@ -167,17 +174,23 @@ class RubricSpec(_Model):
 
 
 class Demographics(_Model):
+    """Persona noise: who the shopper is (whitelisted values, never a rubric value)."""
+
     age_range: str
     household: str
     location_type: str
 
 
 class Lifestyle(_Model):
+    """Persona noise: occupation and hobbies (whitelisted values, never a rubric value)."""
+
     occupation: str
     hobbies: list[str]
 
 
 class ShoppingHabits(_Model):
+    """Persona noise: how the shopper buys (whitelisted values, never a rubric value)."""
+
     shopping_frequency: str
     price_sensitivity: str
     preferred_channel: str
@@ -233,6 +246,8 @@ class TargetProduct(_Model):
 
 
 class Difficulty(_Model):
+    """Counts that say how hard a task is: rubrics per source, implicit ones and answer-set sizes."""
+
     n_rubrics: int = Field(ge=1)
     n_query: int = Field(ge=0)
     n_persona: int = Field(ge=0)
@@ -253,6 +268,8 @@ class Difficulty(_Model):
 
 
 class Provenance(_Model):
+    """How the task was built: catalog, config, seed, attempt, verbaliser and code version."""
+
     catalog_fingerprint: str
     config_hash: str
     seed: int
@@ -274,7 +291,8 @@ class Task(_Model):
     rubrics: list[Rubric] = Field(min_length=1)
     rubric_lock: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the rubrics' canonical JSON.")
     implicit_rubric_ids: list[str]
-    query_surfaces: dict[Annotated[str, Field(pattern=r"^r[0-9]+$")], Annotated[str, Field(min_length=1)]] | None = Field(
+    query_surfaces: dict[Annotated[str, Field(pattern=r"^r[0-9]+$")],
+                         Annotated[str, Field(min_length=1)]] | None = Field(
         None, description="LLM query only: rubric id -> the span of user_query that states that query rubric "
                           "(outside the rubric lock; stage 7 checks each span is in the query and states its rubric).")
     answer_set: list[str] = Field(min_length=1, description="parent_asin of every catalog product passing all "
@@ -301,6 +319,8 @@ class Rejection(_Model):
 
 
 class FileEntry(_Model):
+    """One file of a split version: its sha256, size in bytes and number of rows."""
+
     sha256: str
     bytes: int
     rows: int = Field(description="Lines of a text file; records of a Parquet file.")
@@ -337,7 +357,8 @@ class SplitManifest(_Model):
                     "success and unexpected counts; `blocking` lists failed error expectations, which stop publishing.")
     agent_checks: dict[str, Any] = Field(
         default_factory=dict,
-        description="Construction check by the agent sandbox (pipeline/agent_check.py), empty when off: episode budget; "
+        description="Construction check by the agent sandbox (pipeline/agent_check.py), empty when off: "
+                    "episode budget; "
                     "oracle {candidates, solved, accuracy, rejected_oracle_failed, tool_calls}; null agent {tasks, "
                     "correct, accuracy} and diligent agent {tasks, correct, accuracy, by_intent, slots, slots_opened, "
                     "slot_open_rate, tool_calls} on the published tasks; seconds spent.")

@@ -1,5 +1,7 @@
-"""Reading published split versions: one task or a reason's rejections readably, two versions' differences,
-and `validate` over a tasks.jsonl (the file-reading edge around validation/validate.py).
+"""Reading published split versions.
+
+One task or a reason's rejections readably, two versions' differences, and `validate` over a
+tasks.jsonl (the file-reading edge around validation/validate.py).
 
 Nothing here writes into a split version: versions are immutable once published.
 """
@@ -42,6 +44,7 @@ class SplitVersion:
 
     @property
     def name(self) -> str:
+        """`<split>@<version>`, from the manifest or else the directory names."""
         return f"{self.manifest.get('split', self.path.parent.name)}@{self.manifest.get('version', self.path.name)}"
 
     def counts(self) -> dict[str, Any]:
@@ -114,6 +117,7 @@ def _value(v: Any) -> str:
 
 
 def render_summary(s: dict[str, Any], console: Console) -> None:
+    """Print a `summary` (counts per intent, rejections by reason) as rich tables."""
     console.print(Text(f"{s['version']}  ({s['path']})", style="bold"))
     console.print(f"{s['tasks']} tasks accepted, {s['rejections']} candidates rejected")
     table = Table("intent", "accepted", "rejected", title="per intent", title_justify="left")
@@ -222,6 +226,7 @@ def _delta(v: dict[str, int]) -> str:
 
 
 def render_diff(d: dict[str, Any], console: Console) -> None:
+    """Print a `diff_versions` result (count deltas per intent and reason, tasks added and removed)."""
     console.print(Text(f"{d['old']} -> {d['new']}", style="bold"))
     console.print(f"tasks {_delta(d['tasks'])}, rejections {_delta(d['rejections'])}; {d['unchanged']} tasks in both")
     table = Table("intent", "accepted", "rejected", title="per intent", title_justify="left")
@@ -287,7 +292,7 @@ def validate_file(tasks_path: Path, catalog: Path, record_format: str = "auto",
         notes.append(f"{catalog} has no reviews.parquet: review_opinion rubrics cannot be checked")
     table = load_field_table()
     index = CatalogIndex.build(products, table, reviews)
-    targets = sorted({_target_id(r) for r in records} - {None})
+    targets = sorted(t for t in {_target_id(r) for r in records} if t is not None)
     rows = {p["parent_asin"]: p for p in products.filter(pl.col("parent_asin").is_in(targets)).to_dicts()}
     if reviews is not None:
         for row in rows.values():
@@ -325,6 +330,7 @@ def validation_summary(run: ValidationRun) -> dict[str, Any]:
 
 
 def render_validation(s: dict[str, Any], console: Console) -> None:
+    """Print a `validation_summary` (finding counts, then findings by reason) as rich tables."""
     console.print(f"{s['records']} records: {s['errors']} error finding(s) in {s['records_with_errors']} record(s), "
                   f"{s['warnings']} warning(s)")
     if s["by_reason"]:

@@ -273,7 +273,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
 
     Args:
         root: the splits directory (artifacts/splits).
-        split, version: names of the split and version.
+        split: name of the split.
+        version: name of the version (e.g. "v1").
         tasks: task records (sorted here by id).
         rejections: rejection records (sorted here by candidate id).
         manifest: manifest fields except `files` and `counts`, which are filled here.
@@ -319,7 +320,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes([flat_rejection(r) for r in rejections]),
              "rejections.parquet": rejections_parquet(rejections)}
     manifest = dict(manifest, counts=count_tasks(tasks, rejections, manifest.get("config", {}).get("intents")))
-    manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")} for n, b in files.items()}
+    manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")}
+                         for n, b in files.items()}
     manifest["files"]["rejections.parquet"]["rows"] = len(rejections)  # records, as for the JSONL files
     errors = schema_errors("split_manifest", manifest)
     if errors:

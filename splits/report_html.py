@@ -11,7 +11,7 @@ import html
 import io
 import re
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -19,11 +19,14 @@ from matplotlib.ticker import MaxNLocator
 
 from validation.findings import STAGE_NAMES
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 SOURCES = ("query", "persona", "clarification")
 
 # Only the figure API is used (never pyplot), so no global backend is chosen and rendering is safe
 # from the threads a Prefect task runner uses; figures are saved straight to SVG.
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",   # text stays <text>: smaller, searchable, no glyph defs repeated per plot
     "text.parse_math": False,  # a "$" in a label is text, never mathtext
     "font.family": "DejaVu Sans",

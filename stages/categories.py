@@ -31,8 +31,8 @@ def eligible_mask(eligibility: pl.DataFrame, intent: IntentSpec) -> pl.Series:
 
     The conditions are a copy of those in `stages.sampling.sample_candidates` (kept here so the
     sampler's module stays untouched); tests/stages/test_categories.py checks on real snapshots,
-    for every intent of intents.toml, that the two agree, so a condition added there fails the test. Nulls (no rating, no price) count as not eligible,
-    as they do in the sampler's filter.
+    for every intent of intents.toml, that the two agree, so a condition added there fails the test.
+    Nulls (no rating, no price) count as not eligible, as they do in the sampler's filter.
 
     Args:
         eligibility: output of `stages.sampling.eligibility_columns`.
@@ -107,8 +107,8 @@ def category_report(
 
     categories = []
     for category, size in sizes.iter_rows():
-        rows = keys_by_category.get(category)
-        rows = rows.to_dicts() if rows is not None else []
+        frame = keys_by_category.get(category)
+        rows = frame.to_dicts() if frame is not None else []
         keys = [{"key": r["key"], "products": r["products"], "coverage": round(r["coverage"], 4),
                  "status": status[r["key"]][0], "field": status[r["key"]][1]} for r in rows]
         categories.append({

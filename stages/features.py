@@ -15,7 +15,8 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from stages.fields import FieldSpec, FieldTable
 from stages.intents import IntentSpec
@@ -23,6 +24,9 @@ from stages.reviews import extract_opinions
 from stages.vocabulary import MIN_VALUE_SUPPORT, usable_values
 from stages.text import UNIT_ALIASES, contains_phrase, format_number, keywords, normalize, tokens
 from stages.vouchers import budget_numbers, generate_budget
+
+if TYPE_CHECKING:
+    import polars as pl
 
 PRICE_BUCKETS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
 RATING_COUNT_BUCKETS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
@@ -163,12 +167,12 @@ def split_options(spec: FieldSpec, value: str) -> list[str]:
     return [p for p in parts if p.strip()]
 
 
-def detail_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+def detail_values(product: Mapping[str, Any], spec: FieldSpec) -> list[str]:
     """Every raw value the product has for canonical detail field `spec` (all aliases merged)."""
     return [d["value"] for d in product.get("details") or [] if d["key"] == spec.name and d["value"]]
 
 
-def detail_options(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+def detail_options(product: Mapping[str, Any], spec: FieldSpec) -> list[str]:
     """Every option (after `split_options`) the product has for `spec`; what attribute checkers compare with."""
     return [opt for raw in detail_values(product, spec) for opt in split_options(spec, raw)]
 
@@ -367,7 +371,7 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
 
 
 def detail_rows(products: "pl.DataFrame", table: FieldTable) -> "pl.DataFrame":
-    """row (the product's position in `products`, Int32), key, value of every field-table detail of every product.
+    """Every field-table detail of every product as rows of (row, key, value); row is its position (Int32).
 
     The one explosion of the nested `details` column a build makes: sampling eligibility, the
     negative-value vocabulary and the answer-set index all read it (at 3.7M products each

@@ -34,5 +34,8 @@ def seed_int(*parts: object) -> int:
 
 
 def rng(*parts: object) -> random.Random:
-    """A private `random.Random` seeded from sha256 of named parts, e.g. rng(seed, "split", intent, asin, attempt)."""
+    """A private `random.Random` seeded from sha256 of named parts.
+
+    For example `rng(seed, "split", intent, asin, attempt)`.
+    """
     return random.Random(seed_int(*parts))

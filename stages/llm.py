@@ -89,8 +89,9 @@ class LLMSettings:
         Raises:
             SettingError: no base URL or model given (one line naming the options and variables).
         """
-        values = {"base_url": os.environ.get("OPENAI_BASE_URL", ""), "api_key": os.environ.get("OPENAI_API_KEY", ""),
-                  "model": os.environ.get("ECOMBENCH_LLM_MODEL", "")}
+        values: dict[str, Any] = {"base_url": os.environ.get("OPENAI_BASE_URL", ""),
+                                  "api_key": os.environ.get("OPENAI_API_KEY", ""),
+                                  "model": os.environ.get("ECOMBENCH_LLM_MODEL", "")}
         values.update({k: v for k, v in overrides.items() if v is not None})
         if not values["base_url"] or not values["model"]:
             need = "need" if " and " in needed_by else "needs"
@@ -131,8 +132,11 @@ class LLMClient:
     USAGE_KEYS = ("calls", "cache_hits", "requests", "retries", "repairs", "prompt_tokens", "completion_tokens")
 
     def usage(self) -> dict[str, Any]:
-        """Totals of USAGE_KEYS (zeros included) and `by_part`: the same counters per purpose that made a
-        request (query, persona, slots, opinions, judge), for the manifest."""
+        """Totals of USAGE_KEYS (zeros included) and `by_part`, for the manifest.
+
+        `by_part` holds the same counters per purpose that made a request (query, persona, slots,
+        opinions, judge).
+        """
         with self._lock:
             stats = dict(self.stats)
         by_part: dict[str, dict[str, int]] = {}
@@ -149,7 +153,11 @@ class LLMClient:
 
     def _request(self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any],
                  purpose: str | None = None) -> dict[str, Any]:
-        """One reply for `messages`, from the cache or the server (with retries). Returns {"text", "refusal", "usage"}."""
+        """One reply for `messages`, from the cache or the server (with retries).
+
+        Returns:
+            {"text", "refusal", "usage"}.
+        """
         s = self.settings
         params = {"model": s.model, "temperature": s.temperature, "max_tokens": s.max_tokens, "seed": s.seed,
                   "response_format": s.response_format}

@@ -63,7 +63,8 @@ def extract_opinions(reviews: list[dict[str, Any]], n: int, rng: random.Random) 
         Fewer than `n` items when the reviews do not support more; the caller rejects the
         candidate (reason no_reviews).
     """
-    eligible = [r for r in reviews if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
+    eligible = [r for r in reviews
+                if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
     eligible.sort(key=lambda r: (-(r.get("helpful_vote") or 0), r["review_id"]))
     chosen: list[dict[str, Any]] = []
     for review in eligible:

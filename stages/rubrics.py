@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from rubric_types import as_rubric, bound_phrase, kind_for_feature
+from rubric_types import bound_phrase, kind_for_feature
 from schemas.models import Rubric, RubricSpec
 from stages.features import Feature
 from stages.fields import FieldTable
@@ -59,5 +59,5 @@ def build_rubrics(assignment: Assignment, table: FieldTable) -> list[Rubric]:
 
 def rubric_lock(rubrics: Iterable[Rubric | Mapping[str, Any]]) -> str:
     """sha256 of the canonical JSON of the rubrics (order included), typed or as records."""
-    return sha256_hex(canonical_json([as_rubric(r).record() if not isinstance(r, Mapping) else dict(r)
+    return sha256_hex(canonical_json([r.record() if not isinstance(r, Mapping) else dict(r)
                                       for r in rubrics]))

@@ -34,14 +34,19 @@ class SamplingResult:
 
     @property
     def shortfall(self) -> int:
+        """Candidates requested but not found (0 when enough were eligible)."""
         return max(0, self.requested - len(self.candidates))
 
 
 def eligibility_columns(products: pl.DataFrame, table: FieldTable, details: pl.DataFrame | None = None) -> pl.DataFrame:
-    """parent_asin, main_category, detail_field_count (distinct field-table detail keys with a value), numerics,
-    review_count.
+    """The columns sampling eligibility is decided on, one row per product.
+
+    Returns parent_asin, main_category, detail_field_count (distinct field-table detail keys with a
+    value), numerics, review_count.
 
     Args:
+        products: a products.parquet frame.
+        table: the field table (which detail keys count).
         details: `stages.features.detail_rows(products, table)` when the caller has it already.
     """
     if details is None:
@@ -59,8 +64,10 @@ def eligibility_columns(products: pl.DataFrame, table: FieldTable, details: pl.D
 
 
 def eligibility_condition(intent: IntentSpec) -> pl.Expr:
-    """The intent's sampling conditions as one polars expression over `eligibility_columns`
-    (the one place they are written; `eligibility_rule` says them in words)."""
+    """The intent's sampling conditions as one polars expression over `eligibility_columns`.
+
+    The one place they are written; `eligibility_rule` says them in words.
+    """
     cond = pl.col("detail_field_count") >= intent.min_detail_fields
     if intent.min_average_rating is not None:
         cond &= pl.col("average_rating") >= intent.min_average_rating

@@ -78,6 +78,7 @@ class Assignment:
                 source[source.index(old)] = new
 
     def counts(self) -> dict[str, int]:
+        """Features per source: query, persona, clarification."""
         return {"query": len(self.query), "persona": len(self.persona), "clarification": len(self.clarification)}
 
     def leave_out_most_selective(self, config: SplitConfig) -> Feature | None:
@@ -93,7 +94,8 @@ class Assignment:
             The feature left out, or None when nothing may go (the assignment is unchanged).
         """
         hidden = len(self.persona) + len(self.clarification)
-        share = math.ceil(hidden * config.query_ratio / (1 - config.query_ratio) - 1e-9) if config.query_ratio < 1 else 0
+        share = (math.ceil(hidden * config.query_ratio / (1 - config.query_ratio) - 1e-9)
+                 if config.query_ratio < 1 else 0)
         if not self.optional or len(self.query) - 1 < max(config.min_query, share):
             return None
         dropped = self.optional.pop(0)
@@ -119,7 +121,8 @@ class QueryNotSearchable(PartitionInfeasible):
 
 def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random) -> list[Feature]:
     """At most `intent.max_features` features: entity and intent-required fields first, the rest drawn with rng."""
-    fixed = [f for f in features if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields]
+    fixed = [f for f in features
+             if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields]
     rest = [f for f in features if f not in fixed]
     rng.shuffle(rest)
     if intent.min_query_attributes:
@@ -129,13 +132,16 @@ def select_features(features: list[Feature], intent: IntentSpec, rng: random.Ran
 
 
 def entangled_fields(features: list[Feature]) -> set[str]:
-    """Fields whose value is stated inside another feature's value ("Blue" colour and "Blue" ink,
-    price cap 20 and "at least 20 ratings"). Hiding one would leak through the other, so both stay
-    in the query."""
+    """Fields whose value is stated inside another feature's value.
+
+    For example "Blue" colour and "Blue" ink, price cap 20 and "at least 20 ratings". Hiding one
+    would leak through the other, so both stay in the query.
+    """
     out: set[str] = set()
     for a in features:
         for b in features:
-            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value, a.field) for fb in value_forms(b.value, b.field)):
+            if a is not b and any(contains_phrase(fb, fa) for fa in value_forms(a.value, a.field)
+                                  for fb in value_forms(b.value, b.field)):
                 out.update((a.field, b.field))
     return out
 
@@ -187,7 +193,8 @@ def split_features(
     need = config.min_query + config.min_persona + config.min_clarification
     entangled = entangled_fields(features)
     ranked = _by_support(features, support or {}, rng)  # most selective first
-    fixed, free = [], []
+    fixed: list[Feature] = []
+    free: list[Feature] = []
     for f in ranked:
         # A negative feature is the intent's stated exclusion ("explicitly excluding", intents.toml): it sits in
         # the query (issue #12: 8 of 66 negative_constraint tasks stated none there).

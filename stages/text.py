@@ -21,7 +21,8 @@ _PERCENT = re.compile(r"(\d)\s*%")
 _POSSESSIVE = re.compile(r"(\w)['’]s\b")
 # Plural forms the naive rule gets wrong, and words that only look plural.
 IRREGULAR = {"series": "series", "news": "news", "species": "species", "knives": "knife", "wives": "wife",
-             "shelves": "shelf", "leaves": "leaf", "halves": "half", "children": "child", "feet": "foot", "teeth": "tooth", "geese": "goose", "mice": "mouse",
+             "shelves": "shelf", "leaves": "leaf", "halves": "half", "children": "child", "feet": "foot",
+             "teeth": "tooth", "geese": "goose", "mice": "mouse",
              "glasses": "glasses", "pants": "pants", "shorts": "shorts", "scissors": "scissors",
              "jeans": "jeans", "earbuds": "earbud", "lens": "lens", "gas": "gas", "bus": "bus", "plus": "plus"}
 
@@ -140,7 +141,8 @@ def find_phrase(haystack: str, needle: str) -> tuple[int, int] | None:
     first = next(i for i in range(last, -1, -1) if holds(i, last))  # the latest start that still holds it
     start, end = words[first][0], words[last][1]
     # Trim punctuation that clings to the words ("Black," -> "Black") while the needle stays whole.
-    while end - start > 1 and haystack[end - 1] in ".,;:!?)]'" and f" {n} " in f" {normalize(haystack[start:end - 1])} ":
+    while (end - start > 1 and haystack[end - 1] in ".,;:!?)]'"
+           and f" {n} " in f" {normalize(haystack[start:end - 1])} "):
         end -= 1
     while end - start > 1 and haystack[start] in "([\"'" and f" {n} " in f" {normalize(haystack[start + 1:end])} ":
         start += 1
@@ -170,8 +172,11 @@ def _article(word: str) -> str:
 
 
 def fix_articles(text: str) -> str:
-    """Choose "a" or "an" by the next word's sound, as far as spelling tells: "an Automobile",
-    "a USB", "an HDMI", "a Universal". Only the lowercase/capitalised article words "a"/"an" change."""
+    """Choose "a" or "an" by the next word's sound, as far as spelling tells.
+
+    For example "an Automobile", "a USB", "an HDMI", "a Universal". Only the lowercase/capitalised
+    article words "a"/"an" change.
+    """
     def repl(m: re.Match) -> str:
         art, word = m.group(1), m.group(2)
         new = _article(word)

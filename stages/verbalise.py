@@ -46,8 +46,11 @@ def noise_whitelist() -> dict[str, set[str]]:
 
 
 def requirement_phrase(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> str:
-    """How the query states one rubric: "made of Plastic", "cost no more than $20", "its colour must not
-    be Blue or Red" (its rubric type's phrase; a record is parsed first)."""
+    """How the query states one rubric.
+
+    For example "made of Plastic", "cost no more than $20", "its colour must not be Blue or Red"
+    (its rubric type's phrase; a record is parsed first).
+    """
     typed = as_spec(rubric)
     return kind_of(typed).query_phrase(typed, table)
 
@@ -101,8 +104,11 @@ def write_query(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
 
 
 def _subject(entity: str | None) -> tuple[str, bool]:
-    """("wall clocks", True) / ("a VGA cable", False) / ("a product", False): the query's subject and
-    whether it is plural. Acronyms and codes keep their case; other words are lower-cased."""
+    """The query's subject and whether it is plural.
+
+    For example ("wall clocks", True) / ("a VGA cable", False) / ("a product", False). Acronyms and
+    codes keep their case; other words are lower-cased.
+    """
     if not entity:
         return "a product", False
     words = [w if (len(w) > 1 and w.isupper()) or any(c.isdigit() for c in w) else w.lower() for w in entity.split()]
@@ -125,7 +131,8 @@ def _plural_verb(phrase: str) -> str:
     """Make a phrase that opens with "that <verb>" agree with a plural subject: "that pairs" -> "that pair".
 
     Only a phrase's opening verb changes, and only a listed one ("that keys in the same pocket
-    won't mark" has no verb there)."""
+    won't mark" has no verb there).
+    """
     words = phrase.split(" ", 2)
     if len(words) >= 2 and words[0] == "that" and words[1] in _PLURAL_VERBS:
         words[1] = _PLURAL_VERBS[words[1]]
@@ -187,7 +194,7 @@ def clarification_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTabl
 
 def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int) -> dict[str, Any]:
     """One slot per clarification rubric: the field's keywords (label included) and a reply containing the value."""
-    slots = []
+    slots: list[dict[str, Any]] = []
     for r in (r for r in rubrics if r.info_source == "clarification"):
         spec = table.by_rubric_field(r.field)
         slots.append({

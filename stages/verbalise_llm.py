@@ -79,8 +79,11 @@ def _data(text: str) -> str:
 
 
 def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, str]) -> list[str]:
-    """The query's requirements as the prompt lists them, "- r2: made of Mesh" (same phrases as the template
-    verbaliser; implicit rubrics as "- r3: CUE: <cue>"; catalog text made delimiter-safe)."""
+    """The query's requirements as the prompt lists them, "- r2: made of Mesh".
+
+    Same phrases as the template verbaliser; implicit rubrics as "- r3: CUE: <cue>"; catalog text
+    made delimiter-safe.
+    """
     lines = []
     for r in rubrics:
         if r.info_source != "query":
@@ -137,9 +140,12 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
 
 
 def noise_options(rubrics: list[Rubric]) -> dict[str, list[str]]:
-    """The whitelisted options of each noise field, minus any that repeat a rubric value (token-aware, as
-    stages.verbalise.write_persona skips them). Household and occupation are listed per age range
-    ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6 checks."""
+    """The whitelisted options of each noise field, minus any that repeat a rubric value.
+
+    Token-aware, as stages.verbalise.write_persona skips them. Household and occupation are listed per
+    age range ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6
+    checks.
+    """
     values = [v for r in rubrics for v in kind_of(r).forms(r)]
     vocab = persona_vocab()
 
@@ -187,8 +193,11 @@ def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTabl
 
 
 def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
-    """One prompt line per clarification rubric: id, field label, the value (delimited data) and the
-    field table's keywords as suggestions."""
+    """One prompt line per clarification rubric.
+
+    Each holds the id, field label, the value (delimited data) and the field table's keywords as
+    suggestions.
+    """
     lines = []
     for r in rubrics:
         if r.info_source != "clarification":
@@ -232,11 +241,15 @@ def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: Fie
 
 
 def opinion_reviews(reviews: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The reviews shown to the opinion writer: positive, long enough (stages.reviews rules), most helpful
-    first, then by review_id; at most REVIEWS_IN_PROMPT."""
+    """The reviews shown to the opinion writer.
+
+    Positive, long enough (stages.reviews rules), most helpful first, then by review_id; at most
+    REVIEWS_IN_PROMPT.
+    """
     from stages.reviews import MIN_RATING, MIN_TEXT_CHARS
 
-    eligible = [r for r in reviews if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
+    eligible = [r for r in reviews
+                if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
     eligible.sort(key=lambda r: (-(r.get("helpful_vote") or 0), r["review_id"]))
     return eligible[:REVIEWS_IN_PROMPT]
 
@@ -262,9 +275,11 @@ def write_opinions_llm(client: LLMClient, product: dict[str, Any],
     if not shown:
         return [], []
     blocks = "\n".join(f"<<<REVIEW id={_data(r['review_id'])} rating={r.get('rating')}\n"
-                       f"{_data(r.get('title') or '')}. {_data((r.get('text') or '')[:REVIEW_CHARS])}>>>" for r in shown)
+                       f"{_data(r.get('title') or '')}. {_data((r.get('text') or '')[:REVIEW_CHARS])}>>>"
+                       for r in shown)
     text = (prompt_template("opinions").replace("{n}", str(n)).replace("{product}", _data(product.get("title") or ""))
             .replace("{reviews}", blocks))
     reply = client.call_json([{"role": "user", "content": text}], "review_opinions", reply_schema("opinions"),
                              purpose="opinions")
-    return [{"phrase": " ".join(o["phrase"].split()), "review_ids": list(o["review_ids"])} for o in reply["opinions"]], shown
+    return [{"phrase": " ".join(o["phrase"].split()), "review_ids": list(o["review_ids"])}
+            for o in reply["opinions"]], shown

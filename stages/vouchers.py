@@ -109,8 +109,11 @@ def _coupon_text(c: dict[str, Any]) -> str:
 
 
 def describe_budget(budget: dict[str, Any]) -> str:
-    """The voucher and budget in words, e.g. "I have a shop coupon for $5 off orders of $20 or
-    more, and I can pay at most $24 after it."."""
+    """The voucher and budget in words.
+
+    For example "I have a shop coupon for $5 off orders of $20 or more, and I can pay at most $24
+    after it.".
+    """
     v = budget["voucher"]
     c = v["coupons"]
     # Every coupon is stated (the schema allows one to three), in the order apply_voucher uses them.

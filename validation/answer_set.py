@@ -12,7 +12,7 @@ containment, bounds as stated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import polars as pl
@@ -36,17 +36,20 @@ class Postings:
 
     def __init__(self, key_ids: pl.Series, ids: pl.Series, n_keys: int, keys: list[str] | None = None,
                  dedupe: bool = True):
-        """Args:
-            key_ids, ids: equal-length integer series, one (key, id) pair per position.
+        """Index (key id, id) pairs as sorted postings.
+
+        Args:
+            key_ids: integer series, one key id per position.
+            ids: integer series of the same length as `key_ids`, the id paired with each key id.
             n_keys: number of keys (key ids lie in 0..n_keys-1).
             keys: text of each key number, for `get`; None when looked up by number only.
             dedupe: drop repeated pairs.
         """
         code = (key_ids.cast(pl.UInt64) * (1 << 32) + ids.cast(pl.UInt64)).rename("code")
         code = code.unique() if dedupe else code
-        code = code.sort().to_numpy()
-        self.ids = (code & 0xFFFFFFFF).astype(np.int32)
-        counts = np.bincount((code >> 32).astype(np.int64), minlength=n_keys)
+        codes = code.sort().to_numpy()
+        self.ids = (codes & 0xFFFFFFFF).astype(np.int32)
+        counts = np.bincount((codes >> 32).astype(np.int64), minlength=n_keys)
         self.offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         self.positions = dict(zip(keys, range(len(keys)))) if keys is not None else {}
 
@@ -94,14 +97,14 @@ def _intersect(sets: list[np.ndarray]) -> np.ndarray:
 
 @dataclass
 class CatalogIndex:
-    """Pre-normalised views of a catalog for answer sets; products are addressed by row number.
+    r"""Pre-normalised views of a catalog for answer sets; products are addressed by row number.
 
     Attributes:
         products: row, parent_asin, title_norm (padded with spaces), price, average_rating, rating_number.
         options: row, opt_id — one row per distinct detail option of a product.
         option_vocab: opt_id, key (canonical), option_norm (padded) — each distinct option once.
         title_postings / option_postings / review_postings: token -> rows (option keys are
-            "<key>\\x1f<token>"), each built from the tokens of distinct texts.
+            "<key>\x1f<token>"), each built from the tokens of distinct texts.
         reviews: row (the product's), text_norm (padded), when built with reviews.
     """
 
@@ -212,6 +215,7 @@ class CatalogIndex:
         """Checker-ready product dicts of the given rows (with "reviews" when the index has them)."""
         out = self.source[rows].to_dicts()
         if self.review_rows is not None:
+            assert self.review_offsets is not None  # built together with review_rows
             lo, hi = self.review_offsets[rows], self.review_offsets[rows + 1]
             picked = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(rows) else _EMPTY
             reviews = self.review_rows[picked].select("review_id", "parent_asin", "rating", "title", "text").to_dicts()
@@ -246,7 +250,8 @@ class CatalogIndex:
             rows = kind_of(r).within_bounds(self, rows, r)
         return rows
 
-    def answer_set(self, rubrics: list[RubricLike] | list[dict[str, Any]], limit: int | None = None) -> list[str]:
+    def answer_set(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]],
+                   limit: int | None = None) -> list[str]:
         """Sorted parent_asins of all products satisfying every rubric (see `answer_set_vectorised`).
 
         When a rubric's value can narrow the catalog through the token postings (attributes,

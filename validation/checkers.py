@@ -8,7 +8,7 @@ tests hold the two equal.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from rubric_types import (RUBRIC_TYPES, SATISFIED, NotSatisfied, RubricLike, Unscorable, Verdict, as_spec,
                           in_bound, kind_of)
@@ -21,7 +21,8 @@ __all__ = ["CHECKERS", "SATISFIED", "UNSCORABLE_OVERLAP", "NotSatisfied", "Unsco
 CHECKERS = RUBRIC_TYPES  # the registry: rubric type -> its class (with .check)
 
 
-def check(rubric: RubricLike | Mapping[str, Any], product: Mapping[str, Any], table: FieldTable | None = None) -> Verdict:
+def check(rubric: RubricLike | Mapping[str, Any], product: Mapping[str, Any],
+          table: FieldTable | None = None) -> Verdict:
     """Check one rubric against one product with the registered checker for its type.
 
     Args:
@@ -39,7 +40,7 @@ def check(rubric: RubricLike | Mapping[str, Any], product: Mapping[str, Any], ta
     return kind_of(typed).check(typed, product, table or load_field_table())
 
 
-def failing_rubrics(rubrics: list[RubricLike] | list[Mapping[str, Any]], product: Mapping[str, Any],
+def failing_rubrics(rubrics: Sequence[RubricLike] | Sequence[Mapping[str, Any]], product: Mapping[str, Any],
                     table: FieldTable) -> list[dict[str, Any]]:
     """Every rubric the product does not satisfy, with the verdict: [{rubric_id, field, status, why}]."""
     out = []

@@ -38,10 +38,11 @@ REASONS: dict[int, tuple[str, ...]] = {
     4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target", "persona_not_needed",
         "clarification_not_needed", "exclusion_excludes_nothing"),
     5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue"),
-    6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted", "slot_incomplete",
-        "slot_unreachable", "slot_collision"),
-    7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement", "clarification_not_revealed",
-        "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large", "query_surface_missing",
+    6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted",
+        "slot_incomplete", "slot_unreachable", "slot_collision"),
+    7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement",
+        "clarification_not_revealed", "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large",
+        "query_surface_missing",
         "query_surface_unanchored", "query_surface_mismatch", "judge_rejected", "judge_unscored",
         "oracle_failed"),
 }
@@ -53,7 +54,8 @@ STAGE_OF_REASON = {reason: stage for stage, reasons in REASONS.items() for reaso
 CALLER_STAGE_REASONS = frozenset({"llm_error", "llm_invalid_output", "llm_refusal"})
 
 Reason = Enum("Reason", {code: code for codes in REASONS.values() for code in codes}, type=str)  # type: ignore[misc]
-Reason.__doc__ = "Every stable reason code, derived from REASONS (the one table): Reason.query_pins_target == 'query_pins_target'."
+Reason.__doc__ = ("Every stable reason code, derived from REASONS (the one table): "
+                  "Reason.query_pins_target == 'query_pins_target'.")
 
 
 def rejection_stage(reason: str, running_stage: int) -> int:

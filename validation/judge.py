@@ -32,8 +32,11 @@ JUDGE_REVIEW_CHARS = 800
 
 
 def judge_payload(task: dict[str, Any], reviews: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """What the judge sees of a task: every source, the rubrics and the target (no answer set, no ids of
-    other products); the reviews each review_opinion rubric cites, cut to JUDGE_REVIEW_CHARS."""
+    """What the judge sees of a task.
+
+    Every source, the rubrics and the target (no answer set, no ids of other products); the reviews
+    each review_opinion rubric cites, cut to JUDGE_REVIEW_CHARS.
+    """
     persona = {k: v for k, v in task["user_persona"].items() if k != "user_id"}
     payload: dict[str, Any] = {
         "user_query": task["user_query"],
@@ -44,7 +47,8 @@ def judge_payload(task: dict[str, Any], reviews: list[dict[str, Any]] | None = N
                     for r in task["rubrics"]],
         "target_product": task["target_product"],
     }
-    cited = {rid for r in as_rubrics(task["rubrics"]) if kind_of(r).needs_reviews for rid in (r.source_review_ids or [])}
+    cited = {rid for r in as_rubrics(task["rubrics"]) if kind_of(r).needs_reviews
+             for rid in (r.source_review_ids or [])}
     if cited and reviews:
         payload["reviews"] = [{"review_id": r["review_id"], "rating": r.get("rating"),
                                "text": review_text(r)[:JUDGE_REVIEW_CHARS]}

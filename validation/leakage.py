@@ -2,8 +2,8 @@
 
 - an implicit requirement's value must not appear in the query (only its cue), nor may
 - a persona or clarification value appear in the query, in any spelling the field
-  table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches "bored" and "1.69 in" matches
-  "1.69-inch"; reference §15.15 compared characters and skipped numbers);
+  table lists for it (token-, number- and unit-aware through stages.text, so "red" never matches
+  "bored" and "1.69 in" matches "1.69-inch"; reference §15.15 compared characters and skipped numbers);
 - persona noise must come from the whitelist and repeat no rubric value;
 - every clarification slot must be complete, no keyword may belong to two slots, and each slot's
   canonical question must open it and only it (validation/slots.py).
@@ -97,20 +97,23 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
     by_age = persona_vocab()["by_age"].get(str((persona.get("demographics") or {}).get("age_range")))
     if by_age:
         for group, name in (("lifestyle", "occupation"), ("demographics", "household")):
-            value = (persona.get(group) or {}).get(name)
-            if value is not None and value in allowed.get(f"{group}.{name}", ()) and value not in by_age[name]:
+            chosen = (persona.get(group) or {}).get(name)
+            if chosen is not None and chosen in allowed.get(f"{group}.{name}", ()) and chosen not in by_age[name]:
                 findings.append(Finding("persona_noise_not_whitelisted",
-                                        f"persona {group}.{name} = {value!r} does not fit age range "
+                                        f"persona {group}.{name} = {chosen!r} does not fit age range "
                                         f"{persona['demographics']['age_range']!r}",
-                                        {"field": f"{group}.{name}", "value": value,
+                                        {"field": f"{group}.{name}", "value": chosen,
                                          "age_range": persona["demographics"]["age_range"]}))
     findings.extend(check_slots(task["clarification_script"], rubrics, table))
     return findings
 
 
-def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]], table: FieldTable) -> list[Finding]:
-    """The clarification script's findings: slot_incomplete (bad link, not 7-10 distinct keywords after
-    normalisation, no field name among them, reply without the value in an accepted or spoken spelling),
+def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, Any]],
+                table: FieldTable) -> list[Finding]:
+    """The clarification script's findings.
+
+    slot_incomplete (bad link, not 7-10 distinct keywords after normalisation, no field name among
+    them, reply without the value in an accepted or spoken spelling),
     slot_collision (a keyword in two slots, a question opening two slots) and slot_unreachable
     (validation/slots.py). Used by check_leakage and, before the task schema, for LLM-written slots.
     """

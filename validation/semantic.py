@@ -108,7 +108,8 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
                                     {"rubric_id": rid, "field": r.field}))
             continue
         if not contains_phrase(query, surface):
-            findings.append(Finding("query_surface_unanchored", f"query surface {surface!r} of {rid} is not in the query",
+            findings.append(Finding("query_surface_unanchored",
+                                    f"query surface {surface!r} of {rid} is not in the query",
                                     {"rubric_id": rid, "surface": surface, "text": query}))
             continue
         if rid in implicit:
@@ -226,8 +227,11 @@ def task_problems(task: dict[str, Any], table: FieldTable) -> list[str]:
 
 
 def intent_problems(rubrics: list[Rubric] | list[dict[str, Any]], intent: Any) -> list[str]:
-    """What the intent's definition requires but the rubrics lack: its required rubric types (with
-    counts) and a query rubric on each of its query_fields (stages/intents.toml)."""
+    """What the intent's definition requires but the rubrics lack.
+
+    Its required rubric types (with counts) and a query rubric on each of its query_fields
+    (stages/intents.toml).
+    """
     typed = as_rubrics(rubrics)
     have = Counter(r.type for r in typed)
     missing = [f"{n} x {t}" for t, n in Counter(intent.required_types).items() if have[t] < n]

@@ -226,9 +226,11 @@ def reachability_questions(spec: Any) -> list[str]:
 
 
 def check_reachability(script: dict[str, Any], table: FieldTable) -> list[Finding]:
-    """Ask each slot its canonical question and the field table's two natural questions about its field:
+    """Ask each slot its canonical question and the field table's two natural questions about its field.
+
     slot_unreachable when a question does not open the slot, slot_collision when it opens other slots
-    too. Findings carry the question and the slots it opened."""
+    too. Findings carry the question and the slots it opened.
+    """
     findings = []
     slots = script["clarification_slots"]
     for slot in slots:

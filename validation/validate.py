@@ -60,7 +60,8 @@ def parse_task_lines(text: str) -> tuple[list[Any], list[int], list[dict[str, An
         try:
             rec = json.loads(raw)
         except json.JSONDecodeError as exc:
-            bad.append(finding_row(Finding("malformed_record", f"line {n} is not JSON ({exc.msg} at column {exc.colno})",
+            bad.append(finding_row(Finding("malformed_record",
+                                           f"line {n} is not JSON ({exc.msg} at column {exc.colno})",
                                            {"line": n, "excerpt": raw[:200]}), None, n))
             continue
         if not isinstance(rec, dict):
@@ -117,7 +118,8 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
     script = record["clarification_script"]
     for s in script["clarification_slots"]:
         linked = list(s["linked_rubric_ids"])
-        field_name = _canonical_field(s["field"], table) if "field" in s else field_of.get(linked[0], "") if linked else ""
+        field_name = (_canonical_field(s["field"], table) if "field" in s
+                      else field_of.get(linked[0], "") if linked else "")
         slots.append({"slot_id": s["slot_id"], "linked_rubric_ids": linked, "field": field_name,
                       "trigger_keywords": s["trigger_keywords"], "user_response": s["user_response"]})
     tp = record["target_product"]
@@ -168,8 +170,10 @@ def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, s
             continue
         cue = cue_for(cue_table, intent.cue_kind, r["field"], r["expected_value"], product_type, table)
         if cue is None:
-            findings.append(Finding("no_implicit_cue", f"implicit rubric {rid} ({r['field']} = {r['expected_value']!r}) "
-                                    f"has no {intent.cue_kind} cue in cues.toml", {"rubric_id": rid, "field": r["field"]}))
+            findings.append(Finding("no_implicit_cue",
+                                    f"implicit rubric {rid} ({r['field']} = {r['expected_value']!r}) "
+                                    f"has no {intent.cue_kind} cue in cues.toml",
+                                    {"rubric_id": rid, "field": r["field"]}))
         else:
             cues[rid] = cue
     return cues, findings

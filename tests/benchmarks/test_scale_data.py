@@ -42,7 +42,8 @@ def real() -> dict:
             obj = json.loads(line)
             for k, v in obj.items():
                 values.setdefault(k, set()).add(json.dumps(v, sort_keys=True))
-    reviews = {json.dumps({k: v for k, v in json.loads(line).items() if k not in ("asin", "parent_asin")}, sort_keys=True)
+    reviews = {json.dumps({k: v for k, v in json.loads(line).items() if k not in ("asin", "parent_asin")},
+                          sort_keys=True)
                for line in (SHARED / "with-reviews" / "reviews_electronics.jsonl").read_bytes().splitlines()}
     return {"meta": values, "reviews": reviews}
 
@@ -68,7 +69,8 @@ def test_every_product_gets_a_new_unique_parent_asin_and_real_values(pool, real)
     assert review_rows and {r["parent_asin"] for r in review_rows} <= set(ids)
     assert all(r["asin"] == r["parent_asin"] for r in review_rows)
     for r in review_rows:
-        assert json.dumps({k: v for k, v in r.items() if k not in ("asin", "parent_asin")}, sort_keys=True) in real["reviews"]
+        assert (json.dumps({k: v for k, v in r.items() if k not in ("asin", "parent_asin")}, sort_keys=True)
+                in real["reviews"])
 
 
 def test_lines_are_in_the_official_raw_form(pool):

@@ -116,7 +116,8 @@ def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_pat
     assert [b["reason"] for b in cut] == ["truncated_gzip"]
     assert 0 < len(from_gz) < 40
     assert cut[0]["line"] == len(from_gz) + 1
-    assert [p["parent_asin"] for p in from_gz] == [orjson.loads(x)["parent_asin"] for x in sample_lines[30:30 + len(from_gz)]]
+    assert [p["parent_asin"] for p in from_gz] == [orjson.loads(x)["parent_asin"]
+                                                   for x in sample_lines[30:30 + len(from_gz)]]
 
 
 def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):

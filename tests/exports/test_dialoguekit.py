@@ -42,7 +42,8 @@ def test_a_run_round_trips_through_dialoguekit(full_build, tmp_path):
         assert len(agent_turns) == len(asks) + 1 and agent_turns[-1].dialogue_acts[0].intent.label == "REVEAL"
         # Every tool call is kept, in order, as an annotation.
         calls = [a.value["step"] for u in agent_turns for a in u.annotations if a.key == "tool_call"]
-        assert calls + [c["step"] for c in dialogue.metadata["trailing_tool_calls"]] == [s["step"] for s in rec["steps"]]
+        assert (calls + [c["step"] for c in dialogue.metadata["trailing_tool_calls"]]
+                == [s["step"] for s in rec["steps"]])
 
 
 def test_revealed_slots_are_disclosed_with_their_slot_and_value(full_build, tmp_path):

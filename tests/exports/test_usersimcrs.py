@@ -74,7 +74,8 @@ def test_every_task_becomes_an_information_need_userSimCRS_can_load(full_build, 
 
 def test_a_target_items_properties_hold_its_attribute_constraints(full_build, tmp_path):
     out = tmp_path / "usersimcrs"
-    assert CliRunner().invoke(app, ["export", str(full_build.path), "--format", "usersimcrs", "--out", str(out)]).exit_code == 0
+    assert CliRunner().invoke(app, ["export", str(full_build.path), "--format", "usersimcrs",
+                                    "--out", str(out)]).exit_code == 0
     config = yaml.safe_load((out / "config.yaml").read_text(encoding="utf-8"))
     items = load_items_csv(out / "items.csv", config)
     needs = read_information_needs(out / "information_needs.json")

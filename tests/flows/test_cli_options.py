@@ -1,4 +1,7 @@
-"""`ecombench build` options are generated from BuildConfig: one option per field, its help and default from the model."""
+"""`ecombench build` options are generated from BuildConfig.
+
+One option per field, its help and default from the model.
+"""
 
 from __future__ import annotations
 

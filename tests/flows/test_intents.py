@@ -32,7 +32,8 @@ def target(full_catalog, task):
 
 
 def cue_of(table, rubric, kind):
-    return load_cues(table).get((rubric["field"].removeprefix("details."), normalize(rubric["expected_value"])), {}).get(kind)
+    return load_cues(table).get((rubric["field"].removeprefix("details."), normalize(rubric["expected_value"])),
+                                {}).get(kind)
 
 
 # ---------------------------------------------------------------- every intent
@@ -155,13 +156,15 @@ def test_review_driven_always_has_two_opinions_backed_by_the_targets_own_reviews
             ids = r.get("source_review_ids") or []
             if not ids or not set(ids) <= set(reviews):
                 bad.append((t["id"], r["id"], "ids", ids))
-            elif not all(contains_phrase(f"{reviews[i]['title']}. {reviews[i]['text']}", r["expected_value"]) for i in ids):
+            elif not all(contains_phrase(f"{reviews[i]['title']}. {reviews[i]['text']}", r["expected_value"])
+                         for i in ids):
                 bad.append((t["id"], r["id"], "a source review does not state the phrase"))
     assert bad == []
 
 
 def test_review_driven_opinions_are_stated_in_the_query(full_build):
-    missing = [(t["id"], r["expected_value"]) for t in full_build.of("review_driven") for r in of_type(t, "review_opinion")
+    missing = [(t["id"], r["expected_value"]) for t in full_build.of("review_driven")
+               for r in of_type(t, "review_opinion")
                if not contains_phrase(t["user_query"], r["expected_value"])]
     assert missing == []
 
@@ -194,7 +197,8 @@ def test_implicit_intents_state_a_requirement_only_through_its_cue(full_build, f
 def test_a_query_without_its_cue_is_caught_as_implicit_cue_missing(full_build, full_catalog):
     table = full_catalog.table
     task, r, cue = next((copy.deepcopy(t), r, cue) for t in full_build.of("knowledge_reasoning") for r in t["rubrics"]
-                        if r["id"] in t["implicit_rubric_ids"] and (cue := cue_of(table, r, "knowledge")) in t["user_query"])
+                        if r["id"] in t["implicit_rubric_ids"]
+                        and (cue := cue_of(table, r, "knowledge")) in t["user_query"])
     task["user_query"] = task["user_query"].replace(cue, "that suits me")
     # every implicit rubric's cue (a task may now have up to three, issue #12); only r's is gone from the query
     cues = {o["id"]: cue_of(table, o, "knowledge") for o in task["rubrics"] if o["id"] in task["implicit_rubric_ids"]}

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from pipeline.candidate import build_candidate
 from schemas import schema_errors

@@ -12,7 +12,8 @@ from flows.cli import app
 def test_run_agent_then_grade_writes_trajectories_metrics_and_a_summary(full_build, tmp_path):
     runner = CliRunner()
     out = tmp_path / "oracle.trajectories.jsonl"
-    run = runner.invoke(app, ["run-agent", str(full_build.path), "--agent", "oracle", "--limit", "6", "--out", str(out)])
+    run = runner.invoke(app, ["run-agent", str(full_build.path), "--agent", "oracle", "--limit", "6",
+                              "--out", str(out)])
     assert run.exit_code == 0, run.output
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["task_id"] for r in records] == sorted(t["id"] for t in full_build.tasks)[:6]
@@ -21,7 +22,8 @@ def test_run_agent_then_grade_writes_trajectories_metrics_and_a_summary(full_bui
     metrics = json.loads((tmp_path / "oracle.metrics.json").read_text(encoding="utf-8"))
     # Six episodes ran; every other task of the split counts as missing (no recommendation).
     assert metrics["overall"]["tasks"] == len(full_build.tasks)
-    assert metrics["overall"]["correct"] == 6 and metrics["episodes"]["missing_trajectories"] == len(full_build.tasks) - 6
+    assert metrics["overall"]["correct"] == 6
+    assert metrics["episodes"]["missing_trajectories"] == len(full_build.tasks) - 6
     assert (tmp_path / "oracle.summary.md").read_text(encoding="utf-8").startswith("# oracle on ")
     assert "accuracy" in graded.output
 

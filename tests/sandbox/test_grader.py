@@ -26,7 +26,8 @@ def _recommend(catalog, task, asin):
 def test_each_rubric_type_is_graded_by_code(sandbox_catalog, built_tasks, rubric_type):
     task = first_task(built_tasks, lambda t: any(r["type"] == rubric_type for r in t["rubrics"]))
     rubric = next(r for r in task["rubrics"] if r["type"] == rubric_type)
-    target = grade_episode(task, _recommend(sandbox_catalog, task, task["target_product"]["parent_asin"]), sandbox_catalog)
+    target = grade_episode(task, _recommend(sandbox_catalog, task, task["target_product"]["parent_asin"]),
+                           sandbox_catalog)
     assert target["status"] == "correct" and target["exact_match"] and target["all_satisfied"]
     assert all(r["by"] == "code" and r["status"] == "satisfied" for r in target["rubric_results"])
     # A real product of the catalog that fails this rubric by code fails the task on it.

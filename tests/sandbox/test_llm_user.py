@@ -11,7 +11,6 @@ from flows.cli import app
 from sandbox.agents import run_oracle
 from sandbox.grader import grade
 from sandbox.llm_user import LLMShopper, ShopperEpisode
-from sandbox.tools import EpisodeLimits
 from sandbox.trajectory import run_episodes
 from stages.llm import LLMClient, LLMSettings
 from tests.llm_server import Reply, ScriptedLLM
@@ -88,7 +87,8 @@ def test_replies_are_cached_so_a_rerun_is_identical(sandbox_catalog, built_tasks
             shopper = _shopper(server, tmp_path, sandbox_catalog.table)
             runs.append(run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
                                      episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)))
-            calls = len(server.requests) if len(runs) == 1 else calls
+            if len(runs) == 1:
+                calls = len(server.requests)
         assert len(server.requests) == calls > 0  # the second run made no call
     assert runs[0] == runs[1]
 

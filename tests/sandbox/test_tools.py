@@ -16,7 +16,8 @@ def _episode(catalog, task, **limits):
 
 
 def _text(row):
-    return " ".join([row["title"] or "", *(row["features"] or []), *(f"{d['key']} {d['value']}" for d in row["details"])])
+    return " ".join([row["title"] or "", *(row["features"] or []),
+                     *(f"{d['key']} {d['value']}" for d in row["details"])])
 
 
 def test_ten_tools_each_with_an_openai_function_schema():
@@ -110,7 +111,8 @@ def test_product_details_show_canonical_details_and_unknown_ids_are_errors(sandb
     assert "error" in ep.call("get_product_details", {"product_id": "NOT-AN-ASIN"})
 
 
-def test_review_stats_are_the_snapshot_values_and_too_many_ids_is_an_error_not_a_truncation(sandbox_catalog, built_tasks):
+def test_review_stats_are_the_snapshot_values_and_too_many_ids_is_an_error_not_a_truncation(
+        sandbox_catalog, built_tasks):
     ids = sorted(sandbox_catalog.rows)[:MAX_IDS + 1]
     ep = _episode(sandbox_catalog, built_tasks[0])
     stats = ep.call("get_product_review_stats", {"product_ids": ids[:3]})["products"]

@@ -41,13 +41,15 @@ def test_a_rubric_without_a_value_is_invalid(accepted_tasks):
     assert schema_errors("rubric", dict(r, expected_value=None)) != []
 
 
-# Regression: the JSON Schema lacks the model's type/value rule (_value_fits_type), so a numeric_range rubric with a string value passes schema_errors and publishing
+# Regression: the JSON Schema lacks the model's type/value rule (_value_fits_type), so a numeric_range rubric with a
+# string value passes schema_errors and publishing
 def test_a_numeric_rubric_with_a_string_value_is_invalid(accepted_tasks):
     r = next(r for r in accepted_tasks[0]["rubrics"] if r["type"] == "numeric_range")
     assert schema_errors("rubric", dict(r, expected_value="cheap")) != []
 
 
-# Regression: the JSON Schema lacks NumericBound's 'min or max' rule, so an empty bound {} (which every product satisfies) passes schema_errors
+# Regression: the JSON Schema lacks NumericBound's 'min or max' rule, so an empty bound {} (which every product
+# satisfies) passes schema_errors
 def test_an_empty_numeric_bound_is_invalid(accepted_tasks):
     r = next(r for r in accepted_tasks[0]["rubrics"] if r["type"] == "numeric_range")
     assert schema_errors("rubric", dict(r, expected_value={})) != []

@@ -54,7 +54,8 @@ def test_published_rows_match_the_results(published, records):
     _, outcome = published
     tasks, rejections = records
     lines = (outcome.path / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == len(tasks) and len((outcome.path / "rejections.jsonl").read_bytes().splitlines()) == len(rejections)
+    assert len(lines) == len(tasks)
+    assert len((outcome.path / "rejections.jsonl").read_bytes().splitlines()) == len(rejections)
 
 
 def test_published_tasks_are_sorted_by_id_and_schema_valid(published):

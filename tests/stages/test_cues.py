@@ -40,7 +40,8 @@ def test_bundled_cues_are_keyed_by_canonical_field_and_normalised_value(table):
 
 
 def test_every_cue_row_names_a_detail_field_of_the_field_table(table, rows):
-    assert [r["field"] for r in rows if r["field"] not in table.fields or table.fields[r["field"]].kind != "detail"] == []
+    assert [r["field"] for r in rows
+            if r["field"] not in table.fields or table.fields[r["field"]].kind != "detail"] == []
 
 
 def test_every_cue_row_has_a_knowledge_or_scenario_clause(rows):

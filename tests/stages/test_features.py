@@ -92,7 +92,8 @@ def test_a_clean_real_value_is_kept_as_is(table):
     assert clean(table, "Material", "Tempered Glass") == ("Tempered Glass", "")  # B07Z8ZXDFY
 
 
-# Regression: the 'sentence' rule drops real brands with initials ('C.P. Company', B00S58MT2Q; 'U.S. Cellular', B0B53DQG9X)
+# Regression: the 'sentence' rule drops real brands with initials ('C.P. Company', B00S58MT2Q;
+# 'U.S. Cellular', B0B53DQG9X)
 def test_a_brand_with_initials_is_kept(table):
     assert clean(table, "Brand", "C.P. Company") == ("C.P. Company", "")
 
@@ -125,7 +126,8 @@ def test_a_multi_option_field_yields_one_of_its_options(rich_catalog, product_se
     assert colours == {"Black", "Blue"}
 
 
-# Regression: options are split before HTML is stripped, so '</B>' splits on '/' and prose fragments ('Safety Warning<', 'the item must be stored correctly') become Special Feature values of B00EABJUFG
+# Regression: options are split before HTML is stripped, so '</B>' splits on '/' and prose fragments
+# ('Safety Warning<', 'the item must be stored correctly') become Special Feature values of B00EABJUFG
 def test_a_real_html_blurb_yields_no_special_feature(rich_catalog, product_search, table):
     product = rich_catalog.product("B00EABJUFG")
     values = [f.value for s in range(5) for f in extract_features(product, product_search, table, rng(s))[0]

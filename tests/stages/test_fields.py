@@ -104,14 +104,16 @@ def test_a_clarification_field_with_too_few_keywords_is_rejected(tmp_path):
 
 def test_a_keyword_shared_by_two_fields_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\nkeywords = ["shade"]\n'
-                                  '[fields."Finish Type"]\nlabel = "finish"\nsources = ["query"]\nkeywords = ["Shade"]\n')
+                                  '[fields."Finish Type"]\nlabel = "finish"\nsources = ["query"]\n'
+                                  'keywords = ["Shade"]\n')
     with pytest.raises(SettingError, match="(?i)keyword .shade. .*Color"):
         load_field_table(path)
 
 
 def test_an_alias_shared_by_two_fields_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\naliases = ["Finish"]\n'
-                                  '[fields."Finish Type"]\nlabel = "finish"\nsources = ["query"]\naliases = ["finish"]\n')
+                                  '[fields."Finish Type"]\nlabel = "finish"\nsources = ["query"]\n'
+                                  'aliases = ["finish"]\n')
     with pytest.raises(SettingError, match="alias"):
         load_field_table(path)
 

@@ -135,7 +135,8 @@ def test_the_key_never_reaches_the_cache_or_the_manifest_settings(rich_plan, acc
         _build(ctx, client, intent, product)
     cached = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
     assert cached and "sk-test-secret" not in cached
-    assert "sk-test-secret" not in json.dumps(client.settings.public()) and "sk-test-secret" not in repr(client.settings)
+    assert "sk-test-secret" not in json.dumps(client.settings.public())
+    assert "sk-test-secret" not in repr(client.settings)
 
 
 def test_json_schema_goes_in_response_format(rich_plan, accepted, tmp_path):
@@ -172,7 +173,8 @@ def test_missing_server_settings_are_one_clear_error(monkeypatch):
 
 
 def test_good_query_helper_states_every_requirement():
-    prompt = ("x\nNow the real one.\nPRODUCT TYPE: <<<cases>>>\nREQUIREMENTS:\n- r1: in Black\n- r2: CUE: that pairs over radio\n")
+    prompt = ("x\nNow the real one.\nPRODUCT TYPE: <<<cases>>>\nREQUIREMENTS:\n- r1: in Black\n"
+              "- r2: CUE: that pairs over radio\n")
     assert good_query(prompt) == "I'm looking for cases in Black, that pairs over radio."
 
 

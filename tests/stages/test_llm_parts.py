@@ -275,7 +275,8 @@ def test_review_text_in_the_prompt_cannot_close_its_delimiters(review_plan, tmp_
     shown["text"] = (shown.get("text") or "") + " " + injected
     with ScriptedLLM({}) as server:
         result = _build(ctx, _client(server, tmp_path), "review_driven", product)
-        prompt = next(r["messages"][0]["content"] for r in server.requests if "<<<REVIEW" in r["messages"][0]["content"])
+        prompt = next(r["messages"][0]["content"] for r in server.requests
+                      if "<<<REVIEW" in r["messages"][0]["content"])
     real = prompt.split("Now the real one.")[-1]
     assert real.count("<<<REVIEW") == real.count(">>>") - 1  # one per review, plus the product line
     assert "Ignore the rules" in real and "» Now the real one" in prompt

@@ -64,7 +64,8 @@ def test_the_two_opinions_come_from_different_reviews(full_catalog, asin):
     reviews = reviews_of(full_catalog, asin)
     text = {r["review_id"]: r["text"] for r in reviews}
     a, b = extract_opinions(reviews, 2, random.Random(0))
-    assert {text[i] for i in eligible_sources(reviews, a["phrase"])} != {text[i] for i in eligible_sources(reviews, b["phrase"])}
+    assert ({text[i] for i in eligible_sources(reviews, a["phrase"])}
+            != {text[i] for i in eligible_sources(reviews, b["phrase"])})
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -107,7 +108,8 @@ def test_every_opinion_of_the_review_file_is_a_short_opinion_clause(full_catalog
     for asin, reviews in full_catalog.reviews.items():
         for op in extract_opinions(reviews, 2, random.Random(asin)):
             words = op["phrase"].split()
-            if not (3 <= len(words) <= 8 and keywords(op["phrase"]) & OPINION_WORDS) or re.search(r"\d|<|>", op["phrase"]):
+            if (not (3 <= len(words) <= 8 and keywords(op["phrase"]) & OPINION_WORDS)
+                    or re.search(r"\d|<|>", op["phrase"])):
                 bad.append((asin, op["phrase"]))
     assert bad == []
 

@@ -211,7 +211,8 @@ def test_describe_budget_states_an_uncapped_percentage(full_catalog):
 
 def test_describe_budget_states_every_coupon_of_a_three_coupon_stack():
     # Regression: the schema allows three coupons; the third one was silently left out.
-    budget = {"max_total": 12.0, "voucher": voucher("stacked", percent(10, 20, cap=3), fixed(2, 15), fixed(1, 11, "brand"))}
+    budget = {"max_total": 12.0,
+              "voucher": voucher("stacked", percent(10, 20, cap=3), fixed(2, 15), fixed(1, 11, "brand"))}
     Budget.model_validate(budget)
     assert _unstated(budget) == []
 

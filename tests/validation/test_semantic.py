@@ -15,7 +15,8 @@ def test_the_unbroken_task_has_no_source_findings(task, rich_catalog):
 
 def test_the_unbroken_task_has_a_small_answer_set_with_its_target(task, rich_catalog, rich_plan):
     target = task["target_product"]["parent_asin"]
-    answers, findings = check_answer_set(task["rubrics"], target, rich_catalog.index, rich_plan[0].config.max_answer_set)
+    answers, findings = check_answer_set(task["rubrics"], target, rich_catalog.index,
+                                         rich_plan[0].config.max_answer_set)
     assert (answers, findings) == (task["answer_set"], [])
 
 

@@ -237,7 +237,6 @@ def test_validate_names_a_missing_catalog(split, tmp_path):
 
 
 def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_results):
-    from stages.fields import load_field_table
     from stages.intents import load_intents
     from validation.semantic import intent_problems
 
