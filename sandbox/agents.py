@@ -274,7 +274,8 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
 
 def voucher_budget(text: str) -> dict[str, Any] | None:
     """The coupon budget a query states ("I have a tiered shop coupon: $1 off orders of $4 or more, ... and I
-    can pay at most $7 after the coupons.") as {"max_total", "voucher"} for stages.vouchers.apply_voucher."""
+    can pay at most $7 after the coupons.") as {"max_total", "voucher"} for stages.vouchers.apply_voucher.
+    """
     pay = _PAY.search(text)
     if not pay:
         return None
@@ -350,7 +351,8 @@ def _read_answer(reply: str, fields: tuple[str, ...], table: FieldTable, learned
 def _questions_to_ask(episode: Episode, table: FieldTable, hits: list[str], learned: _Learned) -> list[str]:
     """Fields worth a question: the clarification-capable fields the query's top search hits commonly
     carry (catalog statistics), most common first, after the price and rating questions; fields the query
-    or profile already speaks of are skipped."""
+    or profile already speaks of are skipped.
+    """
     from validation.slots import read_question
 
     task = episode.task
@@ -380,7 +382,8 @@ def _judge(product: dict[str, Any], stats: dict[str, Any], learned: _Learned, qu
            table: FieldTable) -> tuple[bool, tuple[int, ...]]:
     """(passes the hard limits, score): limits are the numeric bounds, the budget and the excluded values;
     the score counts answers whose words state one of the product's values, profile wishes it meets, and
-    words of the query its values repeat."""
+    words of the query its values repeat.
+    """
     from stages.replies import reply_states
     from stages.text import contains_phrase, tokens
     from stages.vouchers import apply_voucher
@@ -507,7 +510,8 @@ ABLATED_ORACLES = ("oracle_no_ask", "oracle_no_profile")
 def ablated_known_rubrics(episode: Episode, table: FieldTable, skip: str) -> tuple[list[dict[str, Any]],
                                                                                  list[dict[str, Any]]]:
     """`known_rubrics` without one source: skip="clarification" never calls ask_user, skip="persona" never
-    calls get_user_profile. The skipped source's rubrics are returned as unknown."""
+    calls get_user_profile. The skipped source's rubrics are returned as unknown.
+    """
     task = episode.task
     profile = ({} if skip == "persona" else
                episode.call("get_user_profile", {}).get("profile", {}).get("product_requirements", {}))

@@ -117,7 +117,8 @@ def _plain(value: Any) -> Any:
 def speech_case(value: str) -> str:
     """A catalog value as a person says it: "Faux Leather" -> "faux leather", "Shock-Absorbent" ->
     "shock-absorbent"; acronyms and codes ("TPU", "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth",
-    "Windows 10", "Wi-Fi") keep their case."""
+    "Windows 10", "Wi-Fi") keep their case.
+    """
     def word(w: str) -> str:
         core = re.sub(r"['’]s$", "", w.strip("()[],.;:'\""))
         if not core or core.lower() in PROPER_WORDS or any(c.isdigit() for c in core):
@@ -166,7 +167,8 @@ def age_phrase(value: str) -> str | None:
 
 def spoken_forms(value: Any, field: str) -> list[str]:
     """The ways a reply may state `value` besides the value itself ("a 6-month-old" for "6 - 6 months"),
-    so checks that a reply reveals its value, or that a query hides it, know the spoken spelling."""
+    so checks that a reply reveals its value, or that a query hides it, know the spoken spelling.
+    """
     name = field.removeprefix("details.")
     if name in AGE_FIELDS and isinstance(value, str):
         phrase = age_phrase(value)
@@ -177,7 +179,8 @@ def spoken_forms(value: Any, field: str) -> list[str]:
 def reply_states(reply: str, value: Any, field: str) -> bool:
     """True when a reply reveals `value`: it holds every form of the value (stages.features.value_forms,
     token-aware) or the value's spoken form ("a 6-month-old"). Stage 6's slot completeness and stage 7's
-    clarification check both ask this."""
+    clarification check both ask this.
+    """
     from stages.features import value_forms
     from stages.text import contains_phrase
 
@@ -244,7 +247,8 @@ def exclusion_reply(field: str, values: list[str], table: FieldTable) -> str:
 
 def value_reply(field: str, value: str, table: FieldTable) -> str:
     """One value said aloud, by the field's template for its kind: ages ("It's for a 6-year-old."),
-    measures ("I'd like a 10.1-inch screen."), counts, or plain values in speech case."""
+    measures ("I'd like a 10.1-inch screen."), counts, or plain values in speech case.
+    """
     spec = table.by_rubric_field(field)
     templates = TEMPLATES.get(spec.name, {})
     if spec.name in AGE_FIELDS:
@@ -265,7 +269,8 @@ def _capital(text: str) -> str:
 
 def no_preference_reply(labels: list[str]) -> str:
     """The reply to a question about fields the shopper keeps no hidden requirement on: true for those
-    fields only, never a claim that nothing else is left."""
+    fields only, never a claim that nothing else is left.
+    """
     return (f"I don't have a particular {_join(labels, 'or')} in mind beyond what I've told you. "
             "Is there something else specific you'd like to know?")
 

@@ -221,7 +221,8 @@ def canonical_question(label: str) -> str:
 
 def reachability_questions(spec: Any) -> list[str]:
     """The questions stage 6 asks a slot of this field: the canonical one and the field's two natural
-    questions from the field table (`questions`)."""
+    questions from the field table (`questions`).
+    """
     return [canonical_question(spec.label), *spec.questions[:2]]
 
 

@@ -13,7 +13,6 @@ from stages.cues import load_cues
 from stages.features import PRICE_BUCKETS, detail_options
 from stages.intents import load_intents
 from stages.text import contains_phrase, normalize
-from stages.verbalise import persona_entry
 from stages.vouchers import apply_voucher, budget_numbers
 from validation.checkers import check
 from validation.leakage import leak_forms
