@@ -101,7 +101,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("split", type=Path, help="a split version directory holding tasks.jsonl")
     parser.add_argument("--catalog", type=Path, required=True, help="the catalog snapshot the split was built on")
-    parser.add_argument("--misses", action="store_true", help="also list every question that missed or opened a wrong slot")
+    parser.add_argument("--misses", action="store_true",
+                        help="also list every question that missed or opened a wrong slot")
     args = parser.parse_args()
     tasks = [json.loads(line) for line in (args.split / "tasks.jsonl").open(encoding="utf-8")]
     catalog = SandboxCatalog.open(args.catalog)

@@ -163,7 +163,8 @@ def render_card(manifest: dict[str, Any], catalog_manifest: dict[str, Any] | Non
              "code, message, and `evidence` as JSON text in its reason's one shape "
              "(schemas/evidence/<reason>.schema.json) |",
              "", "`polars.read_ndjson`, DuckDB's `read_json_auto` and `datasets` read both files with no options. "
-             "Decode one reason's evidence after filtering on `reason` (polars: `pl.col(\"evidence\").str.json_decode(dtype)`, "
+             "Decode one reason's evidence after filtering on `reason` "
+             "(polars: `pl.col(\"evidence\").str.json_decode(dtype)`, "
              "the dtype from `schemas.evidence.polars_dtype(reason)`; DuckDB: `evidence->>'$.key'`), "
              f"or read `rejections.parquet` ({c['rejections']} rows): the same rejections with `evidence` as one typed "
              "struct of every reason's keys, null where a reason does not use them "
@@ -188,7 +189,8 @@ def render_card(manifest: dict[str, Any], catalog_manifest: dict[str, Any] | Non
     lines += [f"| {k} | {x['accepted']} | {x['rejected']} |" for k, x in c["per_intent"].items()]
     if c["rejection_reasons"]:
         lines += ["", "| reason | rejected | inspect |", "|---|---:|---|"]
-        lines += [f"| `{k}` | {n} | `ecombench inspect {name} --reason {k}` |" for k, n in c["rejection_reasons"].items()]
+        lines += [f"| `{k}` | {n} | `ecombench inspect {name} --reason {k}` |"
+                  for k, n in c["rejection_reasons"].items()]
     lines += ["", "## Source data", "", CATALOG_NOTE, "", *_inputs_table(catalog_manifest), "",
               "## Files", "", "| file | sha256 | bytes |", "|---|---|---:|"]
     lines += [f"| `{k}` | `{f['sha256']}` | {f['bytes']} |" for k, f in manifest["files"].items()]

@@ -513,7 +513,8 @@ def validate(
                                                     show_default="the split manifest's catalog")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Findings report (JSONL, one finding a line); default "
                                                 "artifacts/findings/<split>-<version>.findings.jsonl.")] = None,
-    record_format: Annotated[Literal["auto", "ecombench", "ecomagentbench"], typer.Option("--format", help="Record format: auto (per record), "
+    record_format: Annotated[Literal["auto", "ecombench", "ecomagentbench"],
+                             typer.Option("--format", help="Record format: auto (per record), "
                                                "ecombench or ecomagentbench.")] = "auto",
     max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
                                                           "manifest's, else 5).")] = None,
@@ -581,7 +582,8 @@ def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
 def run_agent(
     ctx: typer.Context,
     split: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")],
-    agent: Annotated[Literal["oracle", "null", "llm", "diligent"], typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
+    agent: Annotated[Literal["oracle", "null", "llm", "diligent"],
+                     typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
                                        "for the query), llm (a chat model with tool calling) or diligent "
                                        "(scripted, no rubric knowledge: asks natural questions).")] = "oracle",
     out: Annotated[Optional[Path], typer.Option(help="Trajectory file (JSONL); default artifacts/runs/"
@@ -704,7 +706,8 @@ def export(
     ctx: typer.Context,
     source: Annotated[Path, typer.Argument(help="usersimcrs: a split version (directory, <split>@<version> or "
                                            "<split>); dialoguekit: a trajectory file of `ecombench run-agent`.")],
-    fmt: Annotated[Literal["usersimcrs", "dialoguekit"], typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
+    fmt: Annotated[Literal["usersimcrs", "dialoguekit"],
+                   typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
                                      "dialoguekit (the run's trajectories as DialogueKit dialogues).")],
     out: Annotated[Optional[Path], typer.Option(help="Output directory (usersimcrs; default artifacts/exports/"
                                                 "<split>-<version>/usersimcrs) or JSON file (dialoguekit; default "
@@ -812,7 +815,7 @@ def main() -> None:
             print(exc.code, file=sys.stderr)
             code = 1
     try:
-        threading._shutdown()  # what a normal exit does first: join non-daemon threads
+        getattr(threading, "_shutdown")()  # private: what a normal exit does first: join non-daemon threads
     except AttributeError:
         pass
     atexit._run_exitfuncs()

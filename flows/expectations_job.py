@@ -227,7 +227,7 @@ def serve(path: Path, idle: float) -> None:
                         raise ValueError("stages/intents.toml differs from the build's")
                     products, _ = load_snapshot(Path(request["catalog"]))
                     summary = run_suites(products, request["tasks"], SplitConfig(**request["partition"]), intents)
-                    reply = {"summary": summary}
+                    reply: dict[str, Any] = {"summary": summary}
                 except Exception as exc:  # the client then validates in its own process and shows the error
                     reply = {"error": f"{type(exc).__name__}: {exc}"}
                 with contextlib.suppress(OSError):

@@ -137,7 +137,8 @@ def start_or_reuse(artifacts: Path, idle: float | None = None) -> SharedServer:
         if state and state["prefect_home"] == home and _alive(state["pid"]) and healthy(state["url"]):
             os.environ["PREFECT_API_URL"] = state["url"]
             return SharedServer("reused", state["url"], state["pid"])
-        if state and state["prefect_home"] == home and _alive(state["pid"]) and state.get("starting_until", 0) > time.time():
+        if (state and state["prefect_home"] == home and _alive(state["pid"])
+                and state.get("starting_until", 0) > time.time()):
             os.environ["PREFECT_API_URL"] = state["url"]  # another command is starting it right now
             return SharedServer("started", state["url"], state["pid"], path.with_suffix(".log"))
         port = _free_port()

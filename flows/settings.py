@@ -82,7 +82,8 @@ class BuildConfig(BaseModel):
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
-    verbaliser: Literal["template", "llm"] = Field(default="template", description="template (offline) or llm (an OpenAI-compatible server).")
+    verbaliser: Literal["template", "llm"] = Field(default="template", description="template (offline) or llm "
+                                                   "(an OpenAI-compatible server).")
     llm_model: str | None = Field(default=None, description="llm: model id sent to the server (else "
                                                             "ECOMBENCH_LLM_MODEL).")
     llm_temperature: float = Field(default=0.0, ge=0, le=2, description="llm: sampling temperature.")
@@ -107,7 +108,8 @@ class BuildConfig(BaseModel):
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
     resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
                                                    "(artifacts/cache/batches); false recomputes everything.")
-    task_runner: Literal["threads", "dask"] = Field(default="threads", description="How batches run: threads (one process) or dask (prefect-dask: "
+    task_runner: Literal["threads", "dask"] = Field(default="threads", description="How batches run: threads "
+                                         "(one process) or dask (prefect-dask: "
                                          "the cluster at dask_address, else a temporary local one).")
     dask_address: str | None = Field(default=None, description="dask: scheduler address, e.g. tcp://host:8786 "
                                                                "(`dask scheduler`); unset starts a local cluster. "

@@ -140,7 +140,8 @@ def diligent_check(tasks: list[dict[str, Any]], catalog: SandboxCatalog, table: 
         opened += len(record["revealed_slots"])
         calls.append(record["tool_calls"])
     return {"tasks": len(tasks), "correct": correct, "accuracy": round(correct / len(tasks), 4) if tasks else None,
-            "by_intent": {i: {"tasks": c["tasks"], "correct": c["correct"], "accuracy": round(c["correct"] / c["tasks"], 4)}
+            "by_intent": {i: {"tasks": c["tasks"], "correct": c["correct"],
+                              "accuracy": round(c["correct"] / c["tasks"], 4)}
                           for i, c in sorted(by_intent.items())},
             "slots": slots, "slots_opened": opened, "slot_open_rate": round(opened / slots, 4) if slots else None,
             "tool_calls": _spread(calls)}

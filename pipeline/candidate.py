@@ -299,7 +299,10 @@ def _query_floor(ctx: BuildContext, intent: IntentSpec) -> int:
 
 
 def _hidden_floor(ctx: BuildContext, intent: IntentSpec) -> int:
-    """Products the rubrics without one hidden source must leave (BuildConfig.min_hidden_answer_set, or the intent's)."""
+    """Products the rubrics without one hidden source must leave.
+
+    BuildConfig.min_hidden_answer_set, or the intent's.
+    """
     return ctx.config.min_hidden_answer_set if intent.min_hidden_answer_set is None else intent.min_hidden_answer_set
 
 

@@ -174,6 +174,7 @@ class NumericRange(RubricKind):
         return table.by_rubric_field(rubric.field).persona_key, bound_phrase(rubric.field, rubric.expected_value)
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The bound said aloud (stages.replies.bound_reply)."""
         from stages.replies import bound_reply
 
         return bound_reply(rubric.field, rubric.expected_value, table)
@@ -276,6 +277,7 @@ class NegativeAttribute(RubricKind):
         return f"avoid_{table.by_rubric_field(rubric.field).persona_key}", list(rubric.expected_value)  # type: ignore[arg-type]
 
     def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+        """The excluded values said aloud (stages.replies.exclusion_reply)."""
         from stages.replies import exclusion_reply
 
         return exclusion_reply(rubric.field, list(rubric.expected_value), table)  # type: ignore[arg-type]

@@ -239,7 +239,8 @@ class LLMAgent:
 
 DILIGENT_MAX_QUESTIONS = 10
 DILIGENT_MIN_SHARE = 0.05  # ask about a detail field carried by at least this share of the query's top hits
-_BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most)\s+(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?)?")
+_BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most)\s+(\$?)([\d,]+(?:\.\d+)?)"
+                    r"\s*(stars?|ratings?)?")
 _NEGATIVE = re.compile(r"\b[Ii]ts ([a-z][a-z /()-]*?) must not be (.+?)(?:\.(?:\s|$)|$)")
 _EXCEPT = re.compile(r"^Any (.+?) is fine except (.+?)\.$")
 _OPINIONS = re.compile(r'reviews should say ((?:"[^"]+"(?:,? and |, )?)+)')
@@ -253,8 +254,10 @@ def _number(text: str) -> float:
 
 
 def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[str, Any]]:
-    """Price, rating and rating-count bounds a shopper's sentence states: "It must cost no more than $20 and
-    be rated at least 4 stars" -> {"price": {"max": 20.0, ...}, "average_rating": {"min": 4.0, ...}}.
+    """Price, rating and rating-count bounds a shopper's sentence states.
+
+    "It must cost no more than $20 and be rated at least 4 stars" -> {"price": {"max": 20.0, ...},
+    "average_rating": {"min": 4.0, ...}}.
 
     The field is told by the unit ($, stars, ratings); a bare number takes `field_hint`.
     """
@@ -273,8 +276,10 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
 
 
 def voucher_budget(text: str) -> dict[str, Any] | None:
-    """The coupon budget a query states ("I have a tiered shop coupon: $1 off orders of $4 or more, ... and I
-    can pay at most $7 after the coupons.") as {"max_total", "voucher"} for stages.vouchers.apply_voucher.
+    """The coupon budget a query states, as {"max_total", "voucher"} for stages.vouchers.apply_voucher.
+
+    For example "I have a tiered shop coupon: $1 off orders of $4 or more, ... and I can pay at most $7
+    after the coupons."
     """
     pay = _PAY.search(text)
     if not pay:
@@ -349,9 +354,11 @@ def _read_answer(reply: str, fields: tuple[str, ...], table: FieldTable, learned
 
 
 def _questions_to_ask(episode: Episode, table: FieldTable, hits: list[str], learned: _Learned) -> list[str]:
-    """Fields worth a question: the clarification-capable fields the query's top search hits commonly
-    carry (catalog statistics), most common first, after the price and rating questions; fields the query
-    or profile already speaks of are skipped.
+    """Fields worth a question.
+
+    The clarification-capable fields the query's top search hits commonly carry (catalog statistics),
+    most common first, after the price and rating questions; fields the query or profile already speaks
+    of are skipped.
     """
     from validation.slots import read_question
 
@@ -380,16 +387,18 @@ def _options(product: dict[str, Any], name: str, table: FieldTable) -> list[str]
 
 def _judge(product: dict[str, Any], stats: dict[str, Any], learned: _Learned, query: str,
            table: FieldTable) -> tuple[bool, tuple[int, ...]]:
-    """(passes the hard limits, score): limits are the numeric bounds, the budget and the excluded values;
-    the score counts answers whose words state one of the product's values, profile wishes it meets, and
-    words of the query its values repeat.
+    """(passes the hard limits, score).
+
+    Limits are the numeric bounds, the budget and the excluded values; the score counts answers whose
+    words state one of the product's values, profile wishes it meets, and words of the query its values
+    repeat.
     """
     from stages.replies import reply_states
     from stages.text import contains_phrase, tokens
     from stages.vouchers import apply_voucher
     from validation.checkers import in_bound
 
-    values = {"price": product.get("price"), "average_rating": stats.get("average_rating"),
+    values: dict[str, Any] = {"price": product.get("price"), "average_rating": stats.get("average_rating"),
               "rating_number": stats.get("rating_number")}
     for name, bound in learned.bounds.items():
         if values.get(name) is None or not in_bound(float(values[name]), bound):
@@ -452,7 +461,7 @@ def run_diligent(episode: Episode, table: FieldTable) -> dict[str, Any]:
                 found = episode.call("search_products", {"query": query, "page": page}).get("products", [])
                 for p in found:
                     ranked.setdefault(p["product_id"], len(ranked))
-        pool = sorted(ranked, key=ranked.get)
+        pool = sorted(ranked, key=ranked.__getitem__)
         stats: dict[str, dict[str, Any]] = {}
         for i in range(0, len(pool), 20):
             for s in episode.call("get_product_review_stats", {"product_ids": pool[i:i + 20]}).get("products", []):
@@ -509,15 +518,18 @@ ABLATED_ORACLES = ("oracle_no_ask", "oracle_no_profile")
 
 def ablated_known_rubrics(episode: Episode, table: FieldTable, skip: str) -> tuple[list[dict[str, Any]],
                                                                                  list[dict[str, Any]]]:
-    """`known_rubrics` without one source: skip="clarification" never calls ask_user, skip="persona" never
-    calls get_user_profile. The skipped source's rubrics are returned as unknown.
+    """`known_rubrics` without one source.
+
+    skip="clarification" never calls ask_user, skip="persona" never calls get_user_profile. The skipped
+    source's rubrics are returned as unknown.
     """
     task = episode.task
     profile = ({} if skip == "persona" else
                episode.call("get_user_profile", {}).get("profile", {}).get("product_requirements", {}))
     slot_of = {rid: s["slot_id"] for s in task["clarification_script"]["clarification_slots"]
                for rid in s["linked_rubric_ids"]}
-    known, unknown = [], []
+    known: list[dict[str, Any]] = []
+    unknown: list[dict[str, Any]] = []
     for r in task["rubrics"]:
         if r["info_source"] == skip:
             unknown.append(r)

@@ -7,7 +7,8 @@ attribute filtering with the checkers' own matching (§15.8, §15.25); `ask_user
 matcher validation uses (validation/slots.py), a too-long question costs no turn, revealed slots
 are logged (§15.23), a question about more than three fields gets "one thing at a time", one about
 a field the shopper keeps nothing hidden on says so for that field only, and anything else gets the
-default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic through `ast`, never `exec` (§15.24); limits
+default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic
+through `ast`, never `exec` (§15.24); limits
 are stated in the schemas and enforced with an error, never by silent truncation (§15.25); an
 unknown recommended id is an error the agent can correct, not the end of the episode (§15.26).
 """

@@ -174,7 +174,8 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                   "| products left | " + " | ".join(label for _, label in SIZE_BUCKETS) + " |",
                   "|---|" + "---:|" * len(SIZE_BUCKETS)]
         for key in ("without_persona", "without_clarification"):
-            lines.append(f"| {key.replace('_', ' ')} | " + " | ".join(str(hidden[key][label]) for _, label in SIZE_BUCKETS)
+            lines.append(f"| {key.replace('_', ' ')} | "
+                         + " | ".join(str(hidden[key][label]) for _, label in SIZE_BUCKETS)
                          + " |")
     checks = manifest.get("agent_checks") or {}
     if checks.get("oracle"):
@@ -225,8 +226,12 @@ def _catalog_manifest(manifest: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _quality_sections(manifest: dict[str, Any]) -> list[str]:
-    """report.md sections of issue #12: intent mix, product types, implicit requirements, persona fields, rejected values."""
-    c, lines = manifest["counts"], []
+    """report.md sections of issue #12.
+
+    Intent mix, product types, implicit requirements, persona fields, rejected values.
+    """
+    c = manifest["counts"]
+    lines: list[str] = []
     if "implicit_per_task" not in c:
         return lines  # a split built by older code
     requested = manifest.get("config", {}).get("candidates_per_intent")
@@ -249,21 +254,23 @@ def _quality_sections(manifest: dict[str, Any]) -> list[str]:
     if c.get("persona_fields"):
         total = sum(c["persona_fields"].values())
         lines += ["", "## Persona fields", "", "| field | persona rubrics | share |", "|---|---:|---:|"]
-        lines += [f"| {k.removeprefix('details.')} | {v} | {100 * v / total:.0f} % |" for k, v in c["persona_fields"].items()]
+        lines += [f"| {k.removeprefix('details.')} | {v} | {100 * v / total:.0f} % |"
+                  for k, v in c["persona_fields"].items()]
     rejected: dict[str, Counter] = {}
     for key, n in (manifest.get("stage_passes_all_attempts") or {}).items():
         if key.startswith("value_rejected|"):
             _, field_name, reason = key.split("|", 2)
             rejected.setdefault(field_name.removeprefix("details."), Counter())[reason] += n
     if rejected:
-        reasons = sorted({r for v in rejected.values() for r in v})
+        reason_keys = sorted({r for v in rejected.values() for r in v})
         lines += ["", "## Values rejected as requirements", "",
-                  "Detail values a shopper would not state, dropped in stage 2 (stages/vocabulary.py), counted once per "
-                  f"candidate; `rare_value`: carried by fewer than {manifest.get('config', {}).get('min_value_support')} "
+                  "Detail values a shopper would not state, dropped in stage 2 (stages/vocabulary.py), "
+                  "counted once per candidate; `rare_value`: carried by fewer than "
+                  f"{manifest.get('config', {}).get('min_value_support')} "
                   "catalog products in its field (`min_value_support`).", "",
-                  "| field | " + " | ".join(f"`{r}`" for r in reasons) + " |", "|---|" + "---:|" * len(reasons)]
+                  "| field | " + " | ".join(f"`{r}`" for r in reason_keys) + " |", "|---|" + "---:|" * len(reason_keys)]
         for field_name, v in sorted(rejected.items(), key=lambda kv: -sum(kv[1].values())):
-            lines.append(f"| {field_name} | " + " | ".join(str(v[r]) for r in reasons) + " |")
+            lines.append(f"| {field_name} | " + " | ".join(str(v[r]) for r in reason_keys) + " |")
     return lines
 
 
@@ -317,7 +324,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     if len(set(ids)) != len(ids):
         raise SchemaError("two tasks share an id")
     # rejections.jsonl: evidence as JSON text (any reader, no options); rejections.parquet: the same rows typed.
-    files = {"tasks.jsonl": jsonl_bytes(tasks), "rejections.jsonl": jsonl_bytes([flat_rejection(r) for r in rejections]),
+    files = {"tasks.jsonl": jsonl_bytes(tasks),
+             "rejections.jsonl": jsonl_bytes([flat_rejection(r) for r in rejections]),
              "rejections.parquet": rejections_parquet(rejections)}
     manifest = dict(manifest, counts=count_tasks(tasks, rejections, manifest.get("config", {}).get("intents")))
     manifest["files"] = {n: {"sha256": sha256_hex(b), "bytes": len(b), "rows": b.count(b"\n")}

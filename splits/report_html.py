@@ -122,7 +122,8 @@ def plot_rejection_reasons(manifest: dict[str, Any], rejections: list[dict[str, 
             left = [0] * len(intents)
             for reason, colour in zip(reasons, _colours(len(reasons))):
                 widths = [cells[(i, reason)] for i in intents]
-                ax.barh(ys, widths, left=left, color=colour, label=f"{stage_of[reason]}. {reason} ({by_reason[reason]})",
+                ax.barh(ys, widths, left=left, color=colour,
+                        label=f"{stage_of[reason]}. {reason} ({by_reason[reason]})",
                         height=0.7)
                 left = [a + b for a, b in zip(left, widths)]
             for y, total in zip(ys, left):
@@ -339,7 +340,8 @@ def _agent_checks(manifest: dict[str, Any]) -> list[str]:
     e = html.escape
     o, n, d = checks["oracle"], checks.get("null") or {}, checks.get("diligent") or {}
     rows = ["<h2>Agent checks</h2>", '<table id="agent-checks">',
-            "<thead><tr><th>agent</th><th class=n>tasks</th><th class=n>correct</th><th class=n>accuracy</th></tr></thead>",
+            "<thead><tr><th>agent</th><th class=n>tasks</th><th class=n>correct</th>"
+            "<th class=n>accuracy</th></tr></thead>",
             "<tbody>", f"<tr><td>oracle (validated candidates)</td><td class=n>{o['candidates']}</td>"
                        f"<td class=n>{o['solved']}</td><td class=n>{o['accuracy']:.1%}</td></tr>"]
     for name, v in (("null", n), ("diligent", d)):
@@ -359,8 +361,10 @@ def _agent_checks(manifest: dict[str, Any]) -> list[str]:
 
 
 def render_html(manifest: dict[str, Any], tasks: list[dict[str, Any]], rejections: list[dict[str, Any]]) -> str:
-    """report.html of a split version: what report.md says (header, acceptance, sampling shortfalls, rejection
-    reasons with their stage and `inspect` command, agent checks, data expectations), with five plots.
+    """report.html of a split version, with five plots.
+
+    What report.md says: header, acceptance, sampling shortfalls, rejection reasons with their stage and
+    `inspect` command, agent checks, data expectations.
 
     Args:
         manifest: the split manifest with `counts` filled (as publish_split writes it).

@@ -267,7 +267,8 @@ def _check_question_vocabulary(src: Path, fields: dict[str, FieldSpec], topics: 
             if name not in fields:
                 raise ValueError(f"{src}: field {f.name!r} falls back to unknown field {name!r}")
         if "clarification" in f.sources and len(f.questions) < 2:
-            raise ValueError(f"{src}: clarification field {f.name!r} needs two natural questions, has {len(f.questions)}")
+            raise ValueError(f"{src}: clarification field {f.name!r} needs two natural questions, "
+                             f"has {len(f.questions)}")
     for t in topics:
         for name in t.fields:
             if name not in fields:

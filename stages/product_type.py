@@ -52,7 +52,9 @@ _LINE_LABEL = re.compile(r"^\s*(?:\S+\s+){0,3}\S+:\s+")  # "Funko POP! TV: Marve
 
 
 def head_segments(title: str) -> list[str]:
-    """The title cut where its head ends ("PETIMETI Wall Mount for EERO 6 ..." -> ["PETIMETI Wall Mount", "EERO 6", ...]).
+    """The title cut where its head ends.
+
+    "PETIMETI Wall Mount for EERO 6 ..." -> ["PETIMETI Wall Mount", "EERO 6", ...].
 
     A short label before a colon ("Funko POP! TV: Marvel Vs Capcom ... Figure") names a product line, not
     what the product is, and is dropped.
@@ -110,6 +112,7 @@ def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozens
     # Confirmed when the category ends in the head's own noun and the head segment states it: "Wireless
     # Headphones" for "... Wireless Bluetooth Headphones", never "Toothbrushes" for "Toothbrush Cover".
     cat_tokens, phrase_tokens = tokens(category or ""), tokens(phrase)
-    if cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1] and keywords(category) <= keywords(segment):
+    if (category and cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1]
+            and keywords(category) <= keywords(segment)):
         return category
     return phrase

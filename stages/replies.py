@@ -115,9 +115,10 @@ def _plain(value: Any) -> Any:
 
 
 def speech_case(value: str) -> str:
-    """A catalog value as a person says it: "Faux Leather" -> "faux leather", "Shock-Absorbent" ->
-    "shock-absorbent"; acronyms and codes ("TPU", "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth",
-    "Windows 10", "Wi-Fi") keep their case.
+    """A catalog value as a person says it.
+
+    "Faux Leather" -> "faux leather", "Shock-Absorbent" -> "shock-absorbent"; acronyms and codes ("TPU",
+    "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth", "Windows 10", "Wi-Fi") keep their case.
     """
     def word(w: str) -> str:
         core = re.sub(r"['’]s$", "", w.strip("()[],.;:'\""))
@@ -166,8 +167,9 @@ def age_phrase(value: str) -> str | None:
 
 
 def spoken_forms(value: Any, field: str) -> list[str]:
-    """The ways a reply may state `value` besides the value itself ("a 6-month-old" for "6 - 6 months"),
-    so checks that a reply reveals its value, or that a query hides it, know the spoken spelling.
+    """The ways a reply may state `value` besides the value itself ("a 6-month-old" for "6 - 6 months").
+
+    So checks that a reply reveals its value, or that a query hides it, know the spoken spelling.
     """
     name = field.removeprefix("details.")
     if name in AGE_FIELDS and isinstance(value, str):
@@ -177,9 +179,10 @@ def spoken_forms(value: Any, field: str) -> list[str]:
 
 
 def reply_states(reply: str, value: Any, field: str) -> bool:
-    """True when a reply reveals `value`: it holds every form of the value (stages.features.value_forms,
-    token-aware) or the value's spoken form ("a 6-month-old"). Stage 6's slot completeness and stage 7's
-    clarification check both ask this.
+    """True when a reply reveals `value`.
+
+    It holds every form of the value (stages.features.value_forms, token-aware) or the value's spoken
+    form ("a 6-month-old"). Stage 6's slot completeness and stage 7's clarification check both ask this.
     """
     from stages.features import value_forms
     from stages.text import contains_phrase
@@ -216,8 +219,10 @@ def _fill(template: str, value: str) -> str:
 
 
 def slot_reply(rubric: Any, table: FieldTable) -> str:
-    """The shopper's reply revealing one clarification rubric (dict or typed model): its rubric type's reply
-    (rubric_types/), which calls `bound_reply`, `exclusion_reply` or `value_reply` below.
+    """The shopper's reply revealing one clarification rubric (dict or typed model).
+
+    Its rubric type's reply (rubric_types/), which calls `bound_reply`, `exclusion_reply` or `value_reply`
+    below.
 
     Raises:
         KeyError: the rubric's field is not in the field table.
@@ -246,8 +251,10 @@ def exclusion_reply(field: str, values: list[str], table: FieldTable) -> str:
 
 
 def value_reply(field: str, value: str, table: FieldTable) -> str:
-    """One value said aloud, by the field's template for its kind: ages ("It's for a 6-year-old."),
-    measures ("I'd like a 10.1-inch screen."), counts, or plain values in speech case.
+    """One value said aloud, by the field's template for its kind.
+
+    Ages ("It's for a 6-year-old."), measures ("I'd like a 10.1-inch screen."), counts, or plain values
+    in speech case.
     """
     spec = table.by_rubric_field(field)
     templates = TEMPLATES.get(spec.name, {})
@@ -268,8 +275,9 @@ def _capital(text: str) -> str:
 
 
 def no_preference_reply(labels: list[str]) -> str:
-    """The reply to a question about fields the shopper keeps no hidden requirement on: true for those
-    fields only, never a claim that nothing else is left.
+    """The reply to a question about fields the shopper keeps no hidden requirement on.
+
+    True for those fields only, never a claim that nothing else is left.
     """
     return (f"I don't have a particular {_join(labels, 'or')} in mind beyond what I've told you. "
             "Is there something else specific you'd like to know?")

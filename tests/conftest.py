@@ -20,7 +20,8 @@ import pytest
 # Each test process uses Prefect's temporary server, never a shared background one that would
 # outlive the session (flows/server.py); tests of the shared server start and stop their own.
 os.environ.setdefault("ECOMBENCH_PREFECT_SERVER", "ephemeral")
-os.environ.setdefault("ECOMBENCH_EXPECTATIONS", "inline")  # likewise no background GX worker (flows/expectations_job.py)
+# likewise no background GX worker (flows/expectations_job.py)
+os.environ.setdefault("ECOMBENCH_EXPECTATIONS", "inline")
 
 from splits.inspect import SplitVersion, load_version
 

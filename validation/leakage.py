@@ -30,8 +30,10 @@ def rubric_forms(rubric: RubricLike | Mapping[str, Any]) -> list[str]:
 
 
 def leak_forms(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> list[str]:
-    """`value_forms` plus every alias spelling from the field table ("USB-C" for "USB Type C") and the
-    spoken form a reply uses ("6-month-old" for "6 - 6 months", stages/replies.py).
+    """`value_forms` plus every alias spelling and the spoken form a reply uses.
+
+    Aliases come from the field table ("USB-C" for "USB Type C"); the spoken form is stages/replies.py's
+    ("6-month-old" for "6 - 6 months").
     """
     typed = as_spec(rubric)
     return ([s for form in rubric_forms(typed) for s in table.spellings(form)]

@@ -260,7 +260,9 @@ def _as_dict(rubric: Any) -> dict[str, Any]:
 
 def hidden_source_answer_sets(rubrics: list[Any], index: CatalogIndex,
                               limit: int | None = HIDDEN_SOURCE_ANSWER_SET_CAP) -> dict[str, int]:
-    """How many catalog products each ablation of the task's sources leaves (issue #12, DESIGN "Every source is needed").
+    """How many catalog products each ablation of the task's sources leaves.
+
+    Issue #12, DESIGN "Every source is needed".
 
     `without_persona` grades every rubric except the persona's (what an agent that never reads the profile
     knows); `without_clarification` every rubric except the clarification's (an agent that never asks).
@@ -341,7 +343,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
     excluded value none of them carries excludes nothing. By default the query's other rubrics (the
     exclusion is stated there, beside the product type, so it rules out products of that type the rest
     of the query admits); ("query", "persona", "clarification") asks that it cut the final answer set,
-    which on the shared data leaves almost no negative_constraint task (issue #12 closing note). Returns the rubric's own excluded values that
+    which on the shared data leaves almost no negative_constraint task (issue #12 closing note).
+    Returns the rubric's own excluded values that
     some such product carries, then other values of the same field those products carry (most products
     first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).

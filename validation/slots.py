@@ -92,7 +92,8 @@ def _vocabulary(table: FieldTable) -> dict[str, list[tuple[_Key, str, str, str]]
     return index
 
 
-def _matches(ws: tuple[str, ...], index: dict[str, list[tuple[_Key, str, str, str]]]) -> list[tuple[int, int, str, str, str]]:
+def _matches(ws: tuple[str, ...],
+             index: dict[str, list[tuple[_Key, str, str, str]]]) -> list[tuple[int, int, str, str, str]]:
     """Every (start, end, phrase, kind, owner) of the vocabulary in the words, whole words only."""
     found = set()
     word_lemmas = [lemmas(w) for w in ws]
@@ -220,8 +221,9 @@ def canonical_question(label: str) -> str:
 
 
 def reachability_questions(spec: Any) -> list[str]:
-    """The questions stage 6 asks a slot of this field: the canonical one and the field's two natural
-    questions from the field table (`questions`).
+    """The questions stage 6 asks a slot of this field.
+
+    The canonical one and the field's two natural questions from the field table (`questions`).
     """
     return [canonical_question(spec.label), *spec.questions[:2]]
 

@@ -298,6 +298,7 @@ def test_every_query_names_a_product_type(full_build):
 
 def test_every_task_needs_both_hidden_sources(full_build):
     # Issue #12: without the persona's rubrics, and without the clarification's, at least two products are left.
-    sizes = [(t["difficulty"]["without_persona_answer_set_size"], t["difficulty"]["without_clarification_answer_set_size"])
+    sizes = [(t["difficulty"]["without_persona_answer_set_size"],
+              t["difficulty"]["without_clarification_answer_set_size"])
              for t in full_build.tasks]
     assert sizes and min(min(s) for s in sizes) >= full_build.manifest["config"]["min_hidden_answer_set"] == 2

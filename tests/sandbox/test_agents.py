@@ -169,7 +169,8 @@ def test_the_diligent_agent_never_reads_rubrics_targets_or_slots(sandbox_catalog
 
 
 def test_the_diligent_agent_asks_natural_questions_and_opens_hidden_slots(sandbox_catalog, built_tasks):
-    tasks = [t for t in sorted(built_tasks, key=lambda t: t["id"]) if t["clarification_script"]["clarification_slots"]][:20]
+    tasks = [t for t in sorted(built_tasks, key=lambda t: t["id"])
+             if t["clarification_script"]["clarification_slots"]][:20]
     opened = slots = correct = 0
     for task in tasks:
         record = run_diligent(Episode(sandbox_catalog, task), sandbox_catalog.table)

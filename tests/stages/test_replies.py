@@ -70,7 +70,8 @@ def test_a_plain_value_reads_in_speech_case(field, value, reply):
 
 
 def test_a_numeric_bound_reads_as_a_limit():
-    assert _reply("price", {"max": 10.0, "max_inclusive": True}, "numeric_range") == "I can spend no more than $10 on it."
+    assert (_reply("price", {"max": 10.0, "max_inclusive": True}, "numeric_range")
+            == "I can spend no more than $10 on it.")
     assert (_reply("rating_number", {"min": 100.0, "min_inclusive": True}, "numeric_range")
             == "I'd like something lots of people have tried, with at least 100 ratings.")
 

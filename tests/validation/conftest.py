@@ -14,7 +14,8 @@ def _qualifies(t) -> bool:
     by_id = {r["id"]: r for r in t["rubrics"]}
     slots = t["clarification_script"]["clarification_slots"]
     return bool(persona and query and len(slots) >= 2
-                and all(isinstance(by_id[rid]["expected_value"], str) for s in slots[:2] for rid in s["linked_rubric_ids"]))
+                and all(isinstance(by_id[rid]["expected_value"], str)
+                        for s in slots[:2] for rid in s["linked_rubric_ids"]))
 
 
 @pytest.fixture(scope="session")

@@ -62,7 +62,8 @@ def test_an_exclusion_takes_values_that_products_of_the_same_query_carry(full_ca
 def test_an_exclusion_never_takes_a_one_off_brand(full_catalog):
     # B075R8PDHC, a Funko POP! figure: excluded brands came out as "AIDITIYMI" and "VINABTY", brands no other
     # catalog product carries, before excluded values had to meet min_value_support too.
-    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Figure", "info_source": "query"},
+    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Figure",
+                "info_source": "query"},
                {"id": "r2", "type": "negative_attribute", "field": "details.Brand", "expected_value": ["AIDITIYMI"],
                 "info_source": "query"}]
     values = biting_exclusions(rubrics, "r2", full_catalog.index, full_catalog.product("B075R8PDHC"))

@@ -147,4 +147,5 @@ def test_a_field_whose_questions_do_not_name_it_leaves_its_slots_unreachable(tmp
     path.write_text(text, encoding="utf-8")
     table = load_field_table(str(path))
     findings = check_reachability({"clarification_slots": _slots(table, "Shape")}, table)
-    assert [(f.reason, f.evidence["question"]) for f in findings] == [("slot_unreachable", "Anything else I should know?")]
+    assert ([(f.reason, f.evidence["question"]) for f in findings]
+            == [("slot_unreachable", "Anything else I should know?")])
