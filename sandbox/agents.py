@@ -559,7 +559,7 @@ def run_ablated_oracle(episode: Episode, table: FieldTable, name: str) -> dict[s
     skip = {"oracle_no_ask": "clarification", "oracle_no_profile": "persona"}[name]
     try:
         known, unknown = ablated_known_rubrics(episode, table, skip)
-        _oracle_search(episode, known)
+        _oracle_search(episode, as_rubrics(known))
     except EpisodeOver:
         unknown = [r for r in episode.task["rubrics"] if r["info_source"] == skip]
     record = episode.record(name)
