@@ -43,7 +43,7 @@ def main() -> None:
         index = CatalogIndex.build(products, load_field_table(), load_reviews(snap))
         t_index = time.perf_counter() - t0
         out = build_split(BuildConfig(catalog=str(snap), candidates_per_intent=args.candidates), "bench",
-                          root=Path(tmp) / "splits")
+                          root=Path(tmp) / "splits", artifacts=Path(tmp) / "artifacts")
         tasks = [json.loads(line) for line in (out.path / "tasks.jsonl").read_text().splitlines()]
         rounds = max(1, -(-100 // len(tasks)))
         t0 = time.perf_counter()

@@ -47,7 +47,7 @@ def main() -> None:
     os.environ.setdefault("ECOMBENCH_ARTIFACTS", tempfile.mkdtemp(prefix="ecombench-bench-"))
     t_import = time.perf_counter()
     from flows.build import assemble, batches_of, plan_build, run_batch
-    from flows.settings import BuildConfig
+    from flows.settings import BuildConfig, artifacts_root
     print(f"import: {time.perf_counter() - t_import:.1f} s; load {os.getloadavg()[0]:.2f}", flush=True)
 
     import flows.build as fb
@@ -61,7 +61,7 @@ def main() -> None:
     if prof:
         prof.enable()
     t0 = time.perf_counter()
-    ctx, products, sampling, manifest = plan_build(config)
+    ctx, products, sampling, manifest = plan_build(config, artifacts_root())
     t_plan = time.perf_counter() - t0
     print(f"plan_build: {t_plan:.1f} s over {manifest['counts']['products']} products; rss now/peak "
           "%.0f/%.0f MB" % rss_mb(), flush=True)

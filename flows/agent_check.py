@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
-import flows.settings
 from pipeline.candidate import CandidateResult
 from flows.settings import BuildConfig
 from sandbox.agents import run_null, run_oracle
@@ -48,7 +48,7 @@ def oracle_rejection(task: dict[str, Any], record: dict[str, Any], graded: dict[
                             rejection_stage(finding.reason, 7))
 
 
-def check_agents(config: BuildConfig, results: list[CandidateResult], table: FieldTable,
+def check_agents(config: BuildConfig, results: list[CandidateResult], table: FieldTable, *, artifacts: Path,
                  limits: EpisodeLimits = EpisodeLimits()) -> tuple[list[CandidateResult], dict[str, Any]]:
     """Run the oracle on every accepted candidate; reject what it cannot solve; grade the null agent.
 
@@ -56,6 +56,7 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
         config: the build config (`oracle_check` off returns the results unchanged and {}).
         results: candidate results of stages 2-7, in build order.
         table: the field table.
+        artifacts: the artifacts root; the sandbox's search index is cached under cache/sandbox.
         limits: the episode budget.
 
     Returns:
@@ -69,7 +70,7 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
     if not config.oracle_check:
         return results, {}
     started = time.perf_counter()
-    catalog = SandboxCatalog.open(config.catalog, table, cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
+    catalog = SandboxCatalog.open(config.catalog, table, cache_dir=Path(artifacts) / "cache" / "sandbox")
     opened = time.perf_counter() - started
     out, calls, solved = [], [], 0
     for r in results:

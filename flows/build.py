@@ -25,22 +25,23 @@ import polars as pl
 
 from flows.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
-from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
-from flows.publish import VersionExists, next_version, publish_split
-from flows.settings import ARTIFACTS, CODE_VERSION, REPO_ROOT, BuildConfig, data_tables_sha256
+from catalog.snapshot import load_reviews, load_snapshot
+from flows.publish import next_version, publish_split
+from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
 from stages.cues import load_cues
+from stages.errors import InputError, ServerError, SettingError
 from stages.hashing import digest, sha256_hex
-from stages.llm import LLMClient, LLMSettings
+from stages.llm import LLMClient
 from stages.verbalise_llm import prompt_sha256
 from stages.features import detail_rows, field_vocabulary
 from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex
-from validation.expectations import ExpectationsFailed, run_suites
+from validation.expectations import run_suites
 
 
-class NoCandidates(ValueError):
+class NoCandidates(InputError):
     """Sampling found no eligible product for any intent; nothing is built or written."""
 
 
@@ -101,14 +102,14 @@ def code_digest() -> str:
     return sha256_hex(b"".join(p.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + p.read_bytes() for p in files))
 
 
-def load_context(config: BuildConfig, artifacts: Path | None = None, with_index: bool = True
+def load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
                  ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any]]:
     """Everything candidates share, read from the snapshot at `config.catalog` (see `_load_context`)."""
     ctx, products, catalog_manifest, _ = _load_context(config, artifacts, with_index)
     return ctx, products, catalog_manifest
 
 
-def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index: bool = True
+def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
                   ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], pl.DataFrame]:
     """Everything candidates share, read from the snapshot at `config.catalog`: tables, catalog index, vocabulary.
 
@@ -117,7 +118,7 @@ def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index
 
     Args:
         config: the build configuration.
-        artifacts: root of caches (batch completion files, LLM replies); None is flows.settings' ARTIFACTS.
+        artifacts: the artifacts root; caches go under it (batch completion files, LLM replies, sandbox index).
         with_index: build the answer-set index (the planning process of a Dask build does not need it).
 
     Returns:
@@ -126,14 +127,14 @@ def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index
 
     Raises:
         SnapshotError: the snapshot is missing or malformed.
-        ValueError: an intent is unknown, or an llm build lacks its server URL or model.
+        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
     """
     table = load_field_table()
     intents = load_intents()
     unknown = [i for i in config.intents if i not in intents]
     if unknown:
-        raise ValueError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
-    artifacts = Path(artifacts or ARTIFACTS)
+        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
+    artifacts = Path(artifacts)
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
     reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
@@ -149,7 +150,7 @@ def _load_context(config: BuildConfig, artifacts: Path | None = None, with_index
     return ctx, products, catalog_manifest, details
 
 
-def plan_build(config: BuildConfig, with_index: bool = True
+def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
                ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], dict[str, Any]]:
     """Load the catalog, index it and sample every intent's candidates (stage 1).
 
@@ -158,16 +159,18 @@ def plan_build(config: BuildConfig, with_index: bool = True
 
     Args:
         config: the build configuration.
-        with_index: see `load_context`.
+        artifacts: the artifacts root (caches).
+        with_index: see `_load_context`.
 
     Returns:
         (context, products frame, sampling summary per intent, catalog manifest).
 
     Raises:
-        SnapshotError / ValueError: the snapshot is missing or malformed, or an intent is unknown.
+        SnapshotError: the snapshot is missing or malformed.
+        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
         NoCandidates: no product is eligible for any intent.
     """
-    ctx, products, catalog_manifest, details = _load_context(config, with_index=with_index)
+    ctx, products, catalog_manifest, details = _load_context(config, artifacts, with_index=with_index)
     intents = ctx.intents
     chosen = [intents[n] for n in config.intents]
     eligibility = eligibility_columns(products, ctx.table, details=details)
@@ -235,7 +238,7 @@ def worker_context(spec: WorkerSpec) -> BuildContext:
 
     Raises:
         SnapshotError: the snapshot at spec.config.catalog is unreadable from this process.
-        ValueError: the snapshot there is not the one the build was planned on (its config hash
+        InputError: the snapshot there is not the one the build was planned on (its config hash
             differs), e.g. a worker on another machine sees another catalog at that path.
     """
     with _CONTEXTS_LOCK:
@@ -243,27 +246,22 @@ def worker_context(spec: WorkerSpec) -> BuildContext:
         if ctx is None:
             ctx, _, _ = load_context(spec.config, Path(spec.artifacts))
             if ctx.config_hash != spec.config_hash:
-                raise ValueError(f"catalog {spec.config.catalog}: the snapshot this worker reads differs from the one "
+                raise InputError(f"catalog {spec.config.catalog}: the snapshot this worker reads differs from the one "
                                  "the build was planned on (config hash mismatch); give every worker the same snapshot")
             _CONTEXTS.clear()
             _CONTEXTS[spec.key] = ctx
         return ctx
 
 
-def llm_client(config: BuildConfig, artifacts: Path | None = None) -> LLMClient | None:
+def llm_client(config: BuildConfig, artifacts: Path) -> LLMClient | None:
     """The shared LLM client for an llm build (replies cached under <artifacts>/cache/llm), else None.
 
     Raises:
-        ValueError: no server URL or model (one line, naming the option).
+        SettingError: no server URL or model (one line, naming the option).
     """
     if config.verbaliser != "llm" and not config.judge:
         return None
-    settings = LLMSettings.from_env(
-        base_url=config.llm_base_url, model=config.llm_model, temperature=config.llm_temperature,
-        max_tokens=config.llm_max_tokens, seed=config.llm_seed, timeout=config.llm_timeout,
-        max_retries=config.llm_max_retries, concurrency=config.llm_concurrency,
-        response_format=config.llm_response_format, cache_dir=str(Path(artifacts or ARTIFACTS) / "cache" / "llm"))
-    return LLMClient(settings)
+    return LLMClient(config.llm_settings(artifacts))
 
 
 def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
@@ -303,7 +301,8 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
             snapshot (`products`) or the accepted tasks; nothing is written.
         VersionExists, SchemaError: from publish_split (nothing is written).
     """
-    results, agent_checks = check_agents(config, results, ctx.table)  # construction check: oracle_failed
+    # construction check: oracle_failed
+    results, agent_checks = check_agents(config, results, ctx.table, artifacts=ctx.artifacts)
     tasks = [r.task for r in results if r.task is not None]
     rejections = [r.rejection for r in results if r.rejection is not None]
     # Funnel: a candidate counts once for each stage it cleared on its final attempt.
@@ -345,17 +344,31 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
     return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
 
 
-def build_split(config: BuildConfig, split: str, version: str | None = None, root: Path | None = None) -> BuildOutcome:
+def build_split(config: BuildConfig, split: str, version: str | None = None, root: Path | None = None, *,
+                artifacts: Path) -> BuildOutcome:
     """Build and publish a split in this process, without Prefect (library use and tests).
 
     The Prefect flow `build_flow` runs the same steps with batches as mapped tasks and gives
     byte-identical tasks.jsonl.
+
+    Args:
+        config: the build configuration.
+        split: split name (directory under the splits root).
+        version: version name; None takes the next free "v<N>".
+        root: splits root; None is <artifacts>/splits.
+        artifacts: the artifacts root (caches; the default splits root).
+
+    Returns:
+        Where the version was published and its manifest.
+
+    Raises:
+        What `build_flow` raises.
     """
-    ctx, products, sampling, catalog_manifest = plan_build(config)
+    ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
     return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                    root or ARTIFACTS / "splits")
+                    root or Path(artifacts) / "splits")
 
 
 # ---- Prefect -----------------------------------------------------------------------------------
@@ -386,7 +399,7 @@ def task_runner_for(config: BuildConfig) -> Any:
     `config.dask_workers` single-threaded worker processes.
 
     Raises:
-        ValueError: one line naming the setting when the scheduler at dask_address cannot be reached.
+        SettingError, ServerError: see `check_dask_address`.
     """
     if config.task_runner == "threads":
         from prefect.task_runners import ThreadPoolTaskRunner
@@ -402,36 +415,42 @@ def task_runner_for(config: BuildConfig) -> Any:
 
 
 def check_dask_address(address: str, timeout: float = 5.0) -> None:
-    """Raise ValueError (one line naming --dask-address) unless a TCP connection to the scheduler opens.
+    """Check that a TCP connection to the Dask scheduler at `address` opens.
 
     Dask itself would wait about 30 s and end in a long traceback; this says at once what is wrong.
+
+    Raises:
+        SettingError: `address` is not tcp://host:port (one line naming --dask-address).
+        ServerError: no connection opens within `timeout` seconds (one line naming --dask-address).
     """
     import socket
     from urllib.parse import urlsplit
 
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
     if parts.scheme not in ("tcp", "tls") or not parts.hostname:
-        raise ValueError(f"--dask-address {address}: expected tcp://host:port (the address `dask scheduler` prints)")
+        raise SettingError(f"--dask-address {address}: expected tcp://host:port (the address `dask scheduler` prints)")
     try:
         with socket.create_connection((parts.hostname, parts.port or 8786), timeout=timeout):
             pass
     except OSError as exc:
-        raise ValueError(f"--dask-address {address}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
+        raise ServerError(f"--dask-address {address}: cannot reach the Dask scheduler "
+                          f"({exc.strerror or exc})") from None
 
 
-def run_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
+def run_build(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,
               show_progress: bool = False) -> dict[str, Any]:
     """`build_flow` on the task runner `config.task_runner` names (what the CLI calls).
 
     Raises:
-        ValueError: the Dask scheduler at config.dask_address is unreachable.
+        SettingError, ServerError: the Dask scheduler address is malformed or unreachable.
+        EcombenchError, SnapshotError: what `build_flow` raises.
     """
     runner = task_runner_for(config)
-    return build_flow.with_options(task_runner=runner)(config, split, version, root, show_progress)
+    return build_flow.with_options(task_runner=runner)(config, split, artifacts, version, root, show_progress)
 
 
 @flow(name="build")
-def build_flow(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
+def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,
                show_progress: bool = False) -> dict[str, Any]:
     """Prefect flow: plan (stage 1), map batches over stages 2-7, publish the split version.
 
@@ -442,20 +461,25 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
     Args:
         config: the build configuration.
         split: split name (directory under the splits root).
+        artifacts: the artifacts root (caches; the default splits root).
         version: version name; None takes the next free "v<N>".
-        root: splits root; None is artifacts/splits.
+        root: splits root; None is <artifacts>/splits.
         show_progress: print "batch i/n" lines to stderr as batches finish.
 
     Returns:
-        {"path": str, "manifest": dict} of the published version, or {"error": one line} when
-        the snapshot is unreadable, nothing is eligible, an ERROR data expectation failed or the
-        version exists (nothing written).
+        {"path": str, "manifest": dict} of the published version.
+
+    Raises:
+        SnapshotError: the snapshot is missing or malformed.
+        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
+        NoCandidates: no product is eligible for any intent.
+        ExpectationsFailed: an ERROR data expectation failed.
+        VersionExists: the version already exists.
+        In every case nothing is written.
     """
-    try:
-        # Under Dask the workers hold the index; this process only samples and publishes.
-        ctx, products, sampling, catalog_manifest = plan_build(config, with_index=config.task_runner == "threads")
-    except (SnapshotError, NoCandidates, ValueError) as exc:  # a user's input problem: one line, no traceback
-        return {"error": str(exc)}
+    # Under Dask the workers hold the index; this process only samples and publishes.
+    ctx, products, sampling, catalog_manifest = plan_build(config, Path(artifacts),
+                                                           with_index=config.task_runner == "threads")
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
     futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
@@ -475,11 +499,8 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
         ctx.llm.stats.clear()
         for counts in usage.values():
             ctx.llm.stats.update(counts)
-    try:
-        outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                           Path(root) if root else ARTIFACTS / "splits")
-    except (VersionExists, ExpectationsFailed) as exc:
-        return {"error": str(exc)}
+    outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
+                       Path(root) if root else Path(artifacts) / "splits")
     # The report shows up in the Prefect UI beside the run (artifact keys: lowercase, digits, dashes).
     key = re.sub(r"[^a-z0-9-]+", "-", f"split-{split}-report".lower()).strip("-")
     create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,
@@ -488,18 +509,19 @@ def build_flow(config: BuildConfig, split: str, version: str | None = None, root
 
 
 @flow(name="build-split")
-def deployed_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None
-                   ) -> dict[str, Any]:
+def deployed_build(config: BuildConfig, split: str, version: str | None = None, root: str | None = None,
+                   artifacts: str | None = None) -> dict[str, Any]:
     """Deployment entrypoint (`prefect deploy flows/build.py:deployed_build`): `build_flow` as a subflow on
     the task runner `config.task_runner` names.
 
     A deployment runs its flow with the runner fixed in the decorator; this parent flow lets a
     deployment run's parameters choose threads or a Dask cluster like `ecombench build` does.
+    It is an edge like the CLI: `artifacts` None is `flows.settings.artifacts_root()` of the process running it.
 
     Returns:
         What `build_flow` returns.
 
     Raises:
-        ValueError: the Dask scheduler at config.dask_address is unreachable (the run fails with that line).
+        What `run_build` raises (the run fails with that one line).
     """
-    return run_build(config, split, version, root)
+    return run_build(config, split, str(artifacts or artifacts_root()), version, root)

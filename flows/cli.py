@@ -1,34 +1,102 @@
 """The `ecombench` command line (Typer): ingest a catalog, build a split, read what was built.
 
-Errors are one line naming the file, record or setting, with a non-zero exit; nothing already
-written is touched (snapshots and split versions are written whole or not at all).
+Errors a user can fix (stages.errors.EcombenchError) are caught in one place, `UserErrorsAsOneLine`:
+one `error: ...` line naming the file, record or setting, exit 1; `--debug` shows the traceback
+instead. Any other exception is a bug and crashes with its traceback. Nothing already written is
+touched (snapshots and split versions are written whole or not at all).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from dataclasses import dataclass
+from inspect import Parameter, Signature, signature  # not `import inspect`: a command is named so
 from pathlib import Path
-from typing import Annotated, Optional
+from types import UnionType
+from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
 
+import click
 import typer
+from pydantic.fields import FieldInfo
+from typer.core import TyperGroup
 
-from flows.settings import ARTIFACTS, apply_prefect_defaults
+from catalog.snapshot import SnapshotError
+from flows.settings import apply_prefect_defaults, artifacts_root
+from stages.errors import EcombenchError, InputError, OutputError, SettingError
 
 apply_prefect_defaults()
 
-app = typer.Typer(help="Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023.",
+# SnapshotError (flows/catalog.py) predates stages.errors; it belongs under InputError and leaves
+# this tuple when that module is next edited.
+USER_ERRORS: tuple[type[Exception], ...] = (EcombenchError, SnapshotError)
+
+
+class _HideUserErrorTracebacks(logging.Filter):
+    """Drops Prefect's "Encountered exception" log records (with traceback) of user errors: the CLI prints them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], USER_ERRORS))
+
+
+class UserErrorsAsOneLine(TyperGroup):
+    """The command group that turns a user error raised by any command into one `error:` line and exit 1.
+
+    The one place the CLI handles errors: commands raise stages.errors classes and never print
+    errors themselves. With `--debug` the error propagates with its traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a USER_ERRORS exception becomes `error: <first line>` on stderr and exit 1."""
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS as exc:
+            if getattr(ctx.obj, "debug", False):
+                raise
+            message = (str(exc).splitlines() or [type(exc).__name__])[0]
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(1) from None
+
+
+@dataclass(frozen=True)
+class CliState:
+    """What every command shares, resolved once by the app's callback (`ctx.obj`).
+
+    Attributes:
+        artifacts: the artifacts root (catalogs, splits, caches): $ECOMBENCH_ARTIFACTS, else the repository's.
+        debug: show tracebacks of user errors.
+    """
+
+    artifacts: Path
+    debug: bool = False
+
+
+app = typer.Typer(cls=UserErrorsAsOneLine,
+                  help="Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
-SAMPLE_CATALOG = ARTIFACTS / "catalogs" / "sample"
 
-
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(1)
+@app.callback()
+def main(ctx: typer.Context,
+         debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error instead of "
+                                             "one line.")] = False) -> None:
+    """Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023."""
+    ctx.obj = CliState(artifacts=artifacts_root(), debug=debug)
+    if not debug:
+        for name in ("prefect.flow_runs", "prefect.task_runs"):
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, _HideUserErrorTracebacks) for f in logger.filters):
+                logger.addFilter(_HideUserErrorTracebacks())
 
 
 def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None) -> dict:
+    """Check the inputs and options, then run the ingest flow.
+
+    Raises:
+        InputError: an input file is missing. SettingError: a file given with the wrong option, or
+        --batch-size / --workers below 1. OutputError: the snapshot already exists.
+    """
     from flows.ingest import ingest_flow
 
     from catalog.ingest import sniff_kind
@@ -36,20 +104,30 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
     # Check what can be checked before the flow starts, so a typo costs no Prefect start-up.
     for path in [*meta, *reviews]:
         if not Path(path).is_file():
-            _fail(f"input file not found: {path}")
+            raise InputError(f"input file not found: {path}")
     for path, want, option in [*((p, "meta", "--meta") for p in meta), *((p, "reviews", "--reviews") for p in reviews)]:
         kind = sniff_kind(path)
         if kind is not None and kind != want:
             other = "--reviews" if option == "--meta" else "--meta"
-            _fail(f"{path} looks like a {kind} file but was given as {option}; pass it with {other}")
+            raise SettingError(f"{path} looks like a {kind} file but was given as {option}; pass it with {other}")
     if out.exists():
-        _fail(f"catalog snapshot {out} already exists; choose another --name/--out (nothing was written)")
+        raise OutputError(f"catalog snapshot {out} already exists; choose another --name/--out (nothing was written)")
+    if batch_size < 1:
+        raise SettingError(f"--batch-size must be at least 1, got {batch_size}")
+    if workers is not None and workers < 1:
+        raise SettingError(f"--workers must be at least 1, got {workers}")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
-    return ingest_flow(meta, reviews, out, batch_size, workers)
+    try:
+        return ingest_flow(meta, reviews, out, batch_size, workers)
+    except FileNotFoundError as exc:  # an input vanished after the check above
+        raise InputError(str(exc).splitlines()[0]) from exc
+    except FileExistsError as exc:  # another process wrote the snapshot meanwhile
+        raise OutputError(str(exc).splitlines()[0]) from exc
 
 
 @app.command()
 def ingest(
+    ctx: typer.Context,
     meta: Annotated[Optional[list[Path]], typer.Option("--meta", help="Metadata JSONL(.gz) file; repeat for more. "
                                                        "Default: the bundled real sample.")] = None,
     reviews: Annotated[Optional[list[Path]], typer.Option("--reviews", help="Review JSONL(.gz) file; repeatable.")] = None,
@@ -64,15 +142,11 @@ def ingest(
 
     if not meta:
         if reviews:
-            _fail("--reviews needs the products they review: add --meta FILE (without both, the bundled sample is used)")
+            raise SettingError("--reviews needs the products they review: add --meta FILE (without both, the bundled "
+                               "sample is used)")
         meta, reviews = sample_inputs()
-    out = out or ARTIFACTS / "catalogs" / name
-    try:
-        if workers is not None and workers < 1:
-            _fail(f"--workers must be at least 1, got {workers}")
-        manifest = _ingest(list(meta), list(reviews or []), out, batch_size, workers)
-    except (FileNotFoundError, FileExistsError, ValueError) as exc:
-        _fail(str(exc).splitlines()[0])
+    out = out or ctx.obj.artifacts / "catalogs" / name
+    manifest = _ingest(list(meta), list(reviews or []), out, batch_size, workers)
     c = manifest["counts"]
     typer.echo(f"catalog snapshot: {out}")
     typer.echo(f"  {c['products']} products, {c['reviews']} reviews, {c['bad_records']} bad records"
@@ -88,113 +162,108 @@ def ingest(
                    err=True)
 
 
-@app.command()
-def build(
-    catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot directory. Default: the bundled "
-                                                    "sample, ingested first if missing.")] = None,
-    split: Annotated[str, typer.Option(help="Split name (artifacts/splits/<split>/).")] = "sample",
-    version: Annotated[Optional[str], typer.Option(help="Version name; default: next free v<N>. "
-                                                   "An existing version is never overwritten.")] = None,
-    intent: Annotated[Optional[list[str]], typer.Option("--intent", help="Intent to build; repeatable. "
-                                                        "Default: every intent of stages/intents.toml.")] = None,
-    candidates: Annotated[Optional[int], typer.Option(help="Candidates sampled per intent (default 100).")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Run seed; every random choice derives from it "
-                                                "(default 0).")] = None,
-    max_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates with a larger answer set "
-                                                          "(default 5).")] = None,
-    min_query_answer_set: Annotated[Optional[int], typer.Option(help="Reject candidates whose query alone leaves "
-                                                                "fewer catalog products (query_pins_target; default "
-                                                                "3, 1 disables).")] = None,
-    category: Annotated[Optional[list[str]], typer.Option("--category", help="Restrict to a main_category; "
-                                                          "repeatable.")] = None,
-    config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
-                                                   "BuildConfig); command-line options override it.")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Splits root directory.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(help="Candidates per Prefect task (default 50).")] = None,
-    verbaliser: Annotated[Optional[str], typer.Option(help="template (offline, default) or llm.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="llm: model id (else ECOMBENCH_LLM_MODEL).")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="llm: OpenAI-compatible server URL (else "
-                                                    "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
-    oracle_check: Annotated[Optional[bool], typer.Option("--oracle-check/--no-oracle-check", help="Reject tasks the "
-                            "sandbox's oracle cannot solve (oracle_failed) and record oracle and null-agent accuracy "
-                            "(default off).")] = None,
-    task_runner: Annotated[Optional[str], typer.Option(help="threads (one process, default) or dask (a Dask "
-                                                       "cluster: --dask-address, else a temporary local one).")] = None,
-    dask_address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, e.g. tcp://host:8786 "
-                                                        "(implies --task-runner dask).")] = None,
-    dask_workers: Annotated[Optional[int], typer.Option(help="dask without --dask-address: worker processes of "
-                                                        "the temporary local cluster (default 2).")] = None,
-    llm_part: Annotated[Optional[list[str]], typer.Option("--llm-part", help="llm: a part the model writes (query, "
-                                                          "persona, slots, opinions); repeatable. Default: all.")] = None,
-    judge: Annotated[Optional[bool], typer.Option("--judge/--no-judge", help="Stage 7 also asks an LLM judge "
-                                                  "(needs --model and --base-url; default off).")] = None,
-) -> None:
-    """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
-    from pydantic import ValidationError
+# ---- build: its options generated from BuildConfig ---------------------------------------------------
 
+# BuildConfig fields whose option is not --<field-name>: today's names (repeatable lists take the singular).
+BUILD_OPTION_NAMES = {"candidates_per_intent": "--candidates", "intents": "--intent", "categories": "--category",
+                      "llm_model": "--model", "llm_base_url": "--base-url", "llm_parts": "--llm-part"}
+BUILD_CONFIG_ONLY = frozenset({"partition"})  # a nested model: set in --config only
+# The command's own fallback where BuildConfig has no default (a config must name its catalog).
+BUILD_DEFAULT_SHOWN = {"catalog": "the bundled sample, ingested first if missing"}
+
+
+def build_option_name(field: str) -> str:
+    """The `ecombench build` option of a BuildConfig field: --<field-name>, or its name in BUILD_OPTION_NAMES."""
+    return BUILD_OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+
+
+def _shown_default(value: Any) -> str:
+    """A default as help shows it, the same way for every option: as build.json spells it, unquoted."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _build_option(name: str, field: FieldInfo) -> Parameter:
+    """The Typer option of one BuildConfig field: name, type, help and shown default all come from the field.
+
+    Every generated option defaults to None (not given), so `--config` values are overridden only by
+    options the user typed; the shown default is the field's.
+    """
+    kind = field.annotation
+    if get_origin(kind) in (Union, UnionType):
+        kind = next(a for a in get_args(kind) if a is not type(None))
+    option = build_option_name(name)
+    shown = BUILD_DEFAULT_SHOWN.get(name) or _shown_default(field.get_default(call_default_factory=True))
+    help_text = (field.description or "") + (" Repeat for more." if get_origin(kind) is list else "")
+    decls = [f"{option}/--no-{option[2:]}"] if kind is bool else [option]
+    return Parameter(name, Parameter.KEYWORD_ONLY, default=None,
+                     annotation=Annotated[Optional[kind], typer.Option(*decls, help=help_text, show_default=shown)])
+
+
+def _with_build_config_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Replace the `**given` parameter of `command` by one option per BuildConfig field (Typer reads the signature)."""
     from flows.settings import BuildConfig
 
-    settings: dict = {}
-    if config is not None:
-        try:
-            settings = json.loads(config.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            _fail(f"{config}: cannot read build config ({exc})")
-        if not isinstance(settings, dict):
-            _fail(f"{config}: a build config is a JSON object of settings, not a {type(settings).__name__}")
-        unknown = sorted(set(settings) - set(BuildConfig.model_fields))
-        if unknown:
-            _fail(f"{config}: unknown build setting(s) {unknown}; valid: {sorted(BuildConfig.model_fields)}")
-    if catalog is None and "catalog" not in settings:
-        catalog = SAMPLE_CATALOG
+    own = [p for p in signature(command, eval_str=True).parameters.values() if p.kind is not Parameter.VAR_KEYWORD]
+    generated = [_build_option(n, f) for n, f in BuildConfig.model_fields.items() if n not in BUILD_CONFIG_ONLY]
+    command.__signature__ = Signature(own + generated)  # type: ignore[attr-defined]
+    return command
+
+
+@app.command()
+@_with_build_config_options
+def build(
+    ctx: typer.Context,
+    split: Annotated[str, typer.Option(help="Split name (artifacts/splits/<split>/).", show_default="sample")
+                     ] = "sample",
+    version: Annotated[Optional[str], typer.Option(help="Version name; an existing version is never overwritten.",
+                                                   show_default="the next free v<N>")] = None,
+    config: Annotated[Optional[Path], typer.Option(help="JSON file of build settings (flows/settings.py "
+                                                   "BuildConfig); command-line options override it.",
+                                                   show_default="unset")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Splits root directory.",
+                                                show_default="artifacts/splits")] = None,
+    **given: Any,
+) -> None:
+    """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
+    # `given`: one entry per BuildConfig field (options generated by _with_build_config_options), None if not typed.
+    from flows.settings import build_config, read_build_config
+
+    settings = read_build_config(config) if config is not None else {}
+    typed = {name: value for name, value in given.items() if value is not None}
+    if "dask_address" in typed:
+        typed.setdefault("task_runner", "dask")
+    if "catalog" in typed:
+        typed["catalog"] = str(Path(typed["catalog"]))
+    elif "catalog" not in settings:
+        catalog = ctx.obj.artifacts / "catalogs" / "sample"
         if not (catalog / "manifest.json").exists():
             from flows.ingest import sample_inputs
 
-            try:
-                _ingest(*sample_inputs(), catalog, 20_000)
-            except (FileNotFoundError, FileExistsError, ValueError) as exc:
-                _fail(str(exc).splitlines()[0])
-    overrides = {"catalog": str(catalog) if catalog else None, "intents": intent, "categories": category,
-                 "batch_size": batch_size, "seed": seed, "candidates_per_intent": candidates,
-                 "max_answer_set": max_answer_set, "min_query_answer_set": min_query_answer_set,
-                 "verbaliser": verbaliser, "llm_model": model,
-                 "llm_base_url": base_url, "oracle_check": oracle_check,
-                 "task_runner": task_runner or ("dask" if dask_address else None),
-                 "dask_address": dask_address, "dask_workers": dask_workers,
-                 "llm_parts": llm_part, "judge": judge}
-    settings.update({k: v for k, v in overrides.items() if v is not None})
-    try:
-        cfg = BuildConfig(**settings)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "partition"
-        _fail(f"build setting {where}: {err['msg']}")
-    from catalog.snapshot import SnapshotError, check_snapshot
+            _ingest(*sample_inputs(), catalog, 20_000)
+        settings["catalog"] = str(catalog)
+    cfg = build_config({**settings, **typed}, {name: build_option_name(name) for name in typed})
+    from catalog.snapshot import check_snapshot
     from stages.intents import load_intents
 
     unknown = sorted(set(cfg.intents) - set(load_intents()))
     if unknown:
-        _fail(f"unknown intent(s) {unknown}; known: {sorted(load_intents())} (stages/intents.toml)")
-    try:
-        check_snapshot(Path(cfg.catalog))
-    except SnapshotError as exc:
-        _fail(str(exc))
-    splits_root = out or ARTIFACTS / "splits"
+        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(load_intents())} (stages/intents.toml)")
+    check_snapshot(Path(cfg.catalog))
+    splits_root = out or ctx.obj.artifacts / "splits"
     if version and (splits_root / split / version).exists():
-        _fail(f"split version {splits_root / split / version} already exists; choose another --version "
-              "(nothing was written)")
+        raise OutputError(f"split version {splits_root / split / version} already exists; choose another --version "
+                          "(nothing was written)")
     from flows.build import run_build
-    from flows.publish import VersionExists
-    from schemas import SchemaError
 
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
                f"{cfg.candidates_per_intent} candidates) ...", err=True)
-    try:
-        result = run_build(cfg, split, version, str(splits_root), show_progress=True)
-    except (SnapshotError, VersionExists, SchemaError, FileNotFoundError, ValueError) as exc:
-        _fail(str(exc).splitlines()[0])
-    if "error" in result:
-        _fail(result["error"])
+    result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
     _print_summary(Path(result["path"]), result["manifest"])
 
 
@@ -223,27 +292,29 @@ def _print_summary(path: Path, manifest: dict) -> None:
     typer.echo(f"  report: {path / 'report.md'}")
 
 
-def _version_dir(arg: Path) -> Path:
-    """A version argument as given: a directory, or <split>[@<version>] under artifacts/splits (newest if no version)."""
-    from flows.inspect import SplitReadError, resolve_version
+def _version_dir(arg: Path, artifacts: Path) -> Path:
+    """A version argument as given: a directory, or <split>[@<version>] under <artifacts>/splits (newest if no version).
+
+    Raises:
+        SplitReadError: no such split or version.
+    """
+    from flows.inspect import resolve_version
 
     if not arg.exists() and len(arg.parts) == 1:
-        try:
-            return resolve_version(str(arg), ARTIFACTS / "splits")
-        except SplitReadError as exc:
-            _fail(str(exc))
+        return resolve_version(str(arg), artifacts / "splits")
     return arg
 
 
 @app.command()
-def report(version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
+def report(ctx: typer.Context,
+           version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
                                                                    "or <split> for its newest version.")]
            ) -> None:
     """Print a split version's report.md."""
-    version_dir = _version_dir(version_dir)
+    version_dir = _version_dir(version_dir, ctx.obj.artifacts)
     path = version_dir / "report.md"
     if not path.is_file():
-        _fail(f"{path} not found: is {version_dir} a split version directory?")
+        raise InputError(f"{path} not found: is {version_dir} a split version directory?")
     sys.stdout.write(path.read_text(encoding="utf-8"))
 
 
@@ -258,21 +329,16 @@ def categories(
     """Per main_category: products, eligible products per intent, frequent detail keys and which the field table lacks."""
     import polars as pl
 
-    from catalog.snapshot import SnapshotError, load_snapshot
+    from catalog.snapshot import load_snapshot
     from stages.categories import category_report, format_report
     from stages.fields import load_field_table
     from stages.intents import load_intents
 
     try:
         products, _ = load_snapshot(catalog)
-    except SnapshotError as exc:
-        _fail(str(exc))
     except (OSError, pl.exceptions.PolarsError) as exc:
-        _fail(f"{catalog / 'products.parquet'}: cannot read ({str(exc).splitlines()[0]})")
-    try:
-        table, intents = load_field_table(), load_intents()
-    except ValueError as exc:  # a malformed row in stages/fields.toml or intents.toml; the message names it
-        _fail(str(exc).splitlines()[0])
+        raise InputError(f"{catalog / 'products.parquet'}: cannot read ({str(exc).splitlines()[0]})") from exc
+    table, intents = load_field_table(), load_intents()
     result = category_report(products, table, intents, top=top, min_coverage=min_coverage)
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False) if as_json else format_report(result))
 
@@ -290,6 +356,7 @@ def _echo_json(data: object) -> None:
 
 @app.command()
 def inspect(
+    ctx: typer.Context,
     version_dir: Annotated[Path, typer.Argument(help="A split version directory (artifacts/splits/<split>/<version>), "
                                                 "<split>@<version>, or <split> for its newest version.")],
     task: Annotated[Optional[str], typer.Option("--task", help="Print the task with this id.")] = None,
@@ -300,25 +367,22 @@ def inspect(
     as_json: Annotated[bool, typer.Option("--json", help="Print records as JSON.")] = False,
 ) -> None:
     """Read a split version: one task, the rejections of a reason or stage, or (no filter) counts per intent and reason."""
-    from flows.inspect import SplitReadError, load_version, render_rejections, render_summary, render_task, summary
+    from flows.inspect import load_version, render_rejections, render_summary, render_task, summary
     from validation.findings import STAGE_NAMES, STAGE_OF_REASON
 
     if sum(x is not None for x in (task, reason, stage)) > 1:
-        _fail("give at most one of --task, --reason, --stage")
-    version_dir = _version_dir(version_dir)
-    try:
-        version = load_version(version_dir)
-    except SplitReadError as exc:
-        _fail(str(exc))
+        raise SettingError("give at most one of --task, --reason, --stage")
+    version_dir = _version_dir(version_dir, ctx.obj.artifacts)
+    version = load_version(version_dir)
     if task is not None:
         found = next((t for t in version.tasks if t["id"] == task), None)
         if found is None:
-            _fail(f"no task {task!r} in {version_dir / 'tasks.jsonl'} ({len(version.tasks)} tasks; "
-                  f"`ecombench inspect {version_dir}` lists counts)")
+            raise SettingError(f"no task {task!r} in {version_dir / 'tasks.jsonl'} ({len(version.tasks)} tasks; "
+                               f"`ecombench inspect {version_dir}` lists counts)")
         _echo_json(found) if as_json else render_task(found, _console())
     elif reason is not None or stage is not None:
         if reason is not None and reason not in STAGE_OF_REASON:
-            _fail(f"unknown reason code {reason!r}; known: {', '.join(sorted(STAGE_OF_REASON))}")
+            raise SettingError(f"unknown reason code {reason!r}; known: {', '.join(sorted(STAGE_OF_REASON))}")
         chosen = [r for r in version.rejections
                   if (reason is None or r["reason"] == reason) and (stage is None or r["stage"] == stage)]
         title = f"reason {reason}" if reason is not None else f"stage {stage}. {STAGE_NAMES[stage]}"
@@ -330,25 +394,24 @@ def inspect(
 
 @app.command()
 def diff(
+    ctx: typer.Context,
     old: Annotated[str, typer.Argument(help="Older version as <split>@<version>, e.g. sample@v1.")],
     new: Annotated[str, typer.Argument(help="Newer version as <split>@<version>.")],
     root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
 ) -> None:
     """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
-    from flows.inspect import SplitReadError, diff_versions, load_version, render_diff, resolve_version
+    from flows.inspect import diff_versions, load_version, render_diff, resolve_version
 
-    splits_root = root or ARTIFACTS / "splits"
-    try:
-        versions = [load_version(resolve_version(spec, splits_root)) for spec in (old, new)]
-    except SplitReadError as exc:
-        _fail(str(exc))
+    splits_root = root or ctx.obj.artifacts / "splits"
+    versions = [load_version(resolve_version(spec, splits_root)) for spec in (old, new)]
     d = diff_versions(*versions)
     _echo_json(d) if as_json else render_diff(d, _console())
 
 
 @app.command()
 def validate(
+    ctx: typer.Context,
     tasks: Annotated[Path, typer.Argument(help="A tasks.jsonl (ours or an EComAgentBench release); "
                                           "never modified.")],
     catalog: Annotated[Path, typer.Option(help="Catalog snapshot directory to check the tasks against.")],
@@ -362,30 +425,27 @@ def validate(
     """Re-run every check on an existing split and write the findings; exit 1 when any finding is an error."""
     import polars as pl
 
-    from catalog.snapshot import SnapshotError
-    from flows.inspect import SplitReadError, render_validation, validate_file, validation_summary
+    from flows.inspect import render_validation, validate_file, validation_summary
     from flows.publish import jsonl_bytes
     from validation.validate import FORMATS
 
     if record_format not in FORMATS:
-        _fail(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")
+        raise SettingError(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")
     if out is None:
         parts = [p for p in (tasks.resolve().parent.parent.name, tasks.resolve().parent.name) if p]
-        out = ARTIFACTS / "findings" / f"{'-'.join(parts) or tasks.stem}.findings.jsonl"
+        out = ctx.obj.artifacts / "findings" / f"{'-'.join(parts) or tasks.stem}.findings.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tasks.resolve():
-        _fail(f"--out {out} is the input file; validate never modifies its input")
+        raise SettingError(f"--out {out} is the input file; validate never modifies its input")
     try:
         run = validate_file(tasks, catalog, record_format, max_answer_set)
-    except (SplitReadError, SnapshotError) as exc:
-        _fail(str(exc))
     except (OSError, pl.exceptions.PolarsError) as exc:
-        _fail(f"{catalog}: cannot read the snapshot ({str(exc).splitlines()[0]})")
+        raise InputError(f"{catalog}: cannot read the snapshot ({str(exc).splitlines()[0]})") from exc
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(jsonl_bytes(run.findings))
     except OSError as exc:
-        _fail(f"{out}: cannot write findings ({exc})")
+        raise OutputError(f"{out}: cannot write findings ({exc})") from exc
     for note in run.notes:
         typer.echo(f"warning: {note}", err=True)
     s = validation_summary(run)
@@ -395,25 +455,26 @@ def validate(
         raise typer.Exit(1)
 
 
-def _open_split(spec: Path, catalog: Optional[Path]):
-    """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's."""
-    import flows.settings
-    from flows.inspect import SplitReadError, load_version
+def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
+    """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's.
+
+    Raises:
+        InputError: the version or its catalog snapshot cannot be read.
+    """
+    from flows.inspect import load_version
     from sandbox.catalog import SandboxCatalog
 
-    try:
-        version = load_version(_version_dir(spec))
-    except SplitReadError as exc:
-        _fail(str(exc))
+    version = load_version(_version_dir(spec, artifacts))
     path = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
     try:
-        return version, SandboxCatalog.open(path, cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
+        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox")
     except FileNotFoundError as exc:
-        _fail(f"{exc} (give the split's catalog with --catalog)")
+        raise InputError(f"{exc} (give the split's catalog with --catalog)") from exc
 
 
 @app.command("run-agent")
 def run_agent(
+    ctx: typer.Context,
     split: Annotated[Path, typer.Argument(help="A split version directory, or <split>@<version>.")],
     agent: Annotated[str, typer.Option(help="oracle (scripted, knows the rubrics), null (first search hit "
                                        "for the query) or llm (a chat model with tool calling).")] = "oracle",
@@ -436,20 +497,16 @@ def run_agent(
     from sandbox.trajectory import agent_runner, run_episodes, write_trajectories
 
     if agent not in AGENTS:
-        _fail(f"--agent {agent!r}: use one of {', '.join(AGENTS)}")
+        raise SettingError(f"--agent {agent!r}: use one of {', '.join(AGENTS)}")
     llm = None
     if agent == "llm":
         from stages.llm import LLMSettings
 
-        try:
-            settings = LLMSettings.from_env(base_url=base_url, model=model, temperature=temperature,
-                                            max_tokens=max_tokens, timeout=timeout)
-        except ValueError as exc:
-            _fail(str(exc).replace("LLM verbaliser", "LLM agent"))
-        llm = LLMAgent(settings)
-    version, cat = _open_split(split, catalog)
+        llm = LLMAgent(LLMSettings.from_env("the LLM agent", base_url=base_url, model=model, temperature=temperature,
+                                            max_tokens=max_tokens, timeout=timeout))
+    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
     tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
-    out = out or ARTIFACTS / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
+    out = out or ctx.obj.artifacts / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
     typer.echo(f"running {agent} on {len(tasks)} tasks of {version.name} ...", err=True)
 
     def progress(i: int, rec: dict) -> None:
@@ -467,6 +524,7 @@ def run_agent(
 
 @app.command()
 def grade(
+    ctx: typer.Context,
     trajectories: Annotated[Path, typer.Argument(help="A trajectory file written by `ecombench run-agent`.")],
     split: Annotated[Path, typer.Option(help="The split version the agent ran on (directory or <split>@<version>).")],
     catalog: Annotated[Optional[Path], typer.Option(help="Catalog snapshot (default: the split manifest's).")] = None,
@@ -481,27 +539,26 @@ def grade(
     from sandbox.trajectory import read_trajectories
     from flows.publish import jsonl_bytes
 
-    try:
-        records = read_trajectories(trajectories)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+    records = read_trajectories(trajectories)
     judge = None
     if judge_model:
         from stages.llm import LLMClient, LLMSettings
 
-        try:
-            judge = LLMJudge(LLMClient(LLMSettings.from_env(base_url=judge_base_url, model=judge_model, max_tokens=256,
-                                                            cache_dir=str(ARTIFACTS / "cache" / "llm"))))
-        except ValueError as exc:
-            _fail(str(exc).replace("LLM verbaliser", "judge"))
-    version, cat = _open_split(split, catalog)
+        judge = LLMJudge(LLMClient(LLMSettings.from_env("the judge", ("--judge-base-url", "--judge-model"),
+                                                        base_url=judge_base_url, model=judge_model, max_tokens=256,
+                                                        cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
+    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
     try:
         graded, metrics = grade_all(version.tasks, records, cat, judge)
-    except ValueError as exc:
-        _fail(f"{trajectories}: {exc}")
+    except InputError as exc:  # the grader names the task; the file is known here
+        raise InputError(f"{trajectories}: {exc}") from exc
     agents = sorted({r.get("agent") or "?" for r in records})
     metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
+    if judge is not None:  # which judge decided the rubrics marked by: judge
+        from stages.verbalise_llm import prompt_sha256
+
+        metrics["judge"] = {"model": judge.client.settings.model, "prompt_sha256": prompt_sha256(["review_judge"])}
     stem = trajectories.name.removesuffix(".jsonl").removesuffix(".trajectories")
     out = out or trajectories.with_name(f"{stem}.metrics.json")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,13 +19,14 @@ from rich.text import Text
 
 from catalog.snapshot import SnapshotError, load_reviews, load_snapshot
 from flows.publish import count_tasks
+from stages.errors import InputError
 from stages.fields import load_field_table
 from validation.answer_set import CatalogIndex
 from validation.findings import STAGE_NAMES
 from validation.validate import parse_task_lines, validate_tasks
 
 
-class SplitReadError(ValueError):
+class SplitReadError(InputError):
     """A split version or one of its files is missing or unreadable; the message names the path."""
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas import SchemaError, schema_errors
+from stages.errors import OutputError
 from stages.fields import load_field_table
 from validation.semantic import task_problems
 from stages.hashing import sha256_hex
@@ -22,7 +23,7 @@ from validation.expectations import raise_if_blocking
 from validation.findings import STAGE_NAMES
 
 
-class VersionExists(FileExistsError):
+class VersionExists(OutputError):
     """The split version directory already exists; nothing was written."""
 
 

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any, ClassVar
 
-from typing import ClassVar
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
+from stages.errors import InputError, SettingError
 from stages.hashing import canonical_json, sha256_hex
 from stages.intents import load_intents
+from stages.llm import LLMSettings
 from stages.split import SplitConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = Path(os.environ.get("ECOMBENCH_ARTIFACTS", REPO_ROOT / "artifacts"))
 CODE_VERSION = "0.1.0"
 LLM_PARTS = ("query", "persona", "slots", "opinions")  # what --verbaliser llm can write (stages/verbalise_llm.py)
 # Default of BuildConfig.min_query_answer_set, chosen by measurement on every shared real file (README).
@@ -28,6 +29,15 @@ PREFECT_DEFAULTS = {
     "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
 }
+
+
+def artifacts_root() -> Path:
+    """The artifacts root (catalogs, splits, caches): $ECOMBENCH_ARTIFACTS, else the repository's artifacts/.
+
+    Read once at an edge (the CLI, a deployment entrypoint, a script) and passed down as an argument;
+    nothing below the edge reads the environment for it.
+    """
+    return Path(os.environ.get("ECOMBENCH_ARTIFACTS") or REPO_ROOT / "artifacts")
 
 
 def apply_prefect_defaults() -> None:
@@ -47,10 +57,11 @@ class BuildConfig(BaseModel):
 
     catalog: str = Field(description="Catalog snapshot directory (artifacts/catalogs/<name>).")
     intents: list[str] = Field(default_factory=lambda: list(load_intents()),
-                               description="Intents to build; default: every intent of stages/intents.toml.")
-    candidates_per_intent: int = Field(default=100, ge=1)
-    seed: int = 0
-    categories: list[str] | None = Field(default=None, description="Restrict to these main_category values.")
+                               description="Intents to build (stages/intents.toml).")
+    candidates_per_intent: int = Field(default=100, ge=1, description="Candidates sampled per intent.")
+    seed: int = Field(default=0, description="Run seed; every random choice derives from it.")
+    categories: list[str] | None = Field(default=None, description="Restrict to these main_category values; "
+                                                                   "unset: every category.")
     max_answer_set: int = Field(default=5, ge=1, description="Reject candidates whose answer set is larger.")
     min_query_answer_set: int = Field(
         default=MIN_QUERY_ANSWER_SET, ge=1,
@@ -58,36 +69,42 @@ class BuildConfig(BaseModel):
                     "(query_pins_target, stage 4, retried with another draw), so that the persona and "
                     "clarification must narrow the choice; 1 disables the check (issue #7).")
     max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
-    max_clarification_turns: int = Field(default=10, ge=1, le=10)
+    max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
+                                         "an agent (its max_clarification_turns).")
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
     verbaliser: str = Field(default="template", pattern="^(template|llm)$",
-                            description="template (offline, default) or llm (an OpenAI-compatible server).")
-    llm_model: str | None = Field(default=None, description="llm: model id sent to the server.")
-    llm_temperature: float = Field(default=0.0, ge=0, le=2)
-    llm_max_tokens: int = Field(default=256, ge=16)
-    llm_seed: int = 0
+                            description="template (offline) or llm (an OpenAI-compatible server).")
+    llm_model: str | None = Field(default=None, description="llm: model id sent to the server (else "
+                                                            "ECOMBENCH_LLM_MODEL).")
+    llm_temperature: float = Field(default=0.0, ge=0, le=2, description="llm: sampling temperature.")
+    llm_max_tokens: int = Field(default=256, ge=16, description="llm: tokens per reply.")
+    llm_seed: int = Field(default=0, description="llm: seed sent with every request.")
     llm_base_url: str | None = Field(default=None, description="llm: server URL (else OPENAI_BASE_URL); the key "
                                                                 "comes only from OPENAI_API_KEY, never a config.")
     llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
-    llm_max_retries: int = Field(default=4, ge=0, le=10)
-    llm_concurrency: int = Field(default=2, ge=1, le=64)
-    llm_response_format: str = Field(default="json_schema", pattern="^(json_schema|json_object_schema|json_object|text)$")
+    llm_max_retries: int = Field(default=4, ge=0, le=10, description="llm: retries after a timeout, 429 or 5xx.")
+    llm_concurrency: int = Field(default=2, ge=1, le=64, description="llm: requests in flight at once.")
+    llm_response_format: str = Field(default="json_schema",
+                                     pattern="^(json_schema|json_object_schema|json_object|text)$",
+                                     description="llm: how the reply schema is sent: json_schema (OpenAI, vLLM, "
+                                                 "Ollama), json_object_schema (llama.cpp server), json_object or text.")
     oracle_check: bool = Field(default=False, description="Run the sandbox's oracle on every validated task and "
                                "reject those it cannot solve within the episode budget (oracle_failed); record "
-                               "oracle and null-agent accuracy in the manifest (flows/agent_check.py). Off by "
-                               "default: on the shared real data it more than doubles a template build's time.")
+                               "oracle and null-agent accuracy in the manifest (flows/agent_check.py). On the "
+                               "shared real data it more than doubles a template build's time.")
     llm_parts: list[str] | None = Field(default=None, description="llm: the parts the model writes, of query, persona, "
-                                        "slots, opinions; None: all of them. The rest come from the templates.")
+                                        "slots, opinions; unset: all of them. The rest come from the templates.")
     judge: bool = Field(default=False, description="Stage 7 asks an LLM judge whether each source supports its "
                                                    "rubrics (needs --model / --base-url).")
     batch_size: int = Field(default=50, ge=1, description="Candidates per Prefect task.")
     resume: bool = Field(default=True, description="Reuse batches an interrupted run of the same config finished "
                                                    "(artifacts/cache/batches); false recomputes everything.")
     task_runner: str = Field(default="threads", pattern="^(threads|dask)$",
-                             description="How batches run: threads (one process, default) or dask (prefect-dask: "
+                             description="How batches run: threads (one process) or dask (prefect-dask: "
                                          "the cluster at dask_address, else a temporary local one).")
     dask_address: str | None = Field(default=None, description="dask: scheduler address, e.g. tcp://host:8786 "
-                                                               "(`dask scheduler`); None starts a local cluster.")
+                                                               "(`dask scheduler`); unset starts a local cluster. "
+                                                               "On the command line it implies --task-runner dask.")
     dask_workers: int = Field(default=2, ge=1, le=256,
                               description="dask without an address: worker processes of the temporary local cluster.")
 
@@ -110,6 +127,23 @@ class BuildConfig(BaseModel):
             return frozenset()
         return frozenset(LLM_PARTS if self.llm_parts is None else self.llm_parts)
 
+    def llm_settings(self, artifacts: Path) -> LLMSettings:
+        """The LLM client settings of this build: every `llm_<name>` field is LLMSettings' `<name>`.
+
+        The server URL and model fall back to OPENAI_BASE_URL and ECOMBENCH_LLM_MODEL, the key comes
+        only from OPENAI_API_KEY; replies are cached under <artifacts>/cache/llm.
+
+        Args:
+            artifacts: the artifacts root.
+
+        Raises:
+            SettingError: no server URL or model (one line naming --base-url and --model).
+        """
+        passed = LLMSettings.__dataclass_fields__.keys() - {"api_key", "cache_dir"}
+        params = {name.removeprefix("llm_"): value for name, value in self
+                  if name.startswith("llm_") and name.removeprefix("llm_") in passed}
+        return LLMSettings.from_env(**params, cache_dir=str(Path(artifacts) / "cache" / "llm"))
+
     def content(self) -> dict:
         """The fields that decide content: everything but where the catalog lies and runtime knobs.
 
@@ -127,6 +161,58 @@ class BuildConfig(BaseModel):
         """
         return sha256_hex(canonical_json({"config": self.content(), "catalog": catalog_fingerprint,
                                           "tables": data_tables_sha256()}))
+
+
+def read_build_config(path: Path) -> dict[str, Any]:
+    """The settings of a build-config file (`ecombench build --config build.json`): a JSON object of BuildConfig fields.
+
+    Args:
+        path: the JSON file.
+
+    Returns:
+        Its settings by field name (not yet validated: see `build_config`).
+
+    Raises:
+        InputError: the file cannot be read or is not JSON.
+        SettingError: it is not a JSON object, or names a setting BuildConfig does not have.
+    """
+    try:
+        settings = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: cannot read build config ({exc})") from exc
+    if not isinstance(settings, dict):
+        raise SettingError(f"{path}: a build config is a JSON object of settings, not a {type(settings).__name__}")
+    unknown = sorted(set(settings) - set(BuildConfig.model_fields))
+    if unknown:
+        raise SettingError(f"{path}: unknown build setting(s) {unknown}; valid: {sorted(BuildConfig.model_fields)}")
+    return settings
+
+
+def build_config(settings: dict[str, Any], options: dict[str, str] | None = None) -> BuildConfig:
+    """A validated BuildConfig; an invalid value becomes one SettingError line naming the setting.
+
+    Args:
+        settings: values by field name (a config file's, overridden by the command line's).
+        options: for the fields the command line gave, the option the user typed (e.g.
+            candidates_per_intent -> --candidates); the error names it beside the field.
+
+    Raises:
+        SettingError: "build setting <field>[ (<option>)]: <what is wrong>" for the first invalid value.
+
+    Example:
+        >>> build_config({"catalog": "c", "candidates_per_intent": 0}, {"candidates_per_intent": "--candidates"})
+        Traceback (most recent call last):
+        ...
+        stages.errors.SettingError: build setting candidates_per_intent (--candidates): Input should be greater than or equal to 1
+    """
+    try:
+        return BuildConfig(**settings)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [str(p) for p in err["loc"]]
+        option = (options or {}).get(loc[0]) if loc else None
+        where = (".".join(loc) or "partition") + (f" ({option})" if option else "")
+        raise SettingError(f"build setting {where}: {err['msg']}") from exc
 
 
 DATA_TABLES = ("fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml")

@@ -18,7 +18,9 @@ from typing import Any, Protocol
 from sandbox.catalog import SandboxCatalog
 from rubric_types import as_rubrics
 from schemas.models import Rubric
-from validation.checkers import Unscorable, Verdict, check
+from stages.errors import InputError
+from validation.checkers import Verdict, check
+from validation.judge import OPINION_REVIEWS, judge_opinion
 
 
 class Judge(Protocol):
@@ -27,45 +29,26 @@ class Judge(Protocol):
     def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict: ...
 
 
-JUDGE_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["satisfied", "reasoning"],
-                "properties": {"satisfied": {"type": "boolean"}, "reasoning": {"type": "string"}}}
-JUDGE_PROMPT = """You check one requirement of a shopper against a product's customer reviews.
-Requirement: the reviews say "{opinion}" (the same opinion; wording may differ).
-Reviews of "{title}":
-{reviews}
-Does some review state this opinion? Reply with JSON: {{"satisfied": true or false, "reasoning": "one sentence"}}."""
-
-
 class LLMJudge:
-    """A review-opinion judge on an OpenAI-compatible server (stages.llm.LLMClient: schema-checked JSON,
-    retries, cache). Any LLMError becomes Unscorable — a judge failure never grades the agent.
+    """The grader's Judge on an OpenAI-compatible server: validation.judge.judge_opinion (the versioned, hashed
+    prompt stages/prompts/review_judge.md), counting calls and failures. A failed call is Unscorable — a judge
+    failure never grades the agent.
 
     Args:
-        client: an LLMClient.
-        max_reviews: reviews shown (those sharing most words with the opinion first), each cut to 1,000
-            characters (the reference showed 20 reviews of 500 characters in arbitrary order, §15.17).
+        client: an LLMClient (schema-checked JSON, retries, cache).
+        max_reviews: reviews shown (see validation.judge.opinion_prompt).
     """
 
-    def __init__(self, client: Any, max_reviews: int = 20):
+    def __init__(self, client: Any, max_reviews: int = OPINION_REVIEWS):
         self.client, self.max_reviews = client, max_reviews
         self.calls = self.failures = 0
 
     def __call__(self, rubric: Rubric, product: dict[str, Any]) -> Verdict:
-        from stages.llm import LLMError
-        from stages.reviews import opinion_overlap, review_text
-
+        """Judge one review_opinion rubric `rubric` on the recommended `product` (with its reviews)."""
         self.calls += 1
-        reviews = sorted(product.get("reviews") or [],
-                         key=lambda r: (-opinion_overlap(str(rubric.expected_value), review_text(r)), r["review_id"]))
-        text = "\n".join(f"- {review_text(r)[:1000]}" for r in reviews[:self.max_reviews])
-        prompt = JUDGE_PROMPT.format(opinion=rubric.expected_value, title=product.get("title") or "", reviews=text)
-        try:
-            reply = self.client.call_json([{"role": "user", "content": prompt}], "review_judgement", JUDGE_SCHEMA,
-                                          purpose="judge")
-        except LLMError as exc:
-            self.failures += 1
-            return Unscorable(f"judge failed ({exc.reason}): {str(exc)[:200]}")
-        return Verdict("satisfied" if reply["satisfied"] else "not_satisfied", f"judge: {reply['reasoning']}")
+        verdict = judge_opinion(self.client, rubric.record(), product, self.max_reviews)
+        self.failures += verdict.status == "unscorable"
+        return verdict
 
 
 def graded_product(catalog: SandboxCatalog, parent_asin: str | None) -> dict[str, Any] | None:
@@ -190,16 +173,16 @@ def grade(tasks: list[dict[str, Any]], records: list[dict[str, Any]], catalog: S
     """Grade a split's trajectories: (per-task results sorted by task id, metrics).
 
     Raises:
-        ValueError: a trajectory names a task the split does not have, or a task has two
+        InputError: a trajectory names a task the split does not have, or a task has two
             trajectories (the message names the task id).
     """
     by_id: dict[str, dict[str, Any]] = {}
     known = {t["id"] for t in tasks}
     for rec in records:
         if rec["task_id"] not in known:
-            raise ValueError(f"trajectory for task {rec['task_id']!r}, which the split does not have")
+            raise InputError(f"trajectory for task {rec['task_id']!r}, which the split does not have")
         if rec["task_id"] in by_id:
-            raise ValueError(f"two trajectories for task {rec['task_id']!r}")
+            raise InputError(f"two trajectories for task {rec['task_id']!r}")
         by_id[rec["task_id"]] = rec
     graded = [grade_episode(t, by_id.get(t["id"]), catalog, judge) for t in sorted(tasks, key=lambda t: t["id"])]
     return graded, metrics(graded)

@@ -17,13 +17,14 @@ from typing import Any, Callable, Iterable
 from sandbox.agents import LLMAgent, run_null, run_oracle
 from sandbox.catalog import SandboxCatalog
 from sandbox.tools import Episode, EpisodeLimits
+from stages.errors import InputError, SettingError
 
 
 def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = None) -> Callable[[Episode], dict[str, Any]]:
     """The function that plays one episode for `agent` (oracle | null | llm).
 
     Raises:
-        ValueError: an unknown agent name, or llm without an LLMAgent.
+        SettingError: an unknown agent name, or llm without an LLMAgent.
     """
     if agent == "oracle":
         return lambda ep: run_oracle(ep, catalog.table)
@@ -31,9 +32,9 @@ def agent_runner(agent: str, catalog: SandboxCatalog, llm: LLMAgent | None = Non
         return run_null
     if agent == "llm":
         if llm is None:
-            raise ValueError("agent llm needs a model and server (--model, --base-url)")
+            raise SettingError("agent llm needs a model and server (--model, --base-url)")
         return llm.run
-    raise ValueError(f"unknown agent {agent!r}; choose oracle, null or llm")
+    raise SettingError(f"unknown agent {agent!r}; choose oracle, null or llm")
 
 
 def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play: Callable[[Episode], dict[str, Any]],
@@ -63,11 +64,10 @@ def read_trajectories(path: Path) -> list[dict[str, Any]]:
     """Trajectory records of a JSONL file.
 
     Raises:
-        FileNotFoundError: no such file.
-        ValueError: a line is not a JSON object with a task_id (names file and line).
+        InputError: no such file, or a line is not a JSON object with a task_id (names file and line).
     """
     if not path.is_file():
-        raise FileNotFoundError(f"trajectory file not found: {path}")
+        raise InputError(f"trajectory file not found: {path}")
     out = []
     with path.open(encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -76,8 +76,8 @@ def read_trajectories(path: Path) -> list[dict[str, Any]]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from None
+                raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from None
             if not isinstance(rec, dict) or "task_id" not in rec:
-                raise ValueError(f"{path}:{n}: not a trajectory record (no task_id)")
+                raise InputError(f"{path}:{n}: not a trajectory record (no task_id)")
             out.append(rec)
     return out

@@ -6,6 +6,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
+from stages.errors import SettingError
 from stages.fields import FieldTable
 from stages.text import keywords, normalize
 
@@ -18,7 +19,7 @@ def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str
     """{(canonical field, normalised value): {"knowledge": clause, "scenario": clause}}.
 
     Raises:
-        ValueError: a row names a field missing from the field table, has no cue, or a cue
+        SettingError: a row names a field missing from the field table, has no cue, or a cue
             shares a content word with its value or any spelling of it (it would give the
             value away); the message names the file and the row.
     """
@@ -29,14 +30,14 @@ def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str
         field, value = row.get("field"), row.get("value")
         where = f"{src}: cue {i} ({field!r} = {value!r})"
         if field not in table.fields or not value:
-            raise ValueError(f"{where}: unknown field or empty value")
+            raise SettingError(f"{where}: unknown field or empty value")
         cues = {k: row[k] for k in CUE_KINDS if row.get(k)}
         if not cues:
-            raise ValueError(f"{where}: needs a knowledge or scenario clause")
+            raise SettingError(f"{where}: needs a knowledge or scenario clause")
         banned = set().union(*(keywords(s) for s in table.spellings(value)))
         for kind, clause in cues.items():
             shared = keywords(clause) & banned
             if shared:
-                raise ValueError(f"{where}: {kind} cue shares {sorted(shared)} with the value")
+                raise SettingError(f"{where}: {kind} cue shares {sorted(shared)} with the value")
         out[(field, normalize(value))] = cues
     return out

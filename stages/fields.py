@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from stages.errors import SettingError
 from stages.text import normalize
 
 FIELD_TABLE = Path(__file__).with_name("fields.toml")
@@ -135,7 +136,7 @@ def load_field_table(path: str | None = None) -> FieldTable:
         path: a TOML file in the fields.toml format; None reads the bundled table.
 
     Raises:
-        ValueError: a row is malformed (names the file and field), or two fields share an
+        SettingError: a row is malformed (names the file and field), or two fields share an
             alias or a clarification keyword.
     """
     src = Path(path) if path else FIELD_TABLE
@@ -163,25 +164,25 @@ def load_field_table(path: str | None = None) -> FieldTable:
                 descriptive=name in descriptive,
             )
         except KeyError as exc:
-            raise ValueError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None
+            raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None
         bad = set(spec.sources) - {"query", "persona", "clarification"}
         if bad or spec.kind not in {"detail", "numeric", "entity", "budget", "opinion"}:
-            raise ValueError(f"{src}: field {name!r} has unknown sources {sorted(bad)} or kind {spec.kind!r}")
+            raise SettingError(f"{src}: field {name!r} has unknown sources {sorted(bad)} or kind {spec.kind!r}")
         # Keywords are compared as the slot matcher sees them (normalised: "batteries" = "battery").
         distinct = {normalize(k) for k in spec.keywords}
         if "clarification" in spec.sources and not (7 <= len(distinct) and len(spec.keywords) <= 10):
-            raise ValueError(f"{src}: field {name!r} needs 7-10 distinct keywords, has {len(distinct)}")
+            raise SettingError(f"{src}: field {name!r} needs 7-10 distinct keywords, has {len(distinct)}")
         if "clarification" in spec.sources and normalize(spec.label) not in distinct:
-            raise ValueError(f"{src}: field {name!r} must list its label {spec.label!r} among its keywords")
+            raise SettingError(f"{src}: field {name!r} must list its label {spec.label!r} among its keywords")
         for kw in distinct:
             owner = keyword_owner.setdefault(kw, name)
             if owner != name:
-                raise ValueError(f"{src}: keyword {kw!r} of field {name!r} is already a keyword of {owner!r}")
+                raise SettingError(f"{src}: keyword {kw!r} of field {name!r} is already a keyword of {owner!r}")
         if spec.kind == "detail":
             for alias in (name, *spec.aliases):
                 owner = alias_index.setdefault(_key_form(alias), name)
                 if owner != name:
-                    raise ValueError(f"{src}: alias {alias!r} of field {name!r} already names {owner!r}")
+                    raise SettingError(f"{src}: alias {alias!r} of field {name!r} already names {owner!r}")
         fields[name] = spec
     for other in defaults.get("other_keys", []):
         alias_index.setdefault(_key_form(other), other)
@@ -189,7 +190,7 @@ def load_field_table(path: str | None = None) -> FieldTable:
     for group in data.get("values", {}).get("aliases", []):
         for spelling in group:
             if value_aliases.get(normalize(spelling), tuple(group)) != tuple(group):
-                raise ValueError(f"{src}: value spelling {spelling!r} is in two alias groups")
+                raise SettingError(f"{src}: value spelling {spelling!r} is in two alias groups")
             value_aliases[normalize(spelling)] = tuple(group)
     return FieldTable(
         fields=fields,

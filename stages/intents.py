@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from stages.errors import SettingError
+
 INTENT_TABLE = Path(__file__).with_name("intents.toml")
 
 
@@ -55,7 +57,7 @@ def load_intents(path: str | None = None) -> dict[str, IntentSpec]:
         path: a TOML file in the intents.toml format; None reads the bundled one.
 
     Raises:
-        ValueError: an entry has an unknown key (names the file and the intent).
+        SettingError: an entry has an unknown key (names the file and the intent).
     """
     src = Path(path) if path else INTENT_TABLE
     data = tomllib.loads(src.read_text(encoding="utf-8"))
@@ -64,10 +66,10 @@ def load_intents(path: str | None = None) -> dict[str, IntentSpec]:
     for name, row in data.get("intents", {}).items():
         unknown = set(row) - known
         if unknown:
-            raise ValueError(f"{src}: intent {name!r} has unknown keys {sorted(unknown)}")
+            raise SettingError(f"{src}: intent {name!r} has unknown keys {sorted(unknown)}")
         row = {k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
         spec = IntentSpec(name=name, **row)
         if spec.cue_kind not in ("knowledge", "scenario"):
-            raise ValueError(f"{src}: intent {name!r} has cue_kind {spec.cue_kind!r}; use knowledge or scenario")
+            raise SettingError(f"{src}: intent {name!r} has cue_kind {spec.cue_kind!r}; use knowledge or scenario")
         out[name] = spec
     return out

@@ -24,6 +24,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from stages.errors import SettingError
 from stages.hashing import canonical_json, sha256_hex
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -76,18 +77,25 @@ class LLMSettings:
     cache_dir: str | None = None
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> LLMSettings:
+    def from_env(cls, needed_by: str = "the LLM verbaliser and the judge",
+                 options: tuple[str, str] = ("--base-url", "--model"), **overrides: Any) -> LLMSettings:
         """Settings from OPENAI_BASE_URL, OPENAI_API_KEY and ECOMBENCH_LLM_MODEL, then `overrides` (None ignored).
 
+        Args:
+            needed_by: what needs the server, as the error names it ("the LLM agent").
+            options: the command's options for the base URL and the model, as the error names them.
+            **overrides: LLMSettings fields; None leaves the environment's value or the default.
+
         Raises:
-            ValueError: no base URL or model given.
+            SettingError: no base URL or model given (one line naming the options and variables).
         """
         values = {"base_url": os.environ.get("OPENAI_BASE_URL", ""), "api_key": os.environ.get("OPENAI_API_KEY", ""),
                   "model": os.environ.get("ECOMBENCH_LLM_MODEL", "")}
         values.update({k: v for k, v in overrides.items() if v is not None})
         if not values["base_url"] or not values["model"]:
-            raise ValueError("the LLM verbaliser and the judge need --base-url (or OPENAI_BASE_URL) and --model "
-                             "(or ECOMBENCH_LLM_MODEL)")
+            need = "need" if " and " in needed_by else "needs"
+            raise SettingError(f"{needed_by} {need} {options[0]} (or OPENAI_BASE_URL) and {options[1]} "
+                               "(or ECOMBENCH_LLM_MODEL)")
         return cls(**values)
 
     def public(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from rubric_types import kind_of
 from schemas.models import Rubric
@@ -29,12 +29,14 @@ from stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, req
 PROMPTS = Path(__file__).with_name("prompts")
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "llm"
 VERBALISER_ID = "llm-v2"
-# part -> (prompt file, reply schema file); "judge" is stage 7's (validation/judge.py).
+# part -> (prompt file, reply schema file); the judges are validation/judge.py's: "judge" is stage 7's,
+# "review_judge" the grader's (a review opinion code cannot decide).
 PARTS = {"query": ("query.md", "query_plan.schema.json"),
          "persona": ("persona.md", "persona_background.schema.json"),
          "slots": ("slots.md", "clarification_slots.schema.json"),
          "opinions": ("opinions.md", "review_opinions.schema.json"),
-         "judge": ("judge.md", "judge_verdict.schema.json")}
+         "judge": ("judge.md", "judge_verdict.schema.json"),
+         "review_judge": ("review_judge.md", "review_judgement.schema.json")}
 NOISE_FIELDS = ("demographics.age_range", "demographics.household", "demographics.location_type",
                 "lifestyle.occupation", "lifestyle.hobbies", "shopping_habits.shopping_frequency",
                 "shopping_habits.price_sensitivity", "shopping_habits.preferred_channel")
@@ -59,10 +61,10 @@ def query_schema() -> dict[str, Any]:
     return reply_schema("query")
 
 
-def prompt_sha256() -> dict[str, str]:
-    """sha256 of every prompt and reply schema file, by file name, for the manifest."""
+def prompt_sha256(parts: Iterable[str] | None = None) -> dict[str, str]:
+    """sha256 of the prompt and reply schema files of `parts` (None: every part), by file name, for a manifest."""
     out = {}
-    for prompt, schema in PARTS.values():
+    for prompt, schema in (PARTS[p] for p in (PARTS if parts is None else parts)):
         out[prompt] = sha256_hex((PROMPTS / prompt).read_bytes())
         out[schema] = sha256_hex((SCHEMAS / schema).read_bytes())
     return dict(sorted(out.items()))

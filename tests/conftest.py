@@ -23,17 +23,18 @@ SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 RICH_META = SHARED / "meta_electronics_beauty_office.jsonl"
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _private_artifacts(tmp_path_factory):
-    """Caches and outputs of in-process builds go to a temporary folder, never the repository's artifacts/."""
-    import flows.build
-    import flows.settings
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory) -> Path:
+    """The session's artifacts root, passed to in-process builds: caches never go to the repository's artifacts/."""
+    return tmp_path_factory.mktemp("artifacts")
 
-    folder = tmp_path_factory.mktemp("artifacts")
-    saved = flows.settings.ARTIFACTS, flows.build.ARTIFACTS
-    flows.settings.ARTIFACTS = flows.build.ARTIFACTS = folder
-    yield folder
-    flows.settings.ARTIFACTS, flows.build.ARTIFACTS = saved
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_artifacts(artifacts):
+    """The CLI, in-process or in a subprocess, resolves its artifacts root from ECOMBENCH_ARTIFACTS: `artifacts`."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ECOMBENCH_ARTIFACTS", str(artifacts))
+        yield artifacts
 
 
 def pytest_configure(config):
@@ -95,12 +96,12 @@ def rich_catalog(tmp_path_factory) -> Catalog:
 
 
 @pytest.fixture(scope="session")
-def rich_plan(rich_catalog):
+def rich_plan(rich_catalog, artifacts):
     """`plan_build` over the rich snapshot: (BuildContext, products frame, sampling per intent)."""
     from flows.build import plan_build
     from flows.settings import BuildConfig
 
-    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=30))
+    ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(rich_catalog.path), candidates_per_intent=30), artifacts)
     return ctx, products, sampling
 
 
@@ -178,7 +179,7 @@ class FullBuild(SplitVersion):
 
 
 @pytest.fixture(scope="session")
-def full_build(full_catalog, tmp_path_factory) -> FullBuild:
+def full_build(full_catalog, tmp_path_factory, artifacts) -> FullBuild:
     """`build_split` of every intent in intents.toml, 60 candidates each, over the full snapshot, with the
     sandbox's oracle check (~25-40 s)."""
     from flows.build import build_split
@@ -187,6 +188,6 @@ def full_build(full_catalog, tmp_path_factory) -> FullBuild:
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=60,
                          oracle_check=True)
-    outcome = build_split(config, "all", root=tmp_path_factory.mktemp("splits"))
+    outcome = build_split(config, "all", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
     version = load_version(outcome.path)
     return FullBuild(path=version.path, manifest=version.manifest, tasks=version.tasks, rejections=version.rejections)

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from stages.errors import InputError
 from stages.intents import IntentSpec, load_intents
 from stages.split import SplitConfig
 
@@ -30,7 +31,7 @@ QUERY_LEAVES_CHOICE_MOSTLY = 0.25
 PARTIAL_LIMIT = 10
 
 
-class ExpectationsFailed(ValueError):
+class ExpectationsFailed(InputError):
     """An ERROR data expectation failed: the split is not published and nothing is written."""
 
 

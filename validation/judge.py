@@ -1,4 +1,8 @@
-"""Stage 7's optional LLM judge: does each source support its rubrics (reference §9.2, made accountable).
+"""The LLM judges, each with a versioned, hashed prompt in stages/prompts/ and a reply schema in schemas/llm/.
+
+`judge_task` is stage 7's optional judge: does each source support its rubrics (reference §9.2, made
+accountable). `judge_opinion` is the grader's: does a recommended product's reviews state a review
+opinion that code could not decide (sandbox/grader.py).
 
 The deterministic checks run first and decide alone when the judge is off. With the judge on, a
 task that passed them is shown to the model as delimited data (the query, the persona, the slots,
@@ -13,12 +17,14 @@ kept only a boolean and lost the per-rubric results (§15.21); here they are the
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rubric_types import as_rubrics, kind_of
 from stages.llm import LLMClient, LLMError
 from stages.reviews import review_text
 from stages.verbalise_llm import prompt_template, reply_schema
+from validation.checkers import Unscorable, Verdict
 from validation.findings import Finding
 
 JUDGE_REVIEWS = 5  # cited reviews shown per review_opinion rubric
@@ -84,3 +90,48 @@ def judge_task(client: LLMClient, task: dict[str, Any], reviews: list[dict[str, 
     where = f"rubric {unsupported[0]['rubric_id']}: " if unsupported else ""
     return [Finding("judge_rejected", f"the judge rejects the task: {where}{why}",
                     {"issues": verdict["issues"], "unsupported": unsupported, "passed": verdict["passed"]})]
+
+
+OPINION_REVIEWS = 20  # reviews shown to the grader's judge, those sharing most words with the opinion first
+OPINION_REVIEW_CHARS = 1000
+
+
+def opinion_prompt(rubric: dict[str, Any], product: dict[str, Any], max_reviews: int = OPINION_REVIEWS) -> str:
+    """The grader judge's prompt (stages/prompts/review_judge.md) for one review_opinion rubric and product.
+
+    Args:
+        rubric: a review_opinion rubric (its expected_value is the opinion).
+        product: the recommended product's row with "reviews".
+        max_reviews: reviews shown, those sharing most words with the opinion first, each cut to
+            OPINION_REVIEW_CHARS (the reference showed 20 reviews of 500 characters in arbitrary order, §15.17).
+    """
+    from stages.reviews import opinion_overlap
+
+    reviews = sorted(product.get("reviews") or [],
+                     key=lambda r: (-opinion_overlap(rubric["expected_value"], review_text(r)), r["review_id"]))
+    values = {"opinion": str(rubric["expected_value"]), "title": product.get("title") or "",
+              "reviews": "\n".join(f"- {review_text(r)[:OPINION_REVIEW_CHARS]}" for r in reviews[:max_reviews])}
+    # One pass, so a value that happens to contain "{title}" is never substituted again.
+    return re.sub(r"\{(opinion|title|reviews)\}", lambda m: values[m.group(1)], prompt_template("review_judge"))
+
+
+def judge_opinion(client: LLMClient, rubric: dict[str, Any], product: dict[str, Any],
+                  max_reviews: int = OPINION_REVIEWS) -> Verdict:
+    """The grader's judge: does some review of `product` state the opinion of `rubric`?
+
+    Args:
+        client: an LLMClient (schema-checked JSON, retries, reply cache).
+        rubric: a review_opinion rubric the code checker returned unscorable for.
+        product: the recommended product's row with "reviews".
+        max_reviews: see `opinion_prompt`.
+
+    Returns:
+        satisfied / not_satisfied with the judge's reasoning, or Unscorable when the call fails (any
+        LLMError): a judge failure never grades the agent. Never raises for the model's behaviour.
+    """
+    try:
+        reply = client.call_json([{"role": "user", "content": opinion_prompt(rubric, product, max_reviews)}],
+                                 "review_judgement", reply_schema("review_judge"), purpose="judge")
+    except LLMError as exc:
+        return Unscorable(f"judge failed ({exc.reason}): {str(exc)[:200]}")
+    return Verdict("satisfied" if reply["satisfied"] else "not_satisfied", f"judge: {reply['reasoning']}")

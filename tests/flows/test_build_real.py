@@ -31,8 +31,8 @@ def built(tmp_path_factory):
                                        DATA / "meta_hf_form_sample.jsonl"], [], catalog)
     config = BuildConfig(catalog=str(catalog), intents=["product_search", "rating_quality", "feature_combination"],
                          candidates_per_intent=100, resume=False)  # both builds compute everything
-    first = build_split(config, "real", root=tmp / "splits")
-    second = build_split(config, "real", root=tmp / "splits")
+    first = build_split(config, "real", root=tmp / "splits", artifacts=tmp / "artifacts")
+    second = build_split(config, "real", root=tmp / "splits", artifacts=tmp / "artifacts")
     products, _ = load_snapshot(catalog)
     return manifest, first, second, products
 

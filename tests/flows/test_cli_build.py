@@ -71,7 +71,7 @@ def test_rebuild_gives_a_new_version_with_identical_tasks(two_builds):
 def test_prefect_flow_and_plain_build_agree(two_builds):
     tmp, first, _ = two_builds
     catalog = tmp / "art" / "catalogs" / "sample"
-    out = build_split(BuildConfig(catalog=str(catalog)), "plain", root=tmp / "plain")
+    out = build_split(BuildConfig(catalog=str(catalog)), "plain", root=tmp / "plain", artifacts=tmp / "art")
     v1 = tmp / "art" / "splits" / "sample" / "v1"
     assert (out.path / "tasks.jsonl").read_bytes() == (v1 / "tasks.jsonl").read_bytes()
 

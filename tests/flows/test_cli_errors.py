@@ -53,6 +53,24 @@ def test_a_bad_build_config_names_the_problem(tmp_path, content, expected):
     assert expected in _error_line(runner.invoke(app, ["build", "--config", str(cfg)]))
 
 
-def test_a_category_with_no_products_builds_nothing(sample_catalog, tmp_path):
+def test_a_category_with_no_products_builds_nothing(sample_catalog, artifacts):
     with pytest.raises(NoCandidates, match=r"no product of the catalog is eligible for any intent .*No Such Category"):
-        plan_build(BuildConfig(catalog=str(sample_catalog.path), categories=["No Such Category"]))
+        plan_build(BuildConfig(catalog=str(sample_catalog.path), categories=["No Such Category"]), artifacts)
+
+
+def test_debug_shows_the_user_error_with_its_traceback(tmp_path):
+    from stages.errors import SettingError
+
+    _, (reviews,) = sample_inputs()
+    result = runner.invoke(app, ["--debug", "ingest", "--reviews", str(reviews), "--out", str(tmp_path / "c")])
+    assert result.exit_code == 1 and isinstance(result.exception, SettingError)
+    assert "error: " not in result.output
+
+
+def test_a_bug_is_not_dressed_as_a_user_error(tmp_path, monkeypatch):
+    def broken():
+        raise ValueError("a programming bug")
+
+    monkeypatch.setattr("flows.ingest.sample_inputs", broken)
+    result = runner.invoke(app, ["ingest", "--out", str(tmp_path / "c")])
+    assert isinstance(result.exception, ValueError) and "error: " not in result.output

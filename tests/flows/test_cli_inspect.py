@@ -16,12 +16,12 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def versions(sample_catalog, tmp_path_factory) -> Path:
+def versions(sample_catalog, tmp_path_factory, artifacts) -> Path:
     """Two real versions of split "sample" over the bundled sample: v1 with seed 0, v2 with seed 1."""
     root = tmp_path_factory.mktemp("splits")
     for seed in (0, 1):
         build_split(BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=20, seed=seed), "sample",
-                    root=root)
+                    root=root, artifacts=artifacts)
     return root
 
 

@@ -20,16 +20,18 @@ from typer.testing import CliRunner
 from flows.build import check_dask_address
 from flows.cli import app
 from flows.settings import BuildConfig
+from stages.errors import ServerError
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
 from flows.build import run_build
-from flows.settings import BuildConfig
+from flows.settings import BuildConfig, artifacts_root
 config = BuildConfig(catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
 out = {}
 for runner in ("threads", "dask"):
-    result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner, root=sys.argv[2])
+    result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner,
+                       str(artifacts_root()), root=sys.argv[2])
     out[runner] = result.get("path") or result
 print("RESULT", json.dumps(out))
 """
@@ -61,7 +63,7 @@ def _closed_port() -> int:
 
 def test_an_unreachable_dask_address_is_one_line_naming_the_option(tmp_path, sample_catalog):
     address = f"tcp://127.0.0.1:{_closed_port()}"
-    with pytest.raises(ValueError, match=r"^--dask-address tcp://127\.0\.0\.1:\d+: cannot reach the Dask scheduler"):
+    with pytest.raises(ServerError, match=r"^--dask-address tcp://127\.0\.0\.1:\d+: cannot reach the Dask scheduler"):
         check_dask_address(address, timeout=2)
     result = CliRunner().invoke(app, ["build", "--catalog", str(sample_catalog.path), "--dask-address", address,
                                       "--out", str(tmp_path / "splits")])

@@ -71,10 +71,10 @@ class Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def sample_split(sample_catalog, tmp_path_factory):
+def sample_split(sample_catalog, tmp_path_factory, artifacts):
     """The bundled sample built and published as sample/v1: (version dir, manifest, tasks, rejections)."""
     outcome = build_split(BuildConfig(catalog=str(sample_catalog.path)), "sample",
-                          root=tmp_path_factory.mktemp("splits"))
+                          root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
 
     def lines(name):
         return [json.loads(x) for x in (outcome.path / name).read_text(encoding="utf-8").splitlines() if x.strip()]

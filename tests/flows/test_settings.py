@@ -23,3 +23,22 @@ def test_where_the_catalog_lies_and_batch_size_do_not_change_the_hash():
 
 def test_every_data_table_is_hashed():
     assert set(settings.data_tables_sha256()) == {"fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml"}
+
+
+def test_the_llm_settings_of_a_build_come_from_its_config(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ECOMBENCH_LLM_MODEL", raising=False)
+    config = BuildConfig(catalog="x", verbaliser="llm", llm_model="m", llm_base_url="http://127.0.0.1:1/v1",
+                         llm_temperature=0.3, llm_max_tokens=99, llm_seed=7, llm_timeout=5, llm_max_retries=1,
+                         llm_concurrency=3, llm_response_format="text")
+    s = config.llm_settings(tmp_path)
+    assert (s.model, s.base_url, s.temperature, s.max_tokens, s.seed, s.timeout, s.max_retries, s.concurrency,
+            s.response_format) == ("m", "http://127.0.0.1:1/v1", 0.3, 99, 7, 5, 1, 3, "text")
+    assert s.cache_dir == str(tmp_path / "cache" / "llm")
+
+
+def test_every_llm_setting_of_the_config_reaches_the_client():
+    from stages.llm import LLMSettings
+
+    config_fields = {n.removeprefix("llm_") for n in BuildConfig.model_fields if n.startswith("llm_")}
+    assert config_fields - {"parts"} <= set(LLMSettings.__dataclass_fields__)  # llm_parts is the verbaliser's

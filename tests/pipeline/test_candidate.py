@@ -101,9 +101,9 @@ SCRIPT = """
 import sys
 from flows.build import plan_build
 from pipeline.candidate import build_candidate
-from flows.settings import BuildConfig
+from flows.settings import BuildConfig, artifacts_root
 from stages.hashing import canonical_json
-ctx, products, sampling, _ = plan_build(BuildConfig(catalog=sys.argv[1], candidates_per_intent=8))
+ctx, products, sampling, _ = plan_build(BuildConfig(catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
 rows = {r["parent_asin"]: r for r in products.to_dicts()}
 out = []
 for intent, s in sampling.items():

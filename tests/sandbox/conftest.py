@@ -8,16 +8,14 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def sandbox_catalog(full_catalog):
+def sandbox_catalog(full_catalog, artifacts):
     """Every shared real file (~7,300 products, ~3,200 electronics reviews) opened for the sandbox.
 
     Its index is cached where the build's oracle check keeps it (the session's private artifacts), so
     the snapshot is tokenised once per session."""
-    import flows.settings
     from sandbox.catalog import SandboxCatalog
 
-    return SandboxCatalog.open(full_catalog.path, full_catalog.table,
-                               cache_dir=flows.settings.ARTIFACTS / "cache" / "sandbox")
+    return SandboxCatalog.open(full_catalog.path, full_catalog.table, cache_dir=artifacts / "cache" / "sandbox")
 
 
 @pytest.fixture(scope="session")

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 
 
-def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_rejections(sample_catalog):
+def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_rejections(sample_catalog, artifacts):
     from flows.agent_check import check_agents
     from flows.build import batches_of, plan_build, run_batch
     from flows.settings import BuildConfig
 
     config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=12, oracle_check=True, resume=False)
-    ctx, products, sampling, _ = plan_build(config)
+    ctx, products, sampling, _ = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
-    runs = [check_agents(config, results, ctx.table) for _ in range(2)]
+    runs = [check_agents(config, results, ctx.table, artifacts=artifacts) for _ in range(2)]
     dumps = [json.dumps([[r.task, r.rejection] for r in out], sort_keys=True) for out, _ in runs]
     assert dumps[0] == dumps[1]
     (checked, summary), _ = runs
@@ -25,4 +25,5 @@ def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_r
     assert {f["evidence"]["task_id"] for f in failed} == before - after
     assert summary["oracle"]["candidates"] == len(before)
     assert summary["oracle"]["solved"] == len(after) == summary["null"]["tasks"]
-    assert check_agents(config.model_copy(update={"oracle_check": False}), results, ctx.table) == (results, {})
+    assert check_agents(config.model_copy(update={"oracle_check": False}), results, ctx.table,
+                        artifacts=artifacts) == (results, {})

@@ -7,6 +7,7 @@ import pytest
 
 from sandbox.grader import LLMJudge, grade, grade_episode, graded_product, metrics
 from sandbox.tools import Episode
+from stages.errors import InputError
 from stages.text import tokens
 from tests.sandbox.conftest import first_task
 from validation.checkers import check
@@ -91,7 +92,16 @@ def test_a_working_judge_decides_what_code_could_not(sandbox_catalog, built_task
         graded = grade_episode(dict(task, target_product=dict(task["target_product"], parent_asin="B000OTHER")),
                                record, sandbox_catalog, judge)
         prompt = server.requests[0]["messages"][0]["content"]
+        sent_schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert graded["status"] == "incorrect"
+    # The grader's judge speaks through the versioned, hashed prompt file and reply schema (validation/judge.py).
+    from stages.verbalise_llm import prompt_sha256, reply_schema
+    from validation.judge import opinion_prompt
+
+    rubric = next(r for r in task["rubrics"] if r["type"] == "review_opinion"
+                  and f'the reviews say "{r["expected_value"]}"' in prompt)
+    assert prompt == opinion_prompt(rubric, graded_product(sandbox_catalog, record["predicted_product_id"]))
+    assert sent_schema == reply_schema("review_judge") and "review_judge.md" in prompt_sha256()
     assert [r["status"] for r in graded["rubric_results"] if r["by"] == "judge"] == ["not_satisfied"]
     assert next(r["expected_value"] for r in task["rubrics"] if r["type"] == "review_opinion"
                 and r["expected_value"] in prompt)
@@ -106,5 +116,5 @@ def test_tasks_without_trajectory_count_as_failures_in_every_denominator(sandbox
     assert m["episodes"]["finish_rate"] == 0.75 and m["episodes"]["missing_trajectories"] == 1
     assert sum(v["tasks"] for v in m["by_intent"].values()) == 4
     assert set(m["by_source"]) <= {"query", "persona", "clarification"}
-    with pytest.raises(ValueError, match="two trajectories"):
+    with pytest.raises(InputError, match="two trajectories"):
         grade(tasks, records + records[:1], sandbox_catalog)

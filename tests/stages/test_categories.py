@@ -227,12 +227,12 @@ keywords = ["blade material", "blade", "handle", "knife blade", "steel type", "e
 # ---- builds restricted to one category ---------------------------------------------------------
 
 @pytest.mark.parametrize("category", HOME_CATEGORIES)
-def test_a_build_restricted_to_a_category_accepts_tasks_of_that_category(home, category, tmp_path):
+def test_a_build_restricted_to_a_category_accepts_tasks_of_that_category(home, category, tmp_path, artifacts):
     from flows.build import build_split
     from flows.settings import BuildConfig
 
     out = build_split(BuildConfig(catalog=str(home.path), categories=[category], candidates_per_intent=4),
-                      "one-category", root=tmp_path)
+                      "one-category", root=tmp_path, artifacts=artifacts)
     tasks = [json.loads(line) for line in (out.path / "tasks.jsonl").read_text().splitlines()]
     assert out.manifest["counts"]["tasks"] == len(tasks) >= 1
     assert {t["target_product"]["main_category"] for t in tasks} == {category}

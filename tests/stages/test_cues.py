@@ -6,6 +6,7 @@ import tomllib
 
 import pytest
 
+from stages.errors import SettingError
 from stages.cues import CUE_KINDS, CUE_TABLE, load_cues
 from stages.fields import load_field_table
 from stages.text import contains_phrase, normalize
@@ -55,7 +56,7 @@ def test_no_bundled_cue_states_its_value_in_any_spelling(table, rows):
 def test_a_cue_sharing_a_word_with_its_value_is_refused_naming_the_file(table, tmp_path):
     path = write(tmp_path, '[[cue]]\nfield = "Material"\nvalue = "Stainless Steel"\n'
                            'knowledge = "made of the steel that does not rust"\n')
-    with pytest.raises(ValueError, match="steel") as err:
+    with pytest.raises(SettingError, match="steel") as err:
         load_cues(table, path)
     assert path in str(err.value)
 
@@ -64,18 +65,18 @@ def test_a_cue_sharing_a_word_with_another_spelling_of_its_value_is_refused(tabl
     # "WLAN" is a spelling of "Wi-Fi" in fields.toml [values].
     path = write(tmp_path, '[[cue]]\nfield = "Connectivity Technology"\nvalue = "Wi-Fi"\n'
                            'scenario = "that joins my home WLAN"\n')
-    with pytest.raises(ValueError, match="wlan"):
+    with pytest.raises(SettingError, match="wlan"):
         load_cues(table, path)
 
 
 def test_a_cue_row_with_an_unknown_field_is_refused_naming_the_file(table, tmp_path):
     path = write(tmp_path, '[[cue]]\nfield = "Flavour Profile"\nvalue = "Mint"\nknowledge = "like toothpaste"\n')
-    with pytest.raises(ValueError, match="unknown field") as err:
+    with pytest.raises(SettingError, match="unknown field") as err:
         load_cues(table, path)
     assert path in str(err.value)
 
 
 def test_a_cue_row_without_any_clause_is_refused(table, tmp_path):
     path = write(tmp_path, '[[cue]]\nfield = "Material"\nvalue = "Glass"\n')
-    with pytest.raises(ValueError, match="knowledge or scenario"):
+    with pytest.raises(SettingError, match="knowledge or scenario"):
         load_cues(table, path)

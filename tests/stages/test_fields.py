@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stages.errors import SettingError
 from stages.fields import FIELD_TABLE, load_field_table
 from stages.text import normalize
 
@@ -83,35 +84,35 @@ def _write_table(tmp_path, body: str):
 
 def test_a_field_without_a_label_is_rejected_naming_the_file(tmp_path):
     path = _write_table(tmp_path, '[fields."Color"]\nsources = ["query"]\n')
-    with pytest.raises(ValueError, match="fields.toml") as exc:
+    with pytest.raises(SettingError, match="fields.toml") as exc:
         load_field_table(path)
     assert "label" in str(exc.value) and "Color" in str(exc.value)
 
 
 def test_an_unknown_source_is_rejected_naming_the_file(tmp_path):
     path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query", "review"]\n')
-    with pytest.raises(ValueError, match=str(tmp_path)):
+    with pytest.raises(SettingError, match=str(tmp_path)):
         load_field_table(path)
 
 
 def test_a_clarification_field_with_too_few_keywords_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Shape"]\nlabel = "shape"\nsources = ["clarification"]\n'
                                   'keywords = ["shape", "form"]\n')
-    with pytest.raises(ValueError, match="7-10 distinct keywords"):
+    with pytest.raises(SettingError, match="7-10 distinct keywords"):
         load_field_table(path)
 
 
 def test_a_keyword_shared_by_two_fields_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\nkeywords = ["shade"]\n'
                                   '[fields."Finish Type"]\nlabel = "finish"\nsources = ["query"]\nkeywords = ["Shade"]\n')
-    with pytest.raises(ValueError, match="(?i)keyword .shade. .*Color"):
+    with pytest.raises(SettingError, match="(?i)keyword .shade. .*Color"):
         load_field_table(path)
 
 
 def test_an_alias_shared_by_two_fields_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\naliases = ["Finish"]\n'
                                   '[fields."Finish Type"]\nlabel = "finish"\nsources = ["query"]\naliases = ["finish"]\n')
-    with pytest.raises(ValueError, match="alias"):
+    with pytest.raises(SettingError, match="alias"):
         load_field_table(path)
 
 

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from pipeline.candidate import build_candidate
+from stages.errors import SettingError
 from stages.llm import LLMClient, LLMError, LLMSettings
 from tests.llm_server import ScriptedLLM, good_query
 
@@ -146,16 +147,15 @@ def test_json_schema_goes_in_response_format(rich_plan, accepted, tmp_path):
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["required"] == ["user_query", "query_surfaces"]
 
 
-def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path, monkeypatch):
+def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path):
     from flows.build import build_split
     from flows.settings import BuildConfig
 
-    monkeypatch.setattr("flows.build.ARTIFACTS", tmp_path)
     with ScriptedLLM(["good", "server_error", "server_error", "server_error", "good", "refusal", "good"]) as server:
         config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search", "rating_quality"],
                              candidates_per_intent=4, verbaliser="llm", llm_model="scripted", llm_parts=["query"],
                              llm_base_url=server.base_url, llm_max_retries=2, llm_timeout=2)
-        out = build_split(config, "llm", root=tmp_path / "splits")
+        out = build_split(config, "llm", root=tmp_path / "splits", artifacts=tmp_path)
     manifest = out.manifest
     assert manifest["counts"]["tasks"] >= 1
     assert manifest["verbaliser"]["id"] == "llm-v2[query]:scripted"
@@ -166,7 +166,7 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path,
 def test_missing_server_settings_are_one_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("ECOMBENCH_LLM_MODEL", raising=False)
-    with pytest.raises(ValueError, match="need --base-url"):
+    with pytest.raises(SettingError, match="need --base-url"):
         LLMSettings.from_env(model="m")
 
 

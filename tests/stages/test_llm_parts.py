@@ -39,14 +39,14 @@ def hidden_rich(rich_results, rich_catalog):
 
 
 @pytest.fixture(scope="module")
-def review_plan(sample_catalog):
+def review_plan(sample_catalog, artifacts):
     """review_driven over the bundled real sample (it has reviews): (context, [products with reviews the
     template verbaliser accepts on the first attempt])."""
     from flows.build import batches_of, plan_build
     from flows.settings import BuildConfig
 
     ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(sample_catalog.path), intents=["review_driven"],
-                                                        candidates_per_intent=30))
+                                                        candidates_per_intent=30), artifacts)
     rows = [p for _, batch in batches_of(products, sampling, 100, ctx.reviews) for p in batch]
     accepted = [p for p in rows if (r := build_candidate(p, "review_driven", ctx)).task is not None
                 and r.task["provenance"]["attempt"] == 0]
@@ -349,18 +349,16 @@ def test_the_judge_runs_with_the_template_verbaliser_too(rich_plan, hidden_rich,
 # ---- a whole split -----------------------------------------------------------------------------------
 
 
-def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(sample_catalog, tmp_path,
-                                                                                 monkeypatch):
+def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(sample_catalog, tmp_path):
     from flows.build import build_split
     from flows.settings import BuildConfig
 
-    monkeypatch.setattr("flows.build.ARTIFACTS", tmp_path)
     with ScriptedLLM({}) as server:
         config = BuildConfig(catalog=str(sample_catalog.path), intents=["product_search", "review_driven"],
                              candidates_per_intent=4, verbaliser="llm", llm_model="scripted", judge=True,
                              llm_base_url=server.base_url, resume=False)
-        first = build_split(config, "all-llm", root=tmp_path / "splits")
-        second = build_split(config, "all-llm", root=tmp_path / "splits")
+        first = build_split(config, "all-llm", root=tmp_path / "splits", artifacts=tmp_path)
+        second = build_split(config, "all-llm", root=tmp_path / "splits", artifacts=tmp_path)
     m1, m2 = first.manifest, second.manifest
     assert m1["counts"]["tasks"] >= 3
     assert {t["intent"] for t in map(__import__("json").loads,

@@ -31,10 +31,10 @@ def _by_name(summary: dict, suite: str) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def sample_build(sample_catalog, tmp_path_factory):
+def sample_build(sample_catalog, tmp_path_factory, artifacts):
     """`build_split` of two intents over the bundled real sample."""
     config = BuildConfig(catalog=str(sample_catalog.path), intents=INTENTS, candidates_per_intent=20)
-    return build_split(config, "sample", root=tmp_path_factory.mktemp("splits"))
+    return build_split(config, "sample", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
 
 
 @pytest.fixture(scope="module")
@@ -135,18 +135,18 @@ def test_a_failed_warn_does_not_block(sample_catalog):
     raise_if_blocking(summary)  # does not raise
 
 
-def test_build_refuses_to_publish_a_snapshot_with_a_duplicated_product(duplicated_snapshot, tmp_path):
+def test_build_refuses_to_publish_a_snapshot_with_a_duplicated_product(duplicated_snapshot, tmp_path, artifacts):
     snapshot, asin = duplicated_snapshot
     config = BuildConfig(catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
     with pytest.raises(ExpectationsFailed, match=f"parent_asin_unique.*{asin}.*nothing was written"):
-        build_split(config, "dup", root=tmp_path / "splits")
+        build_split(config, "dup", root=tmp_path / "splits", artifacts=artifacts)
     assert not (tmp_path / "splits").exists() or not any((tmp_path / "splits").rglob("*"))
 
 
-def test_assemble_refuses_before_writing_anything(duplicated_snapshot, tmp_path):
+def test_assemble_refuses_before_writing_anything(duplicated_snapshot, tmp_path, artifacts):
     snapshot, _ = duplicated_snapshot
     config = BuildConfig(catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
-    ctx, products, sampling, catalog_manifest = plan_build(config)
+    ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
     root = tmp_path / "splits"

@@ -52,13 +52,14 @@ def test_a_question_about_two_fields_opens_both_slots(rich_catalog):
 
 
 def test_keywords_count_as_the_matcher_sees_them(tmp_path):
+    from stages.errors import SettingError
     from stages.fields import load_field_table
     import pytest
 
     path = tmp_path / "fields.toml"
     path.write_text('[fields."Size"]\nlabel = "size"\nsources = ["clarification"]\n'
                     'keywords = ["size", "sizes", "sizing", "dimension", "dimensions", "how big", "fit size"]\n')
-    with pytest.raises(ValueError, match="7-10 distinct keywords, has 5"):
+    with pytest.raises(SettingError, match="7-10 distinct keywords, has 5"):
         load_field_table(str(path))
 
 

@@ -25,10 +25,10 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def split(sample_catalog, tmp_path_factory) -> Path:
+def split(sample_catalog, tmp_path_factory, artifacts) -> Path:
     """A real split version of every intent over the bundled sample (20 candidates each)."""
     config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=20)
-    return build_split(config, "sample", root=tmp_path_factory.mktemp("splits")).path
+    return build_split(config, "sample", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts).path
 
 
 def _tasks(split: Path) -> list[dict]:
