@@ -12,9 +12,10 @@ from typing import Any
 import polars as pl
 
 from catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
+from stages.errors import InputError
 
 
-class SnapshotError(ValueError):
+class SnapshotError(InputError, ValueError):
     """A catalog snapshot is missing or unreadable; the message names the path."""
 
 
