@@ -44,6 +44,7 @@ from catalog.records import (
     convert_block,
     parse_line,
 )
+from catalog.integrity import snapshot_files
 from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from stages.errors import InputError
 from stages.fields import FieldTable, load_field_table
@@ -467,6 +468,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 "bad_by_reason": dict(sorted(bad_total.items())),
             },
             "field_table_sha256": field_table_sha,
+            # The snapshot's own files, checked by a build (catalog.integrity.verify_snapshot).
+            "files": snapshot_files(tmp),
             "fingerprint": snapshot_fingerprint([(kind, sha) for _, kind, sha, _ in digests], field_table_sha),
         }
         (tmp / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")

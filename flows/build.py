@@ -25,6 +25,7 @@ import polars as pl
 
 from flows.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
+from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
 from flows.publish import next_version, publish_split
 from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
@@ -126,7 +127,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
         exploded field-table details `stages.features.detail_rows`).
 
     Raises:
-        SnapshotError: the snapshot is missing or malformed.
+        SnapshotError: the snapshot is missing or malformed, or one of its files differs from the sha256
+            its manifest records (catalog.integrity.verify_snapshot, cached by size and mtime).
         SettingError: an intent is unknown, or an llm build lacks its server URL or model.
     """
     table = load_field_table()
@@ -135,6 +137,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     if unknown:
         raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
     artifacts = Path(artifacts)
+    verify_snapshot(Path(config.catalog), cache_dir=artifacts / "cache" / "verified")
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
     reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
@@ -326,7 +329,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "tables_sha256": data_tables_sha256(),
         "config": config.model_dump(),
         "config_hash": ctx.config_hash,
-        "catalog": {"path": str(config.catalog), "fingerprint": ctx.catalog_fingerprint,
+        "catalog": {"path": str(Path(config.catalog).resolve()), "fingerprint": ctx.catalog_fingerprint,
                     "products": catalog_manifest.get("counts", {}).get("products"),
                     "field_table_current": catalog_manifest.get("field_table_sha256")
                     == data_tables_sha256()["fields.toml"]},

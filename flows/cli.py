@@ -305,17 +305,62 @@ def _version_dir(arg: Path, artifacts: Path) -> Path:
     return arg
 
 
+def _check_split(version_dir: Path, manifest: dict, catalog: Optional[Path], artifacts: Path,
+                 allow_modified: bool) -> list[str]:
+    """flows.integrity.check_split, with each problem let through by --allow-modified printed as a warning.
+
+    Raises:
+        InputError: a file differs from the manifest or the catalog is not the split's, without --allow-modified.
+    """
+    from flows.integrity import check_split
+
+    problems = check_split(version_dir, manifest, catalog, allow_modified, artifacts / "cache" / "verified")
+    for problem in problems:
+        typer.echo(f"warning: {problem} (--allow-modified)", err=True)
+    return problems
+
+
 @app.command()
 def report(ctx: typer.Context,
            version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
-                                                                   "or <split> for its newest version.")]
+                                                                   "or <split> for its newest version.")],
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
            ) -> None:
     """Print a split version's report.md."""
+    from flows.integrity import read_split_manifest
+
     version_dir = _version_dir(version_dir, ctx.obj.artifacts)
+    _check_split(version_dir, read_split_manifest(version_dir), None, ctx.obj.artifacts, allow_modified)
     path = version_dir / "report.md"
     if not path.is_file():
         raise InputError(f"{path} not found: is {version_dir} a split version directory?")
     sys.stdout.write(path.read_text(encoding="utf-8"))
+
+
+@app.command()
+def verify(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="A catalog snapshot directory, or a split version (directory, "
+                                         "<split>@<version> or <split>).")],
+    catalog: Annotated[Optional[Path], typer.Option(help="Split only: the catalog to check it against (default: "
+                                                    "the manifest's).")] = None,
+) -> None:
+    """Rehash a snapshot's or a split's files against their manifest (and a split's catalog against its fingerprint)."""
+    from catalog.integrity import verify_snapshot
+    from flows.integrity import read_split_manifest, split_problems
+
+    if (path / "manifest.json").is_file() and (path / "products.parquet").is_file():
+        outcome = verify_snapshot(path)  # no cache: every file is hashed again
+        for name, how in outcome.items():
+            typer.echo(f"{path / name}: {'ok' if how == 'hashed' else how}")
+        return
+    version_dir = _version_dir(path, ctx.obj.artifacts)
+    problems = split_problems(version_dir, read_split_manifest(version_dir), catalog)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(problems[0] + more)
+    typer.echo(f"{version_dir}: every file matches its manifest, and the catalog has the split's fingerprint")
 
 
 @app.command()
@@ -399,13 +444,18 @@ def diff(
     new: Annotated[str, typer.Argument(help="Newer version as <split>@<version>.")],
     root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
     from flows.inspect import diff_versions, load_version, render_diff, resolve_version
 
     splits_root = root or ctx.obj.artifacts / "splits"
     versions = [load_version(resolve_version(spec, splits_root)) for spec in (old, new)]
+    modified = [p for v in versions for p in _check_split(v.path, v.manifest, None, ctx.obj.artifacts, allow_modified)]
     d = diff_versions(*versions)
+    if modified:
+        d["allow_modified"] = modified
     _echo_json(d) if as_json else render_diff(d, _console())
 
 
@@ -421,6 +471,8 @@ def validate(
                                                "ecombench or ecomagentbench.")] = "auto",
     max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
                                                           "manifest's, else 5).")] = None,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Re-run every check on an existing split and write the findings; exit 1 when any finding is an error."""
     import polars as pl
@@ -437,13 +489,20 @@ def validate(
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tasks.resolve():
         raise SettingError(f"--out {out} is the input file; validate never modifies its input")
+    modified: list[str] = []
+    manifest_path = tasks.parent / "manifest.json"
+    if tasks.name == "tasks.jsonl" and manifest_path.is_file():  # one of our split versions (a peer release has none)
+        from flows.integrity import read_split_manifest
+
+        modified = _check_split(tasks.parent, read_split_manifest(tasks.parent), catalog, ctx.obj.artifacts, allow_modified)
     try:
         run = validate_file(tasks, catalog, record_format, max_answer_set)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"{catalog}: cannot read the snapshot ({str(exc).splitlines()[0]})") from exc
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(jsonl_bytes(run.findings))
+        out.write_bytes(jsonl_bytes([*({"severity": "warn", "reason": "allow_modified", "message": m}
+                                       for m in modified), *run.findings]))
     except OSError as exc:
         raise OutputError(f"{out}: cannot write findings ({exc})") from exc
     for note in run.notes:
@@ -455,19 +514,25 @@ def validate(
         raise typer.Exit(1)
 
 
-def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
-    """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's.
+def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path, allow_modified: bool = False):
+    """(SplitVersion, SandboxCatalog, integrity problems let through) for a version argument.
+
+    The catalog defaults to the manifest's (its absolute path). The version's files and the catalog's
+    fingerprint are checked first (`_check_split`).
 
     Raises:
-        InputError: the version or its catalog snapshot cannot be read.
+        InputError: the version or its catalog snapshot cannot be read, or they fail the integrity check
+            without --allow-modified.
     """
     from flows.inspect import load_version
+    from flows.integrity import split_catalog_path
     from sandbox.catalog import SandboxCatalog
 
     version = load_version(_version_dir(spec, artifacts))
-    path = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
+    path = catalog or split_catalog_path(version.manifest) or Path("")
+    problems = _check_split(version.path, version.manifest, path, artifacts, allow_modified)
     try:
-        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox")
+        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox"), problems
     except FileNotFoundError as exc:
         raise InputError(f"{exc} (give the split's catalog with --catalog)") from exc
 
@@ -490,6 +555,8 @@ def run_agent(
     temperature: Annotated[float, typer.Option(help="llm: sampling temperature.")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="llm: tokens per reply.")] = 1024,
     timeout: Annotated[float, typer.Option(help="llm: seconds per request.")] = 120.0,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Run an agent on every task of a split in the sandbox (the paper's ten tools) and write its trajectories."""
     from sandbox.agents import AGENTS, LLMAgent
@@ -504,7 +571,7 @@ def run_agent(
 
         llm = LLMAgent(LLMSettings.from_env("the LLM agent", base_url=base_url, model=model, temperature=temperature,
                                             max_tokens=max_tokens, timeout=timeout))
-    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
+    version, cat, modified = _open_split(split, catalog, ctx.obj.artifacts, allow_modified)
     tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
     out = out or ctx.obj.artifacts / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
     typer.echo(f"running {agent} on {len(tasks)} tasks of {version.name} ...", err=True)
@@ -515,6 +582,8 @@ def run_agent(
 
     records = run_episodes(tasks, cat, agent_runner(agent, cat, llm), EpisodeLimits(max_tool_calls=max_tool_calls),
                            progress)
+    if modified:  # recorded in every trajectory, so a grade of them carries it on
+        records = [dict(r, allow_modified=modified) for r in records]
     write_trajectories(out, records)
     finished = sum(r["finished"] for r in records)
     typer.echo(f"trajectories: {out}")
@@ -533,6 +602,8 @@ def grade(
     judge_model: Annotated[Optional[str], typer.Option(help="Model judging review opinions code cannot decide; "
                                                        "without one they stay unscored.")] = None,
     judge_base_url: Annotated[Optional[str], typer.Option(help="Judge server URL (else OPENAI_BASE_URL).")] = None,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
     from sandbox.grader import LLMJudge, grade as grade_all, summary_markdown
@@ -547,7 +618,8 @@ def grade(
         judge = LLMJudge(LLMClient(LLMSettings.from_env("the judge", ("--judge-base-url", "--judge-model"),
                                                         base_url=judge_base_url, model=judge_model, max_tokens=256,
                                                         cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
-    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
+    version, cat, modified = _open_split(split, catalog, ctx.obj.artifacts, allow_modified)
+    modified += sorted({m for r in records for m in r.get("allow_modified") or []} - set(modified))
     try:
         graded, metrics = grade_all(version.tasks, records, cat, judge)
     except InputError as exc:  # the grader names the task; the file is known here
@@ -555,6 +627,8 @@ def grade(
     agents = sorted({r.get("agent") or "?" for r in records})
     metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
+    if modified:
+        metrics["allow_modified"] = modified
     if judge is not None:  # which judge decided the rubrics marked by: judge
         from stages.verbalise_llm import prompt_sha256
 
