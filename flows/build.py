@@ -27,7 +27,7 @@ from flows.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
-from flows.publish import next_version, publish_split
+from flows.publish import next_version, publish_split, reserve_version
 from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
 from stages.cues import load_cues
 from stages.errors import InputError, ServerError, SettingError
@@ -367,11 +367,12 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     Raises:
         What `build_flow` raises.
     """
+    root = root or Path(artifacts) / "splits"
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
-    return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                    root or Path(artifacts) / "splits")
+    with reserve_version(root / split, version) as version:
+        return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root)
 
 
 # ---- Prefect -----------------------------------------------------------------------------------
@@ -449,7 +450,9 @@ def run_build(config: BuildConfig, split: str, artifacts: str, version: str | No
         EcombenchError, SnapshotError: what `build_flow` raises.
     """
     runner = task_runner_for(config)
-    return build_flow.with_options(task_runner=runner)(config, split, artifacts, version, root, show_progress)
+    splits = Path(root) if root else Path(artifacts) / "splits"
+    with reserve_version(splits / split, version) as version:
+        return build_flow.with_options(task_runner=runner)(config, split, artifacts, version, root, show_progress)
 
 
 @flow(name="build")
