@@ -7,11 +7,14 @@ batch fails the flow instead of silently dropping candidates (stack-notes pitfal
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
+import logging
 import os
 import re
+import signal
 import subprocess
 import threading
 import sys
@@ -70,6 +73,57 @@ def code_state() -> dict[str, Any]:
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 
+# Set by SIGINT / SIGTERM during a CLI build (`stop_on_signals`): no new batch starts and a running one stops
+# before its next candidate, without a completion marker (it is redone by the rerun).
+STOP = threading.Event()
+
+
+class BuildInterrupted(Exception):
+    """A build stopped by SIGINT or SIGTERM: nothing published, finished batches kept for resume (exit 130).
+
+    Not an EcombenchError: the user asked for it, and the CLI exits 130 as shells expect of Ctrl-C.
+
+    Attributes:
+        signal_name: "SIGINT" or "SIGTERM".
+        done: batches finished (their completion markers are kept).
+        total: batches of the build.
+    """
+
+    def __init__(self, signal_name: str, done: int = 0, total: int = 0):
+        super().__init__(f"interrupted by {signal_name}: {done} of {total} batches finished and kept for resume; "
+                         "nothing was published (run the same command again to resume)")
+        self.signal_name, self.done, self.total = signal_name, done, total
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Any:
+    """SIGINT and SIGTERM set `STOP` instead of killing the process, for the block (main thread only).
+
+    A second signal of either kind raises KeyboardInterrupt at once, for a user who will not wait.
+    """
+    if threading.current_thread() is not threading.main_thread() or getattr(STOP, "installed", False):
+        yield  # not the main thread, or an outer block already handles the signals
+        return
+    STOP.clear()
+    STOP.installed = True  # type: ignore[attr-defined]
+    STOP.signal_name = ""  # type: ignore[attr-defined]
+
+    def handler(signum: int, frame: Any) -> None:
+        if STOP.is_set():
+            raise KeyboardInterrupt
+        STOP.signal_name = signal.Signals(signum).name  # type: ignore[attr-defined]
+        STOP.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        STOP.clear()
+        STOP.installed = False  # type: ignore[attr-defined]
+
+
 def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
     """Stages 2-7 for a batch of candidates of one intent (plain Python; the flow wraps it in a task).
 
@@ -77,12 +131,19 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
     completion markers), keyed by the config hash, the code's digest, the intent and the batch's
     products; a rerun of an interrupted build loads it instead of redoing the batch, so the rerun
     finishes with the same tasks.jsonl.
+
+    Raises:
+        BuildInterrupted: `STOP` was set (SIGINT / SIGTERM) before the batch finished; no marker is written.
     """
     marker = _batch_marker(products, intent, ctx)
     if ctx.config.resume and marker.is_file():
         return [CandidateResult(task=r["task"], rejection=r["rejection"], stats=Counter(r["stats"]), resumed=True)
                 for r in json.loads(marker.read_text(encoding="utf-8"))]
-    results = [build_candidate(p, intent, ctx) for p in products]
+    results = []
+    for p in products:
+        if STOP.is_set():
+            raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
+        results.append(build_candidate(p, intent, ctx))
     marker.parent.mkdir(parents=True, exist_ok=True)
     tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
@@ -377,7 +438,8 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
 
 # ---- Prefect -----------------------------------------------------------------------------------
 
-from prefect import flow, task  # noqa: E402  (kept below the plain functions they orchestrate)
+from prefect import flow, get_run_logger, task  # noqa: E402
+from prefect import tags as prefect_tags  # noqa: E402  (kept below the plain functions they orchestrate)
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
@@ -389,10 +451,14 @@ def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSp
 
     Returns:
         (results, this process's id, its LLM client's cumulative counters): the flow keeps the
-        largest counters per process, so LLM usage on Dask workers reaches the manifest.
+        largest counters per process, so LLM usage on Dask workers reaches the manifest. Results are
+        None when a signal stopped the batch (`STOP`).
     """
     ctx = worker_context(spec)
-    return run_batch(products, intent, ctx), os.getpid(), dict(ctx.llm.stats) if ctx.llm else {}
+    try:
+        return run_batch(products, intent, ctx), os.getpid(), dict(ctx.llm.stats) if ctx.llm else {}
+    except BuildInterrupted:
+        return None, os.getpid(), {}  # stopped by a signal: not a failure of the batch (no error log)
 
 
 def task_runner_for(config: BuildConfig) -> Any:
@@ -441,6 +507,23 @@ def check_dask_address(address: str, timeout: float = 5.0) -> None:
                           f"({exc.strerror or exc})") from None
 
 
+class _DropInterruptionTracebacks(logging.Filter):
+    """Prefect logs a flow's exception with its traceback; an interruption the user asked for needs no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], BuildInterrupted))
+
+
+@contextlib.contextmanager
+def _quiet_interruption() -> Any:
+    logger, quiet = logging.getLogger("prefect.flow_runs"), _DropInterruptionTracebacks()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 def run_build(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,
               show_progress: bool = False) -> dict[str, Any]:
     """`build_flow` on the task runner `config.task_runner` names (what the CLI calls).
@@ -448,11 +531,16 @@ def run_build(config: BuildConfig, split: str, artifacts: str, version: str | No
     Raises:
         SettingError, ServerError: the Dask scheduler address is malformed or unreachable.
         EcombenchError, SnapshotError: what `build_flow` raises.
+        BuildInterrupted: SIGINT or SIGTERM arrived (handled by `stop_on_signals` while the build runs).
     """
     runner = task_runner_for(config)
     splits = Path(root) if root else Path(artifacts) / "splits"
-    with reserve_version(splits / split, version) as version:
-        return build_flow.with_options(task_runner=runner)(config, split, artifacts, version, root, show_progress)
+    with stop_on_signals(), _quiet_interruption(), reserve_version(splits / split, version) as version:
+        tags = [f"split:{split}", f"version:{version}", f"verbaliser:{config.verbaliser}",
+                *(f"intent:{i}" for i in config.intents)]
+        with prefect_tags(*tags):
+            return build_flow.with_options(task_runner=runner, flow_run_name=f"{split}-{version}")(
+                config, split, artifacts, version, root, show_progress)
 
 
 @flow(name="build")
@@ -488,19 +576,48 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
                                                            with_index=config.task_runner == "threads")
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
-    futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
+    log = get_run_logger()
+    log.info("building split %s from %s: %d batches over %d intents", split, config.catalog, len(batches),
+             len(config.intents))
+    # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in
+    # submission order, so any runner and window give the same tasks.jsonl.
+    window = 2 * (config.dask_workers if config.task_runner != "threads" else (os.cpu_count() or 2))
+    futures: list[Any] = []
     results = []
     usage: dict[int, Counter] = {}
-    for done, fut in enumerate(futures, 1):
-        batch_results, pid, llm_stats = fut.result()  # raises if the batch failed, failing the flow
+    cached = 0
+    for done in range(1, len(batches) + 1):
+        while len(futures) < min(done - 1 + window, len(batches)) and not STOP.is_set():
+            intent, batch = batches[len(futures)]
+            futures.append(build_batch_task.submit(batch, intent, spec))
+        if STOP.is_set() and len(futures) < done:
+            break
+        batch_results, pid, llm_stats = futures[done - 1].result()  # raises if the batch failed
+        if batch_results is None:  # stopped by a signal
+            break
         results.extend(batch_results)
+        cached += bool(batch_results) and all(r.resumed for r in batch_results)
         seen = usage.setdefault(pid, Counter())
         for k, v in llm_stats.items():
             seen[k] = max(seen[k], v)  # cumulative per process: the largest is the latest
+        accepted = sum(r.task is not None for r in results)
+        log.info("batch %d/%d done: %d candidates, %d accepted", done, len(batches), len(results), accepted)
         if show_progress:
-            accepted = sum(r.task is not None for r in results)
-            print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
+            print(f"  batch {done}/{len(batches)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
+    if STOP.is_set():
+        for fut in futures:
+            with contextlib.suppress(BaseException):
+                fut.wait()  # a running batch stops before its next candidate
+        finished = sum(1 for f in futures if f.state.is_completed() and f.result()[0] is not None)
+        err = BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal", finished, len(batches))
+        log.warning("%s", err)
+        raise err
+    if cached:
+        note = f"resumed {cached} of {len(batches)} batches from the cache (artifacts/cache/batches)"
+        log.info("%s", note)
+        if show_progress:
+            print(f"  {note}", file=sys.stderr, flush=True)
     if ctx.llm is not None and config.task_runner != "threads":
         ctx.llm.stats.clear()
         for counts in usage.values():

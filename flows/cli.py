@@ -259,11 +259,20 @@ def build(
     if version and (splits_root / split / version).exists():
         raise OutputError(f"split version {splits_root / split / version} already exists; choose another --version "
                           "(nothing was written)")
-    from flows.build import run_build
+    from flows.build import BuildInterrupted, run_build, stop_on_signals
+    from flows.preflight import preflight_build
+    from flows.prefect_server import temporary_server
 
+    preflight_build(cfg, ctx.obj.artifacts, splits_root)
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
                f"{cfg.candidates_per_intent} candidates) ...", err=True)
-    result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
+    try:
+        # Signals first: a Ctrl-C while the server starts stops the build cleanly too.
+        with stop_on_signals(), temporary_server(ctx.obj.artifacts):
+            result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
+    except (BuildInterrupted, KeyboardInterrupt) as exc:
+        typer.echo(f"error: {exc or 'interrupted; nothing was published'}", err=True)
+        raise typer.Exit(130) from None
     _print_summary(Path(result["path"]), result["manifest"])
 
 
