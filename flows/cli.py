@@ -116,9 +116,14 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
         raise SettingError(f"--batch-size must be at least 1, got {batch_size}")
     if workers is not None and workers < 1:
         raise SettingError(f"--workers must be at least 1, got {workers}")
+    from flows.preflight import check_writable
+    from flows.prefect_server import temporary_server
+
+    check_writable(out.parent, "the catalog snapshot")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     try:
-        return ingest_flow(meta, reviews, out, batch_size, workers)
+        with temporary_server(artifacts_root()):
+            return ingest_flow(meta, reviews, out, batch_size, workers)
     except FileNotFoundError as exc:  # an input vanished after the check above
         raise InputError(str(exc).splitlines()[0]) from exc
     except FileExistsError as exc:  # another process wrote the snapshot meanwhile

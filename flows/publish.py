@@ -102,6 +102,10 @@ def reserve_version(split_dir: Path, version: str | None = None) -> Iterator[str
         yield name
     finally:
         shutil.rmtree(held, ignore_errors=True)
+        try:
+            split_dir.rmdir()  # only when empty: a build that published nothing leaves no trace
+        except OSError:
+            pass
 
 
 def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
