@@ -30,6 +30,7 @@ from flows.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
+from flows.prefect_server import progress_logger
 from flows.publish import next_version, publish_split, reserve_version
 from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
 from stages.cues import load_cues
@@ -438,7 +439,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
 
 # ---- Prefect -----------------------------------------------------------------------------------
 
-from prefect import flow, get_run_logger, task  # noqa: E402
+from prefect import flow, task  # noqa: E402
 from prefect import tags as prefect_tags  # noqa: E402  (kept below the plain functions they orchestrate)
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
@@ -576,7 +577,7 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
                                                            with_index=config.task_runner == "threads")
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
-    log = get_run_logger()
+    log = progress_logger("ecombench.build")
     log.info("building split %s from %s: %d batches over %d intents", split, config.catalog, len(batches),
              len(config.intents))
     # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in

@@ -11,6 +11,7 @@ cleaned up (at exit, after Prefect's log workers flushed).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -96,3 +97,17 @@ def temporary_server(artifacts: Path) -> Iterator[str | None]:
     # No stop here: Prefect stops the server at exit (atexit, registered by start), after its log and event
     # workers (registered later, so run first) have sent the run's last lines.
     yield server.api_url
+
+
+def progress_logger(name: str) -> logging.Logger:
+    """A flow's progress logger (`name`, e.g. "ecombench.build"): its lines go to the Prefect API (the flow
+    run's logs in the UI) whatever PREFECT_LOGGING_LEVEL keeps on the console (WARNING by default, so
+    Prefect's per-task lines stay quiet); the CLI prints progress to stderr itself. Call it inside a run."""
+    from prefect.logging.handlers import APILogHandler
+
+    logger = logging.getLogger(name)
+    if not any(isinstance(h, APILogHandler) for h in logger.handlers):
+        logger.addHandler(APILogHandler())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    return logger

@@ -31,7 +31,7 @@ def check_writable(folder: Path, what: str) -> None:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        raise OutputError(f"{folder}: not writable ({exc.strerror or exc}); {what} is written there "
+        raise OutputError(f"{folder}: not writable ({exc.strerror or exc}); {what} goes there "
                           "(set ECOMBENCH_ARTIFACTS or --out to a writable folder)") from None
 
 
