@@ -86,6 +86,9 @@ def reserve_version(split_dir: Path, version: str | None = None) -> Iterator[str
                                 "(nothing was written)")
         try:
             os.mkdir(held)
+        except FileNotFoundError:  # another build's release removed the empty split directory meanwhile
+            split_dir.mkdir(parents=True, exist_ok=True)
+            continue
         except FileExistsError:
             if _stale(held):
                 shutil.rmtree(held, ignore_errors=True)

@@ -41,8 +41,9 @@ def test_a_reservation_holds_its_version_and_a_dead_builds_is_taken_over(tmp_pat
     split = tmp_path / "s"
     with reserve_version(split) as first, reserve_version(split) as second:
         assert (first, second) == ("v1", "v2") and next_version(split) == "v3"
+    assert not split.exists()  # released, and the empty split directory with it
     dead = split / ".v1.reserved"
-    dead.mkdir()
+    dead.mkdir(parents=True)
     (dead / "pid").write_text("999999999")  # no such process
     with reserve_version(split) as again:
         assert again == "v1"
