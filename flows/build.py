@@ -79,6 +79,17 @@ def code_state() -> dict[str, Any]:
 STOP = threading.Event()
 
 
+def stopping() -> bool:
+    """Whether a signal asked the build to stop. The flow calls this instead of reading STOP: Dask pickles the
+    flow's function by value with its globals, and an Event (holding a lock) does not pickle."""
+    return STOP.is_set()
+
+
+def stop_signal() -> str:
+    """The name of the signal that set STOP ("SIGINT", "SIGTERM"), or "a signal"."""
+    return getattr(STOP, "signal_name", "") or "a signal"
+
+
 class BuildInterrupted(Exception):
     """A build stopped by SIGINT or SIGTERM: nothing published, finished batches kept for resume (exit 130).
 
@@ -588,10 +599,10 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
     usage: dict[int, Counter] = {}
     cached = 0
     for done in range(1, len(batches) + 1):
-        while len(futures) < min(done - 1 + window, len(batches)) and not STOP.is_set():
+        while len(futures) < min(done - 1 + window, len(batches)) and not stopping():
             intent, batch = batches[len(futures)]
             futures.append(build_batch_task.submit(batch, intent, spec))
-        if STOP.is_set() and len(futures) < done:
+        if stopping() and len(futures) < done:
             break
         batch_results, pid, llm_stats = futures[done - 1].result()  # raises if the batch failed
         if batch_results is None:  # stopped by a signal
@@ -606,12 +617,12 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         if show_progress:
             print(f"  batch {done}/{len(batches)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
-    if STOP.is_set():
+    if stopping():
         for fut in futures:
             with contextlib.suppress(BaseException):
                 fut.wait()  # a running batch stops before its next candidate
         finished = sum(1 for f in futures if f.state.is_completed() and f.result()[0] is not None)
-        err = BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal", finished, len(batches))
+        err = BuildInterrupted(stop_signal(), finished, len(batches))
         log.warning("%s", err)
         raise err
     if cached:

@@ -20,14 +20,20 @@ from stages.errors import InputError, OutputError, SettingError
 
 
 def check_writable(folder: Path, what: str) -> None:
-    """Create `folder` if needed and write and delete a probe file in it.
+    """Check that `folder` can be written, creating nothing: a probe file goes into `folder`, or into its
+    nearest existing ancestor when it does not exist yet, and is deleted.
 
     Raises:
-        OutputError: the folder cannot be created or written (one line naming it and `what` needs it).
+        OutputError: the folder (or the ancestor it would be created in) cannot be written, or a file
+            stands in its way (one line naming it and what needs it).
     """
-    probe = folder / f".write-probe-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    place = Path(folder).absolute()
+    while not place.exists() and place != place.parent:
+        place = place.parent
+    probe = place / f".write-probe-{os.getpid()}-{uuid.uuid4().hex[:6]}"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not place.is_dir():
+            raise NotADirectoryError(20, "a file is in the way")
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
