@@ -264,11 +264,13 @@ def build(
     if version and (splits_root / split / version).exists():
         raise OutputError(f"split version {splits_root / split / version} already exists; choose another --version "
                           "(nothing was written)")
-    from flows.build import BuildInterrupted, run_build, stop_on_signals
+    from flows.build import BuildInterrupted, check_dask_address, run_build, stop_on_signals
     from flows.preflight import preflight_build
     from flows.prefect_server import temporary_server
 
     preflight_build(cfg, ctx.obj.artifacts, splits_root)
+    if cfg.task_runner == "dask" and cfg.dask_address:
+        check_dask_address(cfg.dask_address)  # before a Prefect server starts
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
                f"{cfg.candidates_per_intent} candidates) ...", err=True)
     try:
