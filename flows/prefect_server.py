@@ -91,7 +91,8 @@ def temporary_server(artifacts: Path) -> Iterator[str | None]:
 
     server._run_uvicorn_command = types.MethodType(run_detached, server)  # type: ignore[method-assign]
     try:
-        server.start()
+        # The startup limit explicitly: Prefect's settings may have been read before flows.settings set it.
+        server.start(timeout=int(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS") or 120))
     except RuntimeError as exc:
         raise ServerError(f"the temporary Prefect server did not start ({str(exc).splitlines()[0][:160]})") from None
     # No stop here: Prefect stops the server at exit (atexit, registered by start), after its log and event
