@@ -37,13 +37,16 @@ from isal import isal_zlib
 from catalog.records import (
     Block,
     Converted,
+    DUPLICATE_PARENT_ASIN,
     CrossRecordRules,
     RecordError,
     TruncatedInput,
     convert_block,
     parse_line,
 )
+from catalog.integrity import snapshot_files
 from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
+from stages.errors import InputError
 from stages.fields import FieldTable, load_field_table
 
 # products.parquet without review_count: what the first pass writes (the counts are known only
@@ -354,6 +357,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         FileNotFoundError: an input file is missing (nothing is written).
         FileExistsError: `out_dir` already exists (it is left untouched).
         ValueError: `batch_size`, `workers` or `block_bytes` is below 1.
+        InputError: a metadata file yields no product (empty, binary, every record bad); nothing is written.
     """
     out = Path(out_dir)
     inputs = [(Path(p), "meta") for p in meta_paths] + [(Path(p), "reviews") for p in review_paths]
@@ -424,6 +428,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                             bad_total[rec["reason"]] += 1
                         if progress is not None:
                             progress(path.name, stats.lines)
+                    # A file of copies of products already ingested is fine; one with no product at all is not.
+                    if kind == "meta" and stats.records_ok == 0 and not stats.bad_by_reason[DUPLICATE_PARENT_ASIN]:
+                        raise InputError(_no_products(path, stats))
                 for groups in row_groups.values():
                     groups.flush()
             finally:
@@ -461,6 +468,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 "bad_by_reason": dict(sorted(bad_total.items())),
             },
             "field_table_sha256": field_table_sha,
+            # The snapshot's own files, checked by a build (catalog.integrity.verify_snapshot).
+            "files": snapshot_files(tmp),
             "fingerprint": snapshot_fingerprint([(kind, sha) for _, kind, sha, _ in digests], field_table_sha),
         }
         (tmp / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
@@ -477,6 +486,14 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         if executor is not None:
             executor.shutdown(cancel_futures=True)
     return manifest
+
+
+def _no_products(path: Path, stats: Any) -> str:
+    """The one-line reason a metadata file yielded no product (empty, binary, or every record bad)."""
+    if not stats.lines:
+        return f"{path}: no product records (the file is empty)"
+    reasons = ", ".join(f"{n} {reason}" for reason, n in stats.bad_by_reason.most_common(3))
+    return f"{path}: no product records in {stats.lines} lines ({reasons or 'blank lines only'}); is it a metadata JSONL file?"
 
 
 # Fields only metadata records have, and fields only reviews have ("title" is in both).

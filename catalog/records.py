@@ -35,14 +35,53 @@ MISSING_PARENT_ASIN = "missing_parent_asin"
 DUPLICATE_PARENT_ASIN = "duplicate_parent_asin"
 WRONG_TYPE = "wrong_type"
 TRUNCATED_GZIP = "truncated_gzip"
+TRUNCATED_LINE = "truncated_line"
+OUT_OF_RANGE = "out_of_range"
 REASONS = (INVALID_JSON, INVALID_UTF8, NOT_AN_OBJECT, MISSING_PARENT_ASIN, DUPLICATE_PARENT_ASIN,
-           WRONG_TYPE, TRUNCATED_GZIP)
+           WRONG_TYPE, TRUNCATED_GZIP, TRUNCATED_LINE, OUT_OF_RANGE)
+# Reasons a single field can be dropped for while the rest of its record is kept (bad record with "field").
+FIELD_REASONS = (WRONG_TYPE, OUT_OF_RANGE)
 
 EXCERPT_CHARS = 200
 
 # Price strings in the Hugging Face form that mean "no price" (SOURCES.md; "—" is an em dash).
 _NO_PRICE = frozenset({"", "none", "null", "nan", "—", "-", "–", "n/a"})
 _PRICE_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?|\.\d+")
+
+
+@dataclass(frozen=True)
+class ValueRule:
+    """The range a numeric field's value must lie in; the one definition ingest and the catalog suite read.
+
+    Attributes:
+        field: the snapshot column.
+        min_value: the smallest allowed value, or None.
+        max_value: the largest allowed value, or None.
+    """
+
+    field: str
+    min_value: float | None = None
+    max_value: float | None = None
+
+    def allows(self, value: float) -> bool:
+        """Whether `value` lies in the range (None, "no value", always does)."""
+        return ((self.min_value is None or value >= self.min_value)
+                and (self.max_value is None or value <= self.max_value))
+
+    def describe(self) -> str:
+        """The rule as words, e.g. "in [1, 5]" or "at least 0"."""
+        if self.max_value is None:
+            return f"at least {self.min_value:g}"
+        return f"in [{self.min_value:g}, {self.max_value:g}]"
+
+
+# The value rules of a good record. A product whose field breaks one keeps the rest (the field is
+# dropped and logged with reason out_of_range); validation/expectations.py builds its range checks
+# of the snapshot from PRODUCT_VALUE_RULES, so ingest and build agree on what is good.
+PRODUCT_VALUE_RULES = (ValueRule("average_rating", 1, 5), ValueRule("rating_number", 0), ValueRule("price", 0))
+REVIEW_VALUE_RULES = (ValueRule("rating", 1, 5), ValueRule("helpful_vote", 0))
+# Without these a product is not a product: a bad one rejects the record.
+ESSENTIAL_PRODUCT_FIELDS = ("parent_asin", "title")
 
 
 class RecordError(ValueError):
@@ -275,7 +314,7 @@ def _key_cache(table: FieldTable) -> dict[str, str]:
 
 
 def normalize_product(obj: dict, *, source_file: str, source_line: int,
-                      table: FieldTable | None = None) -> dict[str, Any]:
+                      table: FieldTable | None = None, dropped: list[RecordError] | None = None) -> dict[str, Any]:
     """One metadata record (raw or Hugging Face form) as a `products.parquet` row.
 
     Args:
@@ -283,6 +322,9 @@ def normalize_product(obj: dict, *, source_file: str, source_line: int,
         source_file: file name (no directory), kept for provenance.
         source_line: 1-based line number in that file.
         table: field table for detail keys; None loads the bundled one.
+        dropped: when given, a non-essential field of the wrong type or outside its `PRODUCT_VALUE_RULES`
+            range is left at its default (None, or [] for lists) and its RecordError (`wrong_type` /
+            `out_of_range`, with `.field`) appended here; when None such a field raises.
 
     Returns:
         A dict with exactly the keys of `catalog.schema.PRODUCT_SCHEMA`; `review_count` is 0 here and is
@@ -290,28 +332,57 @@ def normalize_product(obj: dict, *, source_file: str, source_line: int,
         and unknown fields are dropped.
 
     Raises:
-        RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
+        RecordError: an essential field (`ESSENTIAL_PRODUCT_FIELDS`) is bad: `missing_parent_asin`, or
+        `wrong_type` naming parent_asin or title; any bad field when `dropped` is None.
     """
     table = table or load_field_table()
     parent_asin = _parent_asin(obj)
-    price, price_raw = parse_price(obj.get("price"))
-    return {
+    title = _text(obj, "title") or ""  # essential: a wrong-typed title rejects the record
+    keep = _FieldKeeper(dropped)
+    price, price_raw = keep("price", lambda: parse_price(obj.get("price")), (None, None), lambda v: v[0])
+    row = {
         "parent_asin": parent_asin,
-        "title": _text(obj, "title") or "",
-        "main_category": _optional_label(obj, "main_category"),
-        "store": _optional_label(obj, "store"),
-        "average_rating": _float(obj, "average_rating"),
-        "rating_number": _int(obj, "rating_number"),
+        "title": title,
+        "main_category": keep("main_category", lambda: _optional_label(obj, "main_category"), None),
+        "store": keep("store", lambda: _optional_label(obj, "store"), None),
+        "average_rating": keep("average_rating", lambda: _float(obj, "average_rating"), None),
+        "rating_number": keep("rating_number", lambda: _int(obj, "rating_number"), None),
         "price": price,
         "price_raw": price_raw,
-        "features": _str_list(obj, "features"),
-        "description": _str_list(obj, "description"),
-        "categories": _str_list(obj, "categories"),
-        "details": normalize_details(obj.get("details"), table),
+        "features": keep("features", lambda: _str_list(obj, "features"), []),
+        "description": keep("description", lambda: _str_list(obj, "description"), []),
+        "categories": keep("categories", lambda: _str_list(obj, "categories"), []),
+        "details": keep("details", lambda: normalize_details(obj.get("details"), table), []),
         "source_file": source_file,
         "source_line": source_line,
         "review_count": 0,
     }
+    return row
+
+
+class _FieldKeeper:
+    """Reads one non-essential field at a time: a value of the wrong type or out of its range becomes the
+    field's default, and the reason goes to `dropped` (or is raised when no list was given)."""
+
+    _RULES = {r.field: r for r in (*PRODUCT_VALUE_RULES, *REVIEW_VALUE_RULES)}
+
+    def __init__(self, dropped: list[RecordError] | None):
+        self.dropped = dropped
+
+    def __call__(self, name: str, read: Any, default: Any, number: Any = None) -> Any:
+        try:
+            value = read()
+            rule = self._RULES.get(name)
+            checked = number(value) if number else value
+            if rule is not None and checked is not None and not rule.allows(checked):
+                raise RecordError(OUT_OF_RANGE, f"{name} is {checked:g}, expected {rule.describe()}")
+        except RecordError as err:
+            if self.dropped is None:
+                raise
+            err.field = name
+            self.dropped.append(err)
+            return default
+        return value
 
 
 def review_content_key(review: dict[str, Any]) -> bytes:
@@ -345,7 +416,8 @@ def review_id(content_key: bytes, occurrence: int) -> str:
     return hashlib.sha256(content_key + occurrence.to_bytes(8, "big")).hexdigest()[:16]
 
 
-def normalize_review(obj: dict, *, source_file: str, source_line: int) -> dict[str, Any]:
+def normalize_review(obj: dict, *, source_file: str, source_line: int,
+                     dropped: list[RecordError] | None = None) -> dict[str, Any]:
     """One review record as a `reviews.parquet` row, without its `review_id`.
 
     `convert_block` sets the `review_id` of a first copy and `CrossRecordRules` that of a later
@@ -356,6 +428,7 @@ def normalize_review(obj: dict, *, source_file: str, source_line: int) -> dict[s
         obj: the parsed JSON object.
         source_file: file name (no directory), kept for provenance.
         source_line: 1-based line number in that file.
+        dropped: as for `normalize_product` (rules `REVIEW_VALUE_RULES`; parent_asin is essential).
 
     Returns:
         A dict with exactly the keys of `catalog.schema.REVIEW_SCHEMA`, `review_id` "".
@@ -364,17 +437,34 @@ def normalize_review(obj: dict, *, source_file: str, source_line: int) -> dict[s
     Raises:
         RecordError: `missing_parent_asin`, or `wrong_type` naming the field.
     """
+    parent_asin = _parent_asin(obj)
+    try:  # the common case, without the per-field bookkeeping (reviews are hundreds of millions)
+        row = {
+            "review_id": "", "parent_asin": parent_asin, "asin": _optional_label(obj, "asin"),
+            "rating": _float(obj, "rating"), "title": _text(obj, "title") or "", "text": _text(obj, "text") or "",
+            "helpful_vote": _int(obj, "helpful_vote", 0), "verified_purchase": _bool(obj, "verified_purchase"),
+            "timestamp": _int(obj, "timestamp"), "user_id": _optional_label(obj, "user_id"),
+            "source_file": source_file, "source_line": source_line,
+        }
+        for rule in REVIEW_VALUE_RULES:
+            if row[rule.field] is not None and not rule.allows(row[rule.field]):
+                raise RecordError(OUT_OF_RANGE, f"{rule.field} is {row[rule.field]:g}, expected {rule.describe()}")
+        return row
+    except RecordError:
+        if dropped is None:
+            raise
+    keep = _FieldKeeper(dropped)
     return {
         "review_id": "",
-        "parent_asin": _parent_asin(obj),
-        "asin": _optional_label(obj, "asin"),
-        "rating": _float(obj, "rating"),
-        "title": _text(obj, "title") or "",
-        "text": _text(obj, "text") or "",
-        "helpful_vote": _int(obj, "helpful_vote", 0),
-        "verified_purchase": _bool(obj, "verified_purchase"),
-        "timestamp": _int(obj, "timestamp"),
-        "user_id": _optional_label(obj, "user_id"),
+        "parent_asin": parent_asin,
+        "asin": keep("asin", lambda: _optional_label(obj, "asin"), None),
+        "rating": keep("rating", lambda: _float(obj, "rating"), None),
+        "title": keep("title", lambda: _text(obj, "title") or "", ""),
+        "text": keep("text", lambda: _text(obj, "text") or "", ""),
+        "helpful_vote": keep("helpful_vote", lambda: _int(obj, "helpful_vote", 0), 0),
+        "verified_purchase": keep("verified_purchase", lambda: _bool(obj, "verified_purchase"), False),
+        "timestamp": keep("timestamp", lambda: _int(obj, "timestamp"), None),
+        "user_id": keep("user_id", lambda: _optional_label(obj, "user_id"), None),
         "source_file": source_file,
         "source_line": source_line,
     }
@@ -403,19 +493,32 @@ def parse_line(raw: bytes) -> dict:
         The JSON object.
 
     Raises:
-        RecordError: `invalid_utf8`, `invalid_json` or `not_an_object`.
+        RecordError: `invalid_utf8`, `truncated_line` (the JSON stops inside a value: a line cut
+        short), `invalid_json` or `not_an_object`.
     """
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        body = raw.rstrip()
         try:
-            raw.decode("utf-8")
+            body.decode("utf-8")
         except UnicodeDecodeError as uexc:
-            raise RecordError(INVALID_UTF8, f"bytes are not UTF-8 at offset {uexc.start}") from None
+            if uexc.reason != "unexpected end of data":  # not a character cut at the end of a short line
+                raise RecordError(INVALID_UTF8, f"bytes are not UTF-8 at offset {uexc.start}") from None
+            raise RecordError(TRUNCATED_LINE, _truncated(body)) from None
+        try:
+            orjson.loads(body)
+        except orjson.JSONDecodeError as bexc:
+            if str(bexc).startswith("unexpected end of data"):  # the text stops inside a value
+                raise RecordError(TRUNCATED_LINE, _truncated(body)) from None
         raise RecordError(INVALID_JSON, str(exc)) from None
     if not isinstance(obj, dict):
         raise RecordError(NOT_AN_OBJECT, f"line is a JSON {type(obj).__name__}, expected an object")
     return obj
+
+
+def _truncated(body: bytes) -> str:
+    return f"the line stops inside a JSON value after {len(body)} bytes (truncated)"
 
 
 def excerpt(raw: bytes) -> str:
@@ -504,8 +607,9 @@ def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Conv
 
     Returns:
         A `Converted`; blank lines are skipped, failing lines become bad records with their
-        reason (`invalid_json`, `invalid_utf8`, `not_an_object`, `missing_parent_asin`,
-        `wrong_type`). Cross-record rules are `CrossRecordRules.claim`'s.
+        reason (`invalid_json`, `truncated_line`, `invalid_utf8`, `not_an_object`, `missing_parent_asin`,
+        `wrong_type` of an essential field); a non-essential field of the wrong type or out of range
+        is dropped and becomes a bad record with `"field"` and `"kept": true` (the record is kept). Cross-record rules are `CrossRecordRules.claim`'s.
     """
     rows, ids, lines, keys, bad = [], [], [], [], []
     loads, first = orjson.loads, block.first_line
@@ -520,16 +624,19 @@ def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Conv
                 obj = parse_line(block.raw(line))  # raises the RecordError, worded as for the line
             if obj.__class__ is not dict:
                 obj = parse_line(block.raw(line))
+            dropped: list[RecordError] = []
             if kind == "meta":
-                row = normalize_product(obj, source_file=name, source_line=line, table=table)
+                row = normalize_product(obj, source_file=name, source_line=line, table=table, dropped=dropped)
             else:
-                row = normalize_review(obj, source_file=name, source_line=line)
+                row = normalize_review(obj, source_file=name, source_line=line, dropped=dropped)
                 key = review_content_key(row)
                 row["review_id"] = review_id(key, 0)
                 keys.append(key)
         except RecordError as err:
             bad.append(_bad(name, line, err.reason, err.message, block.raw(line)))
             continue
+        for err in dropped:  # the record is kept without these fields
+            bad.append(_bad(name, line, err.reason, err.message, block.raw(line), field=err.field))
         rows.append(row)
         ids.append(row["parent_asin"])
         lines.append(line)
@@ -687,8 +794,11 @@ class CrossRecordRules:
         return _bad(Path(stats.path).name, marker.line, TRUNCATED_GZIP, marker.message, b"")
 
 
-def _bad(file: str, line: int, reason: str, message: str, raw: bytes) -> dict[str, Any]:
-    # The bad_records.jsonl record (DESIGN.md "Artifacts").
-    return {"file": file, "line": line, "reason": reason, "message": message, "excerpt": excerpt(raw)}
+def _bad(file: str, line: int, reason: str, message: str, raw: bytes, field: str | None = None) -> dict[str, Any]:
+    # The bad_records.jsonl record (DESIGN.md "Artifacts"); a dropped field's names it and says the record was kept.
+    record = {"file": file, "line": line, "reason": reason, "message": message, "excerpt": excerpt(raw)}
+    if field is not None:
+        record.update({"field": field, "kept": True})
+    return record
 
 

@@ -5,8 +5,6 @@ What the build, inspect and validate load of it; the columns are `catalog.schema
 
 from __future__ import annotations
 
-from stages.errors import InputError
-
 import json
 from pathlib import Path
 from typing import Any
@@ -14,9 +12,10 @@ from typing import Any
 import polars as pl
 
 from catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
+from stages.errors import InputError
 
 
-class SnapshotError(InputError):
+class SnapshotError(InputError, ValueError):
     """A catalog snapshot is missing or unreadable; the message names the path."""
 
 
@@ -45,7 +44,8 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         column; manifest dict).
 
     Raises:
-        SnapshotError: the directory, a file or a column is missing, or manifest.json is not JSON.
+        SnapshotError: the directory, a file or a column is missing, manifest.json is not JSON, or
+            products.parquet cannot be read.
     """
     check_snapshot(path)
     manifest_path, products_path = path / "manifest.json", path / "products.parquet"
@@ -53,13 +53,19 @@ def load_snapshot(path: Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{manifest_path}: invalid JSON ({exc})") from None
-    present = pl.read_parquet_schema(products_path)
+    try:
+        present = pl.read_parquet_schema(products_path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise SnapshotError(f"{products_path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None
     missing = [c for c in BUILD_PRODUCT_COLUMNS if c not in present]
     if missing:
         raise SnapshotError(f"{products_path} lacks columns {missing}")
     # One chunk per column: gathering rows from a many-chunk frame (one per row group) costs ~100x more, and the
     # answer-set index shares these buffers instead of copying them.
-    return pl.read_parquet(products_path, columns=list(BUILD_PRODUCT_COLUMNS)).rechunk(), manifest
+    try:
+        return pl.read_parquet(products_path, columns=list(BUILD_PRODUCT_COLUMNS)).rechunk(), manifest
+    except (OSError, pl.exceptions.PolarsError) as exc:  # a damaged file (truncated, bytes changed)
+        raise SnapshotError(f"{products_path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None
 
 
 def load_reviews(path: Path) -> pl.DataFrame:
@@ -78,4 +84,7 @@ def load_reviews(path: Path) -> pl.DataFrame:
     reviews_path = path / "reviews.parquet"
     if not reviews_path.is_file():
         raise SnapshotError(f"{reviews_path} not found: review-driven intents need a snapshot with reviews")
-    return pl.read_parquet(reviews_path, columns=list(REVIEW_TEXT_COLUMNS))
+    try:
+        return pl.read_parquet(reviews_path, columns=list(REVIEW_TEXT_COLUMNS))
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise SnapshotError(f"{reviews_path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None

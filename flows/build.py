@@ -7,11 +7,14 @@ batch fails the flow instead of silently dropping candidates (stack-notes pitfal
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
+import logging
 import os
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -26,8 +29,10 @@ import polars as pl
 
 from pipeline.agent_check import check_agents
 from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
+from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
-from splits.publish import next_version, publish_split
+from splits.publish import next_version, publish_split, reserve_version
+from flows.prefect_server import progress_logger
 from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
 from flows import expectations_job
 from flows.timing import phase, record
@@ -73,6 +78,68 @@ def code_state() -> dict[str, Any]:
     return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
 
 
+# Set by SIGINT / SIGTERM during a CLI build (`stop_on_signals`): no new batch starts and a running one stops
+# before its next candidate, without a completion marker (it is redone by the rerun).
+STOP = threading.Event()
+
+
+def stopping() -> bool:
+    """Whether a signal asked the build to stop. The flow calls this instead of reading STOP: Dask pickles the
+    flow's function by value with its globals, and an Event (holding a lock) does not pickle."""
+    return STOP.is_set()
+
+
+def stop_signal() -> str:
+    """The name of the signal that set STOP ("SIGINT", "SIGTERM"), or "a signal"."""
+    return getattr(STOP, "signal_name", "") or "a signal"
+
+
+class BuildInterrupted(Exception):
+    """A build stopped by SIGINT or SIGTERM: nothing published, finished batches kept for resume (exit 130).
+
+    Not an EcombenchError: the user asked for it, and the CLI exits 130 as shells expect of Ctrl-C.
+
+    Attributes:
+        signal_name: "SIGINT" or "SIGTERM".
+        done: batches finished (their completion markers are kept).
+        total: batches of the build.
+    """
+
+    def __init__(self, signal_name: str, done: int = 0, total: int = 0):
+        super().__init__(f"interrupted by {signal_name}: {done} of {total} batches finished and kept for resume; "
+                         "nothing was published (run the same command again to resume)")
+        self.signal_name, self.done, self.total = signal_name, done, total
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Any:
+    """SIGINT and SIGTERM set `STOP` instead of killing the process, for the block (main thread only).
+
+    A second signal of either kind raises KeyboardInterrupt at once, for a user who will not wait.
+    """
+    if threading.current_thread() is not threading.main_thread() or getattr(STOP, "installed", False):
+        yield  # not the main thread, or an outer block already handles the signals
+        return
+    STOP.clear()
+    STOP.installed = True  # type: ignore[attr-defined]
+    STOP.signal_name = ""  # type: ignore[attr-defined]
+
+    def handler(signum: int, frame: Any) -> None:
+        if STOP.is_set():
+            raise KeyboardInterrupt
+        STOP.signal_name = signal.Signals(signum).name  # type: ignore[attr-defined]
+        STOP.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+        STOP.clear()
+        STOP.installed = False  # type: ignore[attr-defined]
+
+
 def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
     """Stages 2-7 for a batch of candidates of one intent (plain Python; the flow wraps it in a task).
 
@@ -80,12 +147,19 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
     completion markers), keyed by the config hash, the code's digest, the intent and the batch's
     products; a rerun of an interrupted build loads it instead of redoing the batch, so the rerun
     finishes with the same tasks.jsonl.
+
+    Raises:
+        BuildInterrupted: `STOP` was set (SIGINT / SIGTERM) before the batch finished; no marker is written.
     """
     marker = _batch_marker(products, intent, ctx)
     if ctx.config.resume and marker.is_file():
         return [CandidateResult(task=r["task"], rejection=r["rejection"], stats=Counter(r["stats"]), resumed=True)
                 for r in json.loads(marker.read_text(encoding="utf-8"))]
-    results = [build_candidate(p, intent, ctx) for p in products]
+    results = []
+    for p in products:
+        if STOP.is_set():
+            raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
+        results.append(build_candidate(p, intent, ctx))
     marker.parent.mkdir(parents=True, exist_ok=True)
     tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
@@ -130,7 +204,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
         exploded field-table details `stages.features.detail_rows`).
 
     Raises:
-        SnapshotError: the snapshot is missing or malformed.
+        SnapshotError: the snapshot is missing or malformed, or one of its files differs from the sha256
+            its manifest records (catalog.integrity.verify_snapshot, cached by size and mtime).
         SettingError: an intent is unknown, or an llm build lacks its server URL or model.
     """
     table = load_field_table()
@@ -139,6 +214,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     if unknown:
         raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
     artifacts = Path(artifacts)
+    verify_snapshot(Path(config.catalog), cache_dir=artifacts / "cache" / "verified")
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
     reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
@@ -338,7 +414,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "tables_sha256": data_tables_sha256(),
         "config": config.model_dump(),
         "config_hash": ctx.config_hash,
-        "catalog": {"path": str(config.catalog), "fingerprint": ctx.catalog_fingerprint,
+        "catalog": {"path": str(Path(config.catalog).resolve()), "fingerprint": ctx.catalog_fingerprint,
                     "products": catalog_manifest.get("counts", {}).get("products"),
                     "field_table_current": catalog_manifest.get("field_table_sha256")
                     == data_tables_sha256()["fields.toml"]},
@@ -377,16 +453,18 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     Raises:
         What `build_flow` raises.
     """
+    root = root or Path(artifacts) / "splits"
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
-    return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                    root or Path(artifacts) / "splits")
+    with reserve_version(root / split, version) as version:
+        return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root)
 
 
 # ---- Prefect -----------------------------------------------------------------------------------
 
-from prefect import flow, task  # noqa: E402  (kept below the plain functions they orchestrate)
+from prefect import flow, task  # noqa: E402
+from prefect import tags as prefect_tags  # noqa: E402  (kept below the plain functions they orchestrate)
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 from prefect.cache_policies import NO_CACHE  # noqa: E402
 
@@ -398,10 +476,14 @@ def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSp
 
     Returns:
         (results, this process's id, its LLM client's cumulative counters): the flow keeps the
-        largest counters per process, so LLM usage on Dask workers reaches the manifest.
+        largest counters per process, so LLM usage on Dask workers reaches the manifest. Results are
+        None when a signal stopped the batch (`STOP`).
     """
     ctx = worker_context(spec)
-    return run_batch(products, intent, ctx), os.getpid(), dict(ctx.llm.stats) if ctx.llm else {}
+    try:
+        return run_batch(products, intent, ctx), os.getpid(), dict(ctx.llm.stats) if ctx.llm else {}
+    except BuildInterrupted:
+        return None, os.getpid(), {}  # stopped by a signal: not a failure of the batch (no error log)
 
 
 def task_runner_for(config: BuildConfig) -> Any:
@@ -450,6 +532,23 @@ def check_dask_address(address: str, timeout: float = 5.0) -> None:
                           f"({exc.strerror or exc})") from None
 
 
+class _DropInterruptionTracebacks(logging.Filter):
+    """Prefect logs a flow's exception with its traceback; an interruption the user asked for needs no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], BuildInterrupted))
+
+
+@contextlib.contextmanager
+def _quiet_interruption() -> Any:
+    logger, quiet = logging.getLogger("prefect.flow_runs"), _DropInterruptionTracebacks()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 def run_build(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,
               show_progress: bool = False) -> dict[str, Any]:
     """`build_flow` on the task runner `config.task_runner` names (what the CLI calls).
@@ -457,9 +556,16 @@ def run_build(config: BuildConfig, split: str, artifacts: str, version: str | No
     Raises:
         SettingError, ServerError: the Dask scheduler address is malformed or unreachable.
         EcombenchError, SnapshotError: what `build_flow` raises.
+        BuildInterrupted: SIGINT or SIGTERM arrived (handled by `stop_on_signals` while the build runs).
     """
     runner = task_runner_for(config)
-    return build_flow.with_options(task_runner=runner)(config, split, artifacts, version, root, show_progress)
+    splits = Path(root) if root else Path(artifacts) / "splits"
+    with stop_on_signals(), _quiet_interruption(), reserve_version(splits / split, version) as version:
+        tags = [f"split:{split}", f"version:{version}", f"verbaliser:{config.verbaliser}",
+                *(f"intent:{i}" for i in config.intents)]
+        with prefect_tags(*tags):
+            return build_flow.with_options(task_runner=runner, flow_run_name=f"{split}-{version}")(
+                config, split, artifacts, version, root, show_progress)
 
 
 @flow(name="build")
@@ -497,19 +603,48 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
     batches_started = time.perf_counter()
-    futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
+    log = progress_logger("ecombench.build")
+    log.info("building split %s from %s: %d batches over %d intents", split, config.catalog, len(batches),
+             len(config.intents))
+    # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in
+    # submission order, so any runner and window give the same tasks.jsonl.
+    window = 2 * (config.dask_workers if config.task_runner != "threads" else (os.cpu_count() or 2))
+    futures: list[Any] = []
     results = []
     usage: dict[int, Counter] = {}
-    for done, fut in enumerate(futures, 1):
-        batch_results, pid, llm_stats = fut.result()  # raises if the batch failed, failing the flow
+    cached = 0
+    for done in range(1, len(batches) + 1):
+        while len(futures) < min(done - 1 + window, len(batches)) and not stopping():
+            intent, batch = batches[len(futures)]
+            futures.append(build_batch_task.submit(batch, intent, spec))
+        if stopping() and len(futures) < done:
+            break
+        batch_results, pid, llm_stats = futures[done - 1].result()  # raises if the batch failed
+        if batch_results is None:  # stopped by a signal
+            break
         results.extend(batch_results)
+        cached += bool(batch_results) and all(r.resumed for r in batch_results)
         seen = usage.setdefault(pid, Counter())
         for k, v in llm_stats.items():
             seen[k] = max(seen[k], v)  # cumulative per process: the largest is the latest
+        accepted = sum(r.task is not None for r in results)
+        log.info("batch %d/%d done: %d candidates, %d accepted", done, len(batches), len(results), accepted)
         if show_progress:
-            accepted = sum(r.task is not None for r in results)
-            print(f"  batch {done}/{len(futures)} done: {len(results)} candidates, {accepted} accepted",
+            print(f"  batch {done}/{len(batches)} done: {len(results)} candidates, {accepted} accepted",
                   file=sys.stderr, flush=True)
+    if stopping():
+        for fut in futures:
+            with contextlib.suppress(BaseException):
+                fut.wait()  # a running batch stops before its next candidate
+        finished = sum(1 for f in futures if f.state.is_completed() and f.result()[0] is not None)
+        err = BuildInterrupted(stop_signal(), finished, len(batches))
+        log.warning("%s", err)
+        raise err
+    if cached:
+        note = f"resumed {cached} of {len(batches)} batches from the cache (artifacts/cache/batches)"
+        log.info("%s", note)
+        if show_progress:
+            print(f"  {note}", file=sys.stderr, flush=True)
     record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
     if ctx.llm is not None and config.task_runner != "threads":
         ctx.llm.stats.clear()

@@ -23,6 +23,7 @@ import typer
 from pydantic.fields import FieldInfo
 from typer.core import TyperGroup
 
+from catalog.snapshot import SnapshotError
 from flows.settings import apply_prefect_defaults, artifacts_root
 from stages.errors import EcombenchError, InputError, OutputError, ServerError, SettingError
 
@@ -171,10 +172,14 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
         raise SettingError(f"--batch-size must be at least 1, got {batch_size}")
     if workers is not None and workers < 1:
         raise SettingError(f"--workers must be at least 1, got {workers}")
+    from flows.preflight import check_writable
+    from flows.prefect_server import temporary_server
+
+    check_writable(out.parent, "the catalog snapshot")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     _wait_for_server()
     try:
-        with phase("ingest flow"):
+        with phase("ingest flow"), temporary_server(artifacts_root()):
             return ingest_flow(meta, reviews, out, batch_size, workers)
     except FileNotFoundError as exc:  # an input vanished after the check above
         raise InputError(str(exc).splitlines()[0]) from exc
@@ -337,13 +342,24 @@ def build(
     record(f"  (expectations worker: {worker})", 0.0)
     with phase("imports (prefect, polars, stages)"):
         from flows.build import run_build
+        from flows.build import BuildInterrupted, check_dask_address, stop_on_signals
+        from flows.preflight import preflight_build
+        from flows.prefect_server import temporary_server
 
+    preflight_build(cfg, ctx.obj.artifacts, splits_root)
+    if cfg.task_runner == "dask" and cfg.dask_address:
+        check_dask_address(cfg.dask_address)  # before a Prefect server starts
     typer.echo(f"building split '{split}' from {cfg.catalog} ({len(cfg.intents)} intents x "
                f"{cfg.candidates_per_intent} candidates) ...", err=True)
     # While a server it started boots, import what publishing needs anyway.
     _wait_for_server(warm=("matplotlib.figure",))
-    with phase("build flow (total)"):
-        result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
+    try:
+        # Signals first: a Ctrl-C while the server starts stops the build cleanly too.
+        with stop_on_signals(), temporary_server(ctx.obj.artifacts), phase("build flow (total)"):
+            result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
+    except (BuildInterrupted, KeyboardInterrupt) as exc:
+        typer.echo(f"error: {exc or 'interrupted; nothing was published'}", err=True)
+        raise typer.Exit(130) from None
     _print_summary(Path(result["path"]), result["manifest"])
     _print_timing(verbose)
 
@@ -386,17 +402,62 @@ def _version_dir(arg: Path, artifacts: Path) -> Path:
     return arg
 
 
+def _check_split(version_dir: Path, manifest: dict, catalog: Optional[Path], artifacts: Path,
+                 allow_modified: bool) -> list[str]:
+    """flows.integrity.check_split, with each problem let through by --allow-modified printed as a warning.
+
+    Raises:
+        InputError: a file differs from the manifest or the catalog is not the split's, without --allow-modified.
+    """
+    from flows.integrity import check_split
+
+    problems = check_split(version_dir, manifest, catalog, allow_modified, artifacts / "cache" / "verified")
+    for problem in problems:
+        typer.echo(f"warning: {problem} (--allow-modified)", err=True)
+    return problems
+
+
 @app.command()
 def report(ctx: typer.Context,
            version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
-                                                                   "or <split> for its newest version.")]
+                                                                   "or <split> for its newest version.")],
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
            ) -> None:
     """Print a split version's report.md."""
+    from flows.integrity import read_split_manifest
+
     version_dir = _version_dir(version_dir, ctx.obj.artifacts)
+    _check_split(version_dir, read_split_manifest(version_dir), None, ctx.obj.artifacts, allow_modified)
     path = version_dir / "report.md"
     if not path.is_file():
         raise InputError(f"{path} not found: is {version_dir} a split version directory?")
     sys.stdout.write(path.read_text(encoding="utf-8"))
+
+
+@app.command()
+def verify(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="A catalog snapshot directory, or a split version (directory, "
+                                         "<split>@<version> or <split>).")],
+    catalog: Annotated[Optional[Path], typer.Option(help="Split only: the catalog to check it against (default: "
+                                                    "the manifest's).")] = None,
+) -> None:
+    """Rehash a snapshot's or a split's files against their manifest (and a split's catalog against its fingerprint)."""
+    from catalog.integrity import verify_snapshot
+    from flows.integrity import read_split_manifest, split_problems
+
+    if (path / "manifest.json").is_file() and (path / "products.parquet").is_file():
+        outcome = verify_snapshot(path)  # no cache: every file is hashed again
+        for name, how in outcome.items():
+            typer.echo(f"{path / name}: {'ok' if how == 'hashed' else how}")
+        return
+    version_dir = _version_dir(path, ctx.obj.artifacts)
+    problems = split_problems(version_dir, read_split_manifest(version_dir), catalog)
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InputError(problems[0] + more)
+    typer.echo(f"{version_dir}: every file matches its manifest, and the catalog has the split's fingerprint")
 
 
 @app.command()
@@ -493,6 +554,8 @@ def diff(
     new: Annotated[str, typer.Argument(help="Newer version, in any of the same forms.")],
     root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
     from splits.inspect import diff_versions, load_version, render_diff, resolve_version
@@ -500,7 +563,10 @@ def diff(
     splits_root = root or ctx.obj.artifacts / "splits"
     versions = [load_version(Path(spec) if Path(spec).is_dir() else resolve_version(spec, splits_root))
                 for spec in (old, new)]
+    modified = [p for v in versions for p in _check_split(v.path, v.manifest, None, ctx.obj.artifacts, allow_modified)]
     d = diff_versions(*versions)
+    if modified:
+        d["allow_modified"] = modified
     _echo_json(d) if as_json else render_diff(d, _console())
 
 
@@ -518,6 +584,8 @@ def validate(
                                                "ecombench or ecomagentbench.")] = "auto",
     max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
                                                           "manifest's, else 5).")] = None,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Re-run every check on an existing split and write the findings; exit 1 when any finding is an error."""
     import polars as pl
@@ -536,6 +604,12 @@ def validate(
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == tasks.resolve():
         raise SettingError(f"--out {out} is the input file; validate never modifies its input")
+    modified: list[str] = []
+    manifest_path = tasks.parent / "manifest.json"
+    if tasks.name == "tasks.jsonl" and manifest_path.is_file():  # one of our split versions (a peer release has none)
+        from flows.integrity import read_split_manifest
+
+        modified = _check_split(tasks.parent, read_split_manifest(tasks.parent), catalog, ctx.obj.artifacts, allow_modified)
     if catalog is None:
         manifest_path = tasks.parent / "manifest.json"
         recorded = (json.loads(manifest_path.read_text(encoding="utf-8")).get("config", {}).get("catalog")
@@ -549,7 +623,8 @@ def validate(
         raise InputError(f"{catalog}: cannot read the snapshot ({str(exc).splitlines()[0]})") from exc
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(jsonl_bytes(run.findings))
+        out.write_bytes(jsonl_bytes([*({"severity": "warn", "reason": "allow_modified", "message": m}
+                                       for m in modified), *run.findings]))
     except OSError as exc:
         raise OutputError(f"{out}: cannot write findings ({exc})") from exc
     for note in run.notes:
@@ -561,19 +636,25 @@ def validate(
         raise typer.Exit(1)
 
 
-def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path):
-    """(SplitVersion, SandboxCatalog) for a version argument; the catalog defaults to the manifest's.
+def _open_split(spec: Path, catalog: Optional[Path], artifacts: Path, allow_modified: bool = False):
+    """(SplitVersion, SandboxCatalog, integrity problems let through) for a version argument.
+
+    The catalog defaults to the manifest's (its absolute path). The version's files and the catalog's
+    fingerprint are checked first (`_check_split`).
 
     Raises:
-        InputError: the version or its catalog snapshot cannot be read.
+        InputError: the version or its catalog snapshot cannot be read, or they fail the integrity check
+            without --allow-modified.
     """
     from splits.inspect import load_version
+    from flows.integrity import split_catalog_path
     from sandbox.catalog import SandboxCatalog
 
     version = load_version(_version_dir(spec, artifacts))
-    path = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
+    path = catalog or split_catalog_path(version.manifest) or Path("")
+    problems = _check_split(version.path, version.manifest, path, artifacts, allow_modified)
     try:
-        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox")
+        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox"), problems
     except FileNotFoundError as exc:
         raise InputError(f"{exc} (give the split's catalog with --catalog)") from exc
 
@@ -605,6 +686,8 @@ def run_agent(
     user_base_url: Annotated[Optional[str],
                              typer.Option(help="--user llm: OpenAI-compatible server URL (else "
                                                "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Run an agent on every task of a split in the sandbox (the paper's ten tools) and write its trajectories."""
     from sandbox.agents import AGENTS, LLMAgent
@@ -628,7 +711,7 @@ def run_agent(
         shopper_settings = LLMSettings.from_env("--user llm", ("--user-base-url", "--user-model"),
                                                 base_url=user_base_url, model=user_model, max_tokens=300,
                                                 timeout=timeout, cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))
-    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
+    version, cat, modified = _open_split(split, catalog, ctx.obj.artifacts, allow_modified)
     tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
     out = out or ctx.obj.artifacts / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
     typer.echo(f"running {agent} on {len(tasks)} tasks of {version.name} ...", err=True)
@@ -646,6 +729,8 @@ def run_agent(
         make_episode = lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)  # noqa: E731
     records = run_episodes(tasks, cat, agent_runner(agent, cat, llm), EpisodeLimits(max_tool_calls=max_tool_calls),
                            progress, **({"episode": make_episode} if make_episode else {}))
+    if modified:  # recorded in every trajectory, so a grade of them carries it on
+        records = [dict(r, allow_modified=modified) for r in records]
     write_trajectories(out, records)
     finished = sum(r["finished"] for r in records)
     typer.echo(f"trajectories: {out}")
@@ -664,6 +749,8 @@ def grade(
     judge_model: Annotated[Optional[str], typer.Option(help="Model judging review opinions code cannot decide; "
                                                        "without one they stay unscored.")] = None,
     judge_base_url: Annotated[Optional[str], typer.Option(help="Judge server URL (else OPENAI_BASE_URL).")] = None,
+    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
+                                                  "catalog differ from the manifest (recorded in the output).")] = False,
 ) -> None:
     """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
     from sandbox.grader import LLMJudge, grade as grade_all, summary_markdown
@@ -678,7 +765,8 @@ def grade(
         judge = LLMJudge(LLMClient(LLMSettings.from_env("the judge", ("--judge-base-url", "--judge-model"),
                                                         base_url=judge_base_url, model=judge_model, max_tokens=256,
                                                         cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
-    version, cat = _open_split(split, catalog, ctx.obj.artifacts)
+    version, cat, modified = _open_split(split, catalog, ctx.obj.artifacts, allow_modified)
+    modified += sorted({m for r in records for m in r.get("allow_modified") or []} - set(modified))
     try:
         graded, metrics = grade_all(version.tasks, records, cat, judge)
     except InputError as exc:  # the grader names the task; the file is known here
@@ -686,6 +774,8 @@ def grade(
     agents = sorted({r.get("agent") or "?" for r in records})
     metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
+    if modified:
+        metrics["allow_modified"] = modified
     if judge is not None:  # which judge decided the rubrics marked by: judge
         from stages.verbalise_llm import prompt_sha256
 

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from catalog.ingest import write_catalog_snapshot
+from flows.prefect_server import progress_logger
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -31,7 +32,7 @@ def sample_inputs() -> tuple[list[Path], list[Path]]:
 def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], out_dir: str,
                         batch_size: int, workers: int | None = None) -> dict[str, Any]:
     """Stream every input into the snapshot directory; returns the manifest."""
-    logger = get_run_logger()
+    logger = progress_logger("ecombench.ingest")
     seen: dict[str, int] = {}
 
     def progress(file_name: str, lines: int) -> None:
@@ -67,7 +68,7 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
     manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
                                    str(out_dir), batch_size, workers)
     counts = manifest["counts"]
-    get_run_logger().info("snapshot %s: %s products, %s reviews, %s bad records (fingerprint %s)",
+    progress_logger("ecombench.ingest").info("snapshot %s: %s products, %s reviews, %s bad records (fingerprint %s)",
                           out_dir, counts["products"], counts["reviews"], counts["bad_records"],
                           manifest["fingerprint"][:12])
     return manifest

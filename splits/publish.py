@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +32,84 @@ class VersionExists(OutputError):
 
 
 def next_version(split_dir: Path) -> str:
-    """The next free version name "v<N>" under a split directory."""
+    """The next free version name "v<N>" under a split directory: past every published one and every one a
+    running build has reserved (`reserve_version`)."""
     used = [int(p.name[1:]) for p in split_dir.glob("v*") if p.is_dir() and p.name[1:].isdigit()]
+    used += [int(m.group(1)) for p in split_dir.glob(".v*.reserved")
+             if (m := re.fullmatch(r"\.v(\d+)\.reserved", p.name)) and not _stale(p)]
     return f"v{max(used, default=0) + 1}"
+
+
+def _stale(reservation: Path) -> bool:
+    """A reservation whose build process is gone (killed): its version may be taken again."""
+    try:
+        pid = int((reservation / "pid").read_text())
+    except (OSError, ValueError):
+        return False  # being created right now, or unreadable: treat as held
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+@contextmanager
+def reserve_version(split_dir: Path, version: str | None = None) -> Iterator[str]:
+    """Hold a version of a split for one build, so concurrent builds of the same split get v1, v2, ...
+
+    The reservation is the hidden directory `.<version>.reserved` (made with `os.mkdir`, which is atomic:
+    of two builds trying the same version one succeeds, the other takes the next). It holds the build's
+    pid, so a reservation left by a killed build is stale and is taken over. Nothing appears under the
+    split's visible versions until `publish_split` renames the finished version into place.
+
+    Args:
+        split_dir: <splits root>/<split>.
+        version: a version the user named; None allocates the next free "v<N>".
+
+    Yields:
+        The version name.
+
+    Raises:
+        VersionExists: `version` is published already or reserved by a running build.
+        OutputError: the split directory cannot be created or written.
+    """
+    try:
+        split_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{split_dir}: cannot create the split directory ({exc.strerror or exc})") from None
+    while True:
+        name = version or next_version(split_dir)
+        held = split_dir / f".{name}.reserved"
+        if (split_dir / name).exists():
+            raise VersionExists(f"split version {split_dir / name} already exists; choose another --version "
+                                "(nothing was written)")
+        try:
+            os.mkdir(held)
+        except FileNotFoundError:  # another build's release removed the empty split directory meanwhile
+            split_dir.mkdir(parents=True, exist_ok=True)
+            continue
+        except FileExistsError:
+            if _stale(held):
+                shutil.rmtree(held, ignore_errors=True)
+                continue
+            if version:
+                raise VersionExists(f"split version {split_dir / name} is being built by another process; "
+                                    "choose another --version") from None
+            continue
+        except OSError as exc:
+            raise OutputError(f"{split_dir}: cannot reserve a version ({exc.strerror or exc})") from None
+        break
+    try:
+        (held / "pid").write_text(str(os.getpid()))
+        yield name
+    finally:
+        shutil.rmtree(held, ignore_errors=True)
+        try:
+            split_dir.rmdir()  # only when empty: a build that published nothing leaves no trace
+        except OSError:
+            pass
 
 
 def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
@@ -356,7 +434,10 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
         for name, data in files.items():
             (tmp / name).write_bytes(data)
         os.rename(tmp, final)
-    except OSError:
+    except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        if final.exists():  # another process published this version meanwhile (rename onto a non-empty dir)
+            raise VersionExists(f"split version {final} was published by another process meanwhile; "
+                                "choose another --version (nothing was written)") from None
+        raise OutputError(f"{final.parent}: cannot write the split version ({exc.strerror or exc})") from None
     return final

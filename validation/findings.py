@@ -30,7 +30,7 @@ from typing import Any
 # the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
     0: ("malformed_record", "duplicate_task_id", "task_invariant_broken", "target_not_in_catalog",
-        "answer_set_differs", "check_skipped"),
+        "answer_set_differs", "check_skipped", "key_defaulted", "value_split", "field_not_in_table"),
     1: ("not_enough_eligible_products",),
     2: ("too_few_features", "no_price", "no_reviews", "opinion_unknown_review", "opinion_unsupported",
         "no_product_type"),

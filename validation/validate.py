@@ -15,6 +15,7 @@ from typing import Any, Callable
 from rubric_types import as_rubrics, kind_of
 from schemas import schema_errors, validator
 from stages.cues import cue_for, load_cues
+from stages.features import split_options
 from stages.fields import DETAIL_PREFIX, FieldTable
 from stages.intents import load_intents
 from stages.rubrics import rubric_lock
@@ -34,6 +35,13 @@ LACKS = {
     "provenance": "no provenance (catalog fingerprint, config hash, seed): not checked",
     "content_id": "ids are counters, not derived from (intent, target, rubric lock): id derivation not checked",
     "source_review_ids": "review_opinion rubrics carry no source_review_ids: not checked",
+}
+
+# Optional keys of the release format and the value the release documents for a missing one (§8, §11:
+# the fixed sentence asking for more specific features, and 10 turns from its config).
+RELEASE_DEFAULTS = {
+    "default_response": "Could you ask about more specific features or specs you'd like to know?",
+    "max_clarification_turns": 10,
 }
 
 # Task keys whose schema errors the warn above already covers (the id pattern is the content-derived form).
@@ -115,8 +123,8 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
         rubrics.append(out)
     field_of = {r["id"]: r["field"] for r in rubrics}
     slots = []
-    script = record["clarification_script"]
-    for s in script["clarification_slots"]:
+    script = record.get("clarification_script") or {}
+    for s in script.get("clarification_slots") or []:
         linked = list(s["linked_rubric_ids"])
         field_name = (_canonical_field(s["field"], table) if "field" in s
                       else field_of.get(linked[0], "") if linked else "")
@@ -136,8 +144,8 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
         "intent": record["intent_category"] if "intent_category" in record else record["intent"],
         "user_query": record["user_query"],
         "user_persona": persona,
-        "clarification_script": {"clarification_slots": slots, "default_response": script["default_response"],
-                                 "max_clarification_turns": script["max_clarification_turns"]},
+        "clarification_script": {"clarification_slots": slots, **{
+            key: script[key] if key in script else default for key, default in RELEASE_DEFAULTS.items()}},
         "target_product": target,
         "rubrics": rubrics,
         "rubric_lock": record.get("rubric_lock") or rubric_lock(rubrics),
@@ -148,6 +156,7 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
     if "provenance" in record:
         task["provenance"] = record["provenance"]
     lacking += [k for k in ("rubric_lock", "answer_set", "difficulty", "provenance") if not record.get(k)]
+    lacking += [k for k in RELEASE_DEFAULTS if k not in script]
     return task, lacking
 
 
@@ -179,7 +188,16 @@ def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, s
     return cues, findings
 
 
-def _target_findings(task: dict[str, Any], product: dict[str, Any] | None, table: FieldTable) -> list[Finding]:
+def _target_findings(task: dict[str, Any], product: dict[str, Any] | None, table: FieldTable,
+                     peer: bool = False) -> list[Finding]:
+    """Does the target satisfy each of its rubrics? One rubric that cannot be checked never hides the others.
+
+    A rubric on a field outside the field table is checked by exact match against the product's detail
+    (canonical or raw key) or top-level value and reported (`field_not_in_table`, warn). For the peer
+    format (`peer`), an attribute value written comma-joined ("Android,Ios") that fails whole is split
+    with the field's option rules (stages.features.split_options) and holds when every part does
+    (`value_split`, warn).
+    """
     asin = task["target_product"]["parent_asin"]
     if product is None:
         return [Finding("target_not_in_catalog", f"target {asin} is not in the catalog snapshot", {"target": asin})]
@@ -189,11 +207,48 @@ def _target_findings(task: dict[str, Any], product: dict[str, Any] | None, table
         findings.append(Finding("check_skipped", "the snapshot has no reviews: review_opinion rubrics of the target "
                                 "not checked", {"check": "target_fails_rubric"}, severity="warn"))
         rubrics = [r for r in rubrics if not kind_of(r).needs_reviews]
-    failing = failing_rubrics(rubrics, product, table)
+    failing = []
+    for r in rubrics:
+        try:
+            table.by_rubric_field(r.field)
+        except KeyError:
+            matched = _exact_match(r.field, r.expected_value, product)
+            findings.append(Finding("field_not_in_table", f"rubric {r.id}: field {r.field!r} is not in the field "
+                                    f"table; checked by exact match ({'matched' if matched else 'no match'})",
+                                    {"rubric_id": r.id, "field": r.field, "matched": matched}, severity="warn"))
+            if not matched:
+                failing.append({"rubric_id": r.id, "field": r.field, "status": "not_satisfied",
+                                "why": f"no {r.field} equal to {r.expected_value!r}"})
+            continue
+        found = failing_rubrics([r], product, table)
+        if found and peer and r.type == "attribute_match" and isinstance(r.expected_value, str) \
+                and "," in r.expected_value:
+            parts = split_options(table.by_rubric_field(r.field), r.expected_value)
+            if len(parts) > 1:
+                parts = [p.strip() for p in parts]
+                found = failing_rubrics([r.model_copy(update={"expected_value": p}) for p in parts], product, table)
+                findings.append(Finding("value_split", f"rubric {r.id}: comma-joined value {r.expected_value!r} "
+                                        f"checked as the options {parts}", {"rubric_id": r.id, "options": parts},
+                                        severity="warn"))
+                for f in found:
+                    f["rubric_id"] = r.id
+        failing += found
     if failing:
         findings.append(Finding("target_fails_rubric", f"target fails {len(failing)} of its own rubrics",
                                 {"failing": failing}))
     return findings
+
+
+def _exact_match(field: str, value: Any, product: dict[str, Any]) -> bool:
+    """A rubric on a field the table does not know: the product's detail of that key (canonical or raw) or its
+    top-level field equals the value (stripped, case-sensitive: no alias or option rule applies)."""
+    key = field.removeprefix(DETAIL_PREFIX)
+    want = str(value).strip()
+    details = product.get("details") or []
+    if any((d.get("key") == key or d.get("raw_key") == key) and str(d.get("value", "")).strip() == want
+           for d in details):
+        return True
+    return key in product and str(product[key]).strip() == want
 
 
 def _guarded(name: str, check: Callable[[], list[Finding]]) -> list[Finding]:
@@ -219,7 +274,10 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
                                               f"({type(exc).__name__}: {exc})", {"format": fmt})]
     else:
         task = record
-    findings = [Finding("check_skipped", LACKS[k], {"lacks": k, "format": fmt}, severity="warn") for k in lacking]
+    findings = [Finding("key_defaulted", f"no {k}: the release format's default {RELEASE_DEFAULTS[k]!r} used",
+                        {"lacks": k, "default": RELEASE_DEFAULTS[k], "format": fmt}, severity="warn")
+                if k in RELEASE_DEFAULTS else
+                Finding("check_skipped", LACKS[k], {"lacks": k, "format": fmt}, severity="warn") for k in lacking]
     if "answer_set" in lacking:
         def fill() -> list[Finding]:
             task["answer_set"] = index.answer_set(task["rubrics"])
@@ -265,7 +323,7 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
     findings += _guarded("leakage checks", lambda: check_leakage(task, table))  # stage 6, as the build runs it
     findings += _guarded("semantic checks", semantics)
     findings += _guarded("target rubrics", lambda: _target_findings(
-        task, catalog_products_by_id.get(task["target_product"]["parent_asin"]), table))
+        task, catalog_products_by_id.get(task["target_product"]["parent_asin"]), table, peer=fmt == "ecomagentbench"))
     task_id = task.get("id") if isinstance(task.get("id"), str) else None
     return task_id, findings
 

@@ -66,45 +66,55 @@ def test_hugging_face_copies_after_raw_file_are_duplicates(shared, tmp_path):
 
 # ---------------------------------------------------------------- damaged input
 
-def damage(sample_lines: list[bytes], tmp_path: Path) -> tuple[Path, Path, dict[int, str], list[str]]:
-    """A plain file of 30 real lines with damaged copies mixed in, plus a truncated gzip of 40 more."""
+def damage(sample_lines: list[bytes], tmp_path: Path) -> tuple[Path, Path, list[tuple[int, str]], list[str]]:
+    """A plain file of 30 real lines with damaged copies mixed in, plus a truncated gzip of 40 more.
+
+    Returns the two files, the expected (line, reason) of every bad record of the plain file, and the
+    parent_asin of every product it should keep, in order: the 30 good lines and the real products
+    whose non-essential fields were damaged (kept without those fields).
+    """
     good = sample_lines[:30]
-    wrong = dict(orjson.loads(good[1]), average_rating=[4.5])
+    # Other real products, each with one or two non-essential fields damaged: they stay in the catalog.
+    wrong = dict(orjson.loads(sample_lines[80]), average_rating="4.5 out of 5", features="Bluetooth 5.0")
+    out_of_range = dict(orjson.loads(sample_lines[81]), average_rating=7.5, rating_number=-3)
     missing = {k: v for k, v in orjson.loads(good[2]).items() if k != "parent_asin"}
     lines = list(good)
-    bad_at = {}
+    expected_bad, kept_at = [], {}
     inserts = [
-        (good[3][: len(good[3]) // 2] + b"\n", "invalid_json"),
-        (good[4].replace(b'"title": "', b'"title": "\xff\xfe', 1), "invalid_utf8"),
-        (orjson.dumps(wrong) + b"\n", "wrong_type"),
-        (b"[" + good[5].rstrip(b"\n") + b"]\n", "not_an_object"),
-        (orjson.dumps(missing) + b"\n", "missing_parent_asin"),
-        (good[6], "duplicate_parent_asin"),
-        (b"\n", None),
+        (good[3][: len(good[3]) // 2] + b"\n", ["truncated_line"], None),
+        (good[4].replace(b'"title": "', b'"title": "\xff\xfe', 1), ["invalid_utf8"], None),
+        (orjson.dumps(wrong) + b"\n", ["wrong_type", "wrong_type"], wrong["parent_asin"]),
+        (b"[" + good[5].rstrip(b"\n") + b"]\n", ["not_an_object"], None),
+        (orjson.dumps(missing) + b"\n", ["missing_parent_asin"], None),
+        (good[6], ["duplicate_parent_asin"], None),
+        (orjson.dumps(out_of_range) + b"\n", ["out_of_range", "out_of_range"], out_of_range["parent_asin"]),
+        (good[7][:-40] + b"}\n", ["invalid_json"], None),
+        (b"\n", [], None),
     ]
-    for i, (line, reason) in enumerate(inserts):
+    for i, (line, reasons, kept) in enumerate(inserts):
         # Positions grow, so lines inserted earlier keep their numbers.
         pos = 5 + 4 * i
         lines.insert(pos, line)
-        if reason:
-            bad_at[pos + 1] = reason
+        expected_bad += [(pos + 1, reason) for reason in reasons]
+        if kept:
+            kept_at[pos] = kept
     plain = tmp_path / "damaged.jsonl"
     plain.write_bytes(b"".join(lines))
     whole = gzip.compress(b"".join(sample_lines[30:70]), mtime=0)
     truncated = tmp_path / "truncated.jsonl.gz"
     truncated.write_bytes(whole[: len(whole) * 2 // 3])
-    expected_ids = [orjson.loads(line)["parent_asin"] for line in good]
-    return plain, truncated, bad_at, expected_ids
+    order = {line: orjson.loads(line)["parent_asin"] for line in good}
+    expected_ids = [kept_at[i] if i in kept_at else order.get(line) for i, line in enumerate(lines)]
+    seen: set[str] = set()
+    expected_ids = [a for a in expected_ids if a and not (a in seen or seen.add(a))]
+    return plain, truncated, expected_bad, expected_ids
 
 
 def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_path):
-    plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
+    plain, truncated, expected_bad, expected_ids = damage(sample_lines, tmp_path)
     _, products, _, bad = ingest(tmp_path / "snap", [plain, truncated], batch_size=7, block_bytes=4096)
 
-    plain_bad = {b["line"]: b["reason"] for b in bad if b["file"] == plain.name}
-    assert plain_bad == bad_at
-    wrong = next(b for b in bad if b["reason"] == "wrong_type")
-    assert "average_rating" in wrong["message"] and "list" in wrong["message"]
+    assert [(b["line"], b["reason"]) for b in bad if b["file"] == plain.name] == expected_bad
     assert all(len(b["excerpt"]) <= 200 for b in bad)
     assert "\ufffd" in next(b for b in bad if b["reason"] == "invalid_utf8")["excerpt"]
 
@@ -120,16 +130,48 @@ def test_damaged_files_ingest_with_every_bad_record_listed(sample_lines, tmp_pat
                                                    for x in sample_lines[30:30 + len(from_gz)]]
 
 
+def test_a_bad_field_is_dropped_and_logged_while_its_product_is_kept(sample_lines, tmp_path):
+    plain, truncated, _, _ = damage(sample_lines, tmp_path)
+    _, products, _, bad = ingest(tmp_path / "snap", [plain, truncated], batch_size=7, block_bytes=4096)
+    by_asin = {p["parent_asin"]: p for p in products}
+    wrong, ranged = (orjson.loads(sample_lines[k]) for k in (80, 81))
+    kept = by_asin[wrong["parent_asin"]]
+    assert kept["average_rating"] is None and kept["features"] == [] and kept["title"] == wrong["title"]
+    assert kept["rating_number"] == wrong["rating_number"]
+    kept = by_asin[ranged["parent_asin"]]
+    assert kept["average_rating"] is None and kept["rating_number"] is None and kept["title"] == ranged["title"]
+    fields = {(b["field"], b["reason"]): b for b in bad if b.get("kept")}
+    assert set(fields) == {("average_rating", "wrong_type"), ("features", "wrong_type"),
+                           ("average_rating", "out_of_range"), ("rating_number", "out_of_range")}
+    assert "7.5" in fields["average_rating", "out_of_range"]["message"]
+    assert "[1, 5]" in fields["average_rating", "out_of_range"]["message"]
+    truncated_line = next(b for b in bad if b["reason"] == "truncated_line")
+    assert "truncated" in truncated_line["message"]
+
+
 def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
-    plain, truncated, bad_at, expected_ids = damage(sample_lines, tmp_path)
+    plain, truncated, expected_bad, expected_ids = damage(sample_lines, tmp_path)
     out = tmp_path / "snap"
     manifest, products, _, bad = ingest(out, [plain, truncated], batch_size=7, block_bytes=4096)
-    assert manifest["counts"]["bad_records"] == len(bad) == len(bad_at) + 1
+    assert manifest["counts"]["bad_records"] == len(bad) == len(expected_bad) + 1
     assert manifest["counts"]["products"] == len(products)
-    assert manifest["counts"]["bad_by_reason"] == {r: 1 for r in [*bad_at.values(), "truncated_gzip"]}
+    from collections import Counter
+    assert manifest["counts"]["bad_by_reason"] == dict(Counter([r for _, r in expected_bad] + ["truncated_gzip"]))
     first = manifest["inputs"][0]
-    assert first["records_ok"] == len(expected_ids) and first["lines"] == len(expected_ids) + 7
+    assert first["records_ok"] == len(expected_ids) and first["lines"] == 30 + 9
     assert sum(i["records_ok"] for i in manifest["inputs"]) == len(products)
+
+
+@pytest.mark.parametrize("content", [b"", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8], ids=["empty", "binary"])
+def test_a_metadata_file_without_products_fails_the_ingest_naming_it(content, tmp_path):
+    from stages.errors import InputError
+
+    path = tmp_path / "meta.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match="no product records") as err:
+        write_catalog_snapshot([path], [], tmp_path / "snap", workers=1)
+    assert str(path) in str(err.value) and len(str(err.value).splitlines()) == 1
+    assert not (tmp_path / "snap").exists()
 
 
 # ---------------------------------------------------------------- reviews

@@ -54,7 +54,7 @@ def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp
     # 303 real duplicates between the shared files, 420 sample products already ingested (their
     # reviews counted again are real copies) and the damaged lines of the sample copy.
     assert counts["bad_by_reason"]["duplicate_parent_asin"] >= 303
-    assert counts["bad_by_reason"]["invalid_json"] == 1 and counts["bad_by_reason"]["not_an_object"] == 1
+    assert counts["bad_by_reason"]["truncated_line"] == 1 and counts["bad_by_reason"]["not_an_object"] == 1
 
 
 def test_bad_records_keep_line_order_with_duplicates_merged(real_inputs, tmp_path):
@@ -65,7 +65,7 @@ def test_bad_records_keep_line_order_with_duplicates_merged(real_inputs, tmp_pat
     keys = [(order[b["file"]], b["line"]) for b in bad]
     assert keys == sorted(keys)
     damaged = {b["line"]: b["reason"] for b in bad if b["file"] == "damaged.jsonl.gz"}
-    assert damaged[101] == "invalid_json" and damaged[103] == "not_an_object"
+    assert damaged[101] == "truncated_line" and damaged[103] == "not_an_object"
     assert damaged[104] == "duplicate_parent_asin"  # a second copy of real line 8 of the same file
 
 

@@ -93,7 +93,8 @@ def test_product_rows_have_exactly_the_contract_keys(sample_lines):
 # ---------------------------------------------------------------- lines
 
 @pytest.mark.parametrize(("raw", "reason"), [
-    (b'{"parent_asin": "B0', "invalid_json"),
+    (b'{"parent_asin": "B0', "truncated_line"),
+    (b'{"parent_asin": "B0"}}', "invalid_json"),
     (b'{"title": "caf\xe9"}', "invalid_utf8"),
     (b'["B091JDCYSS"]', "not_an_object"),
 ])

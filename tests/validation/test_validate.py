@@ -244,3 +244,59 @@ def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_
     rubrics = [r for r in task["rubrics"] if r["field"] != "average_rating"]
     assert intent_problems(rubrics, load_intents()["rating_quality"]) == ["a query rubric on average_rating"]
     assert intent_problems(task["rubrics"], load_intents()["rating_quality"]) == []
+
+
+def test_a_release_record_with_missing_optional_keys_joined_values_and_an_unknown_field_gets_per_rubric_findings(
+        split, sample_catalog, tmp_path):
+    from stages.features import detail_options
+
+    table = load_field_table()
+    tasks = _tasks(split)
+    joined = None
+    for t in tasks:  # a real target with two options in a multi-option field one of its rubrics checks
+        product = sample_catalog.product(t["target_product"]["parent_asin"])
+        for r in t["rubrics"]:
+            spec = table.fields.get(r["field"].removeprefix("details."))
+            if r["type"] == "attribute_match" and spec is not None and spec.multi_option \
+                    and len(set(detail_options(product, spec))) >= 2:
+                joined = (t, r["id"], ",".join(sorted(set(detail_options(product, spec)))[:2]))
+                break
+        if joined:
+            break
+    assert joined, "no sample target with a two-option field"
+    task, rubric_id, value = joined
+    first = to_ecomagentbench(task, table)
+    del first["clarification_script"]["default_response"], first["clarification_script"]["max_clarification_turns"]
+    next(r for r in first["rubrics"] if r["id"] == rubric_id)["expected_value"] = value  # e.g. "Android,Ios"
+
+    unknown = None
+    for t in tasks:  # a real target with a detail key the field table does not know
+        product = sample_catalog.product(t["target_product"]["parent_asin"])
+        d = next((d for d in product["details"] if d["key"] not in table.fields and d["value"]), None)
+        if d and t["id"] != task["id"]:
+            unknown = (t, d)
+            break
+    assert unknown, "no sample target with a detail outside the field table"
+    t, d = unknown
+    second = to_ecomagentbench(t, table)
+    second["id"] = "v3_sample_0002"
+    extra = dict(second["rubrics"][0], id="r99", type="attribute_match", field=f"details.{d['key']}",
+                 expected_value=d["value"])
+    second["rubrics"].append(extra)
+
+    path = tmp_path / "benchmark.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    _validate(path, sample_catalog.path, tmp_path / "findings.jsonl", "--format", "ecomagentbench")
+    found = _findings(tmp_path / "findings.jsonl")
+    reasons = {(f["task_id"], f["reason"]) for f in found}
+    assert "malformed_record" not in {f["reason"] for f in found}
+    defaulted = [f for f in found if f["reason"] == "key_defaulted"]
+    assert {f["evidence"]["lacks"] for f in defaulted} == {"default_response", "max_clarification_turns"}
+    assert all(f["severity"] == "warn" for f in defaulted)
+    split_value = next(f for f in found if f["reason"] == "value_split")
+    assert split_value["evidence"]["options"] == value.split(",") and split_value["severity"] == "warn"
+    outside = next(f for f in found if f["reason"] == "field_not_in_table")
+    assert outside["task_id"] == "v3_sample_0002" and outside["evidence"]["matched"] is True
+    assert ("v3_sample_0001", "target_fails_rubric") not in reasons
+    assert ("v3_sample_0002", "target_fails_rubric") not in reasons
+    assert not [f for f in found if f["reason"] == "check_skipped" and "target rubrics" in f["message"]]
