@@ -51,7 +51,8 @@ def cli(args: list[str], art: Path, extra_env: dict[str, str] | None = None, tim
 def one_error_line(code: int, text: str, must: str) -> tuple[str, bool]:
     errors = [line for line in text.splitlines() if line.startswith("error: ")]
     tracebacks = text.count("Traceback (most recent call last)")
-    observed = f"exit {code}, {len(errors)} error line(s), {tracebacks} traceback(s): {errors[0][:110] if errors else text[-160:]}"
+    said = errors[0][:110] if errors else text[-160:]
+    observed = f"exit {code}, {len(errors)} error line(s), {tracebacks} traceback(s): {said}"
     return observed, code == 1 and len(errors) == 1 and tracebacks == 0 and must in errors[0]
 
 

@@ -493,7 +493,8 @@ def _no_products(path: Path, stats: Any) -> str:
     if not stats.lines:
         return f"{path}: no product records (the file is empty)"
     reasons = ", ".join(f"{n} {reason}" for reason, n in stats.bad_by_reason.most_common(3))
-    return f"{path}: no product records in {stats.lines} lines ({reasons or 'blank lines only'}); is it a metadata JSONL file?"
+    return (f"{path}: no product records in {stats.lines} lines ({reasons or 'blank lines only'}); "
+            "is it a metadata JSONL file?")
 
 
 # Fields only metadata records have, and fields only reviews have ("title" is in both).

@@ -90,7 +90,10 @@ class RecordError(ValueError):
     Attributes:
         reason: one of `REASONS`, the bad record's stable code.
         message: what is wrong, naming the field (goes into bad_records.jsonl).
+        field: the non-essential field dropped for it, when the record is kept without it (else None).
     """
+
+    field: str | None = None
 
     def __init__(self, reason: str, message: str):
         super().__init__(message)
@@ -361,8 +364,11 @@ def normalize_product(obj: dict, *, source_file: str, source_line: int,
 
 
 class _FieldKeeper:
-    """Reads one non-essential field at a time: a value of the wrong type or out of its range becomes the
-    field's default, and the reason goes to `dropped` (or is raised when no list was given)."""
+    """Reads one non-essential field at a time.
+
+    A value of the wrong type or out of its range becomes the field's default, and the reason goes to
+    `dropped` (or is raised when no list was given).
+    """
 
     _RULES = {r.field: r for r in (*PRODUCT_VALUE_RULES, *REVIEW_VALUE_RULES)}
 
@@ -447,7 +453,8 @@ def normalize_review(obj: dict, *, source_file: str, source_line: int,
             "source_file": source_file, "source_line": source_line,
         }
         for rule in REVIEW_VALUE_RULES:
-            if row[rule.field] is not None and not rule.allows(row[rule.field]):
+            value = row[rule.field]
+            if isinstance(value, (int, float)) and not rule.allows(float(value)):
                 raise RecordError(OUT_OF_RANGE, f"{rule.field} is {row[rule.field]:g}, expected {rule.describe()}")
         return row
     except RecordError:
@@ -609,7 +616,8 @@ def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Conv
         A `Converted`; blank lines are skipped, failing lines become bad records with their
         reason (`invalid_json`, `truncated_line`, `invalid_utf8`, `not_an_object`, `missing_parent_asin`,
         `wrong_type` of an essential field); a non-essential field of the wrong type or out of range
-        is dropped and becomes a bad record with `"field"` and `"kept": true` (the record is kept). Cross-record rules are `CrossRecordRules.claim`'s.
+        is dropped and becomes a bad record with `"field"` and `"kept": true` (the record is kept).
+        Cross-record rules are `CrossRecordRules.claim`'s.
     """
     rows, ids, lines, keys, bad = [], [], [], [], []
     loads, first = orjson.loads, block.first_line
@@ -635,8 +643,8 @@ def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Conv
         except RecordError as err:
             bad.append(_bad(name, line, err.reason, err.message, block.raw(line)))
             continue
-        for err in dropped:  # the record is kept without these fields
-            bad.append(_bad(name, line, err.reason, err.message, block.raw(line), field=err.field))
+        for drop in dropped:  # the record is kept without these fields
+            bad.append(_bad(name, line, drop.reason, drop.message, block.raw(line), field=drop.field))
         rows.append(row)
         ids.append(row["parent_asin"])
         lines.append(line)

@@ -84,8 +84,11 @@ STOP = threading.Event()
 
 
 def stopping() -> bool:
-    """Whether a signal asked the build to stop. The flow calls this instead of reading STOP: Dask pickles the
-    flow's function by value with its globals, and an Event (holding a lock) does not pickle."""
+    """Whether a signal asked the build to stop.
+
+    The flow calls this instead of reading STOP: Dask pickles the flow's function by value with its
+    globals, and an Event (holding a lock) does not pickle.
+    """
     return STOP.is_set()
 
 
@@ -471,7 +474,7 @@ from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 @task(name="build-batch", cache_policy=NO_CACHE)
 def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSpec
-                     ) -> tuple[list[Any], int, dict[str, int]]:
+                     ) -> tuple[list[Any] | None, int, dict[str, int]]:
     """Prefect task: stages 2-7 for one batch of candidates, in whatever process the task runner chose.
 
     Returns:

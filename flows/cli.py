@@ -23,7 +23,6 @@ import typer
 from pydantic.fields import FieldInfo
 from typer.core import TyperGroup
 
-from catalog.snapshot import SnapshotError
 from flows.settings import apply_prefect_defaults, artifacts_root
 from stages.errors import EcombenchError, InputError, OutputError, ServerError, SettingError
 
@@ -421,8 +420,9 @@ def _check_split(version_dir: Path, manifest: dict, catalog: Optional[Path], art
 def report(ctx: typer.Context,
            version_dir: Annotated[Path, typer.Argument(help="A split version directory, <split>@<version>, "
                                                                    "or <split> for its newest version.")],
-    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
-                                                  "catalog differ from the manifest (recorded in the output).")] = False,
+    allow_modified: Annotated[bool, typer.Option(
+        "--allow-modified", help="Go on when the split's files or its catalog differ from the manifest (recorded in "
+                                 "the output).")] = False,
            ) -> None:
     """Print a split version's report.md."""
     from flows.integrity import read_split_manifest
@@ -554,8 +554,9 @@ def diff(
     new: Annotated[str, typer.Argument(help="Newer version, in any of the same forms.")],
     root: Annotated[Optional[Path], typer.Option(help="Splits root directory (default artifacts/splits).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the differences as JSON.")] = False,
-    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
-                                                  "catalog differ from the manifest (recorded in the output).")] = False,
+    allow_modified: Annotated[bool, typer.Option(
+        "--allow-modified", help="Go on when the split's files or its catalog differ from the manifest (recorded in "
+                                 "the output).")] = False,
 ) -> None:
     """Compare two split versions: counts per intent and reason, tasks added, removed and changed."""
     from splits.inspect import diff_versions, load_version, render_diff, resolve_version
@@ -584,8 +585,9 @@ def validate(
                                                "ecombench or ecomagentbench.")] = "auto",
     max_answer_set: Annotated[Optional[int], typer.Option(min=1, help="Answer-set bound (default: the split "
                                                           "manifest's, else 5).")] = None,
-    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
-                                                  "catalog differ from the manifest (recorded in the output).")] = False,
+    allow_modified: Annotated[bool, typer.Option(
+        "--allow-modified", help="Go on when the split's files or its catalog differ from the manifest (recorded in "
+                                 "the output).")] = False,
 ) -> None:
     """Re-run every check on an existing split and write the findings; exit 1 when any finding is an error."""
     import polars as pl
@@ -609,7 +611,8 @@ def validate(
     if tasks.name == "tasks.jsonl" and manifest_path.is_file():  # one of our split versions (a peer release has none)
         from flows.integrity import read_split_manifest
 
-        modified = _check_split(tasks.parent, read_split_manifest(tasks.parent), catalog, ctx.obj.artifacts, allow_modified)
+        modified = _check_split(tasks.parent, read_split_manifest(tasks.parent), catalog, ctx.obj.artifacts,
+                                allow_modified)
     if catalog is None:
         manifest_path = tasks.parent / "manifest.json"
         recorded = (json.loads(manifest_path.read_text(encoding="utf-8")).get("config", {}).get("catalog")
@@ -686,8 +689,9 @@ def run_agent(
     user_base_url: Annotated[Optional[str],
                              typer.Option(help="--user llm: OpenAI-compatible server URL (else "
                                                "OPENAI_BASE_URL); the key is read from OPENAI_API_KEY.")] = None,
-    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
-                                                  "catalog differ from the manifest (recorded in the output).")] = False,
+    allow_modified: Annotated[bool, typer.Option(
+        "--allow-modified", help="Go on when the split's files or its catalog differ from the manifest (recorded in "
+                                 "the output).")] = False,
 ) -> None:
     """Run an agent on every task of a split in the sandbox (the paper's ten tools) and write its trajectories."""
     from sandbox.agents import AGENTS, LLMAgent
@@ -749,8 +753,9 @@ def grade(
     judge_model: Annotated[Optional[str], typer.Option(help="Model judging review opinions code cannot decide; "
                                                        "without one they stay unscored.")] = None,
     judge_base_url: Annotated[Optional[str], typer.Option(help="Judge server URL (else OPENAI_BASE_URL).")] = None,
-    allow_modified: Annotated[bool, typer.Option("--allow-modified", help="Go on when the split's files or its "
-                                                  "catalog differ from the manifest (recorded in the output).")] = False,
+    allow_modified: Annotated[bool, typer.Option(
+        "--allow-modified", help="Go on when the split's files or its catalog differ from the manifest (recorded in "
+                                 "the output).")] = False,
 ) -> None:
     """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
     from sandbox.grader import LLMJudge, grade as grade_all, summary_markdown

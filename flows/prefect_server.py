@@ -101,9 +101,12 @@ def temporary_server(artifacts: Path) -> Iterator[str | None]:
 
 
 def progress_logger(name: str) -> logging.Logger:
-    """A flow's progress logger (`name`, e.g. "ecombench.build"): its lines go to the Prefect API (the flow
-    run's logs in the UI) whatever PREFECT_LOGGING_LEVEL keeps on the console (WARNING by default, so
-    Prefect's per-task lines stay quiet); the CLI prints progress to stderr itself. Call it inside a run."""
+    """A flow's progress logger (`name`, e.g. "ecombench.build") whose lines reach the API.
+
+    Its lines go to the flow run's logs in the UI whatever PREFECT_LOGGING_LEVEL keeps on the console
+    (WARNING by default, so Prefect's per-task lines stay quiet); the CLI prints progress to stderr
+    itself. Call it inside a run.
+    """
     from prefect.logging.handlers import APILogHandler
 
     logger = logging.getLogger(name)

@@ -20,8 +20,10 @@ from stages.errors import InputError, OutputError, SettingError
 
 
 def check_writable(folder: Path, what: str) -> None:
-    """Check that `folder` can be written, creating nothing: a probe file goes into `folder`, or into its
-    nearest existing ancestor when it does not exist yet, and is deleted.
+    """Check that `folder` can be written, creating nothing.
+
+    A probe file goes into `folder`, or into its nearest existing ancestor when it does not exist yet,
+    and is deleted.
 
     Raises:
         OutputError: the folder (or the ancestor it would be created in) cannot be written, or a file

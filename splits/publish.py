@@ -32,8 +32,10 @@ class VersionExists(OutputError):
 
 
 def next_version(split_dir: Path) -> str:
-    """The next free version name "v<N>" under a split directory: past every published one and every one a
-    running build has reserved (`reserve_version`)."""
+    """The next free version name "v<N>" under a split directory.
+
+    Past every published one and every one a running build has reserved (`reserve_version`).
+    """
     used = [int(p.name[1:]) for p in split_dir.glob("v*") if p.is_dir() and p.name[1:].isdigit()]
     used += [int(m.group(1)) for p in split_dir.glob(".v*.reserved")
              if (m := re.fullmatch(r"\.v(\d+)\.reserved", p.name)) and not _stale(p)]

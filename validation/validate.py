@@ -240,8 +240,11 @@ def _target_findings(task: dict[str, Any], product: dict[str, Any] | None, table
 
 
 def _exact_match(field: str, value: Any, product: dict[str, Any]) -> bool:
-    """A rubric on a field the table does not know: the product's detail of that key (canonical or raw) or its
-    top-level field equals the value (stripped, case-sensitive: no alias or option rule applies)."""
+    """A rubric on a field the table does not know, checked by exact match.
+
+    The product's detail of that key (canonical or raw) or its top-level field equals the value
+    (stripped, case-sensitive: no alias or option rule applies).
+    """
     key = field.removeprefix(DETAIL_PREFIX)
     want = str(value).strip()
     details = product.get("details") or []
