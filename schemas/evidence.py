@@ -49,6 +49,10 @@ FIELD_TYPES: dict[str, Any] = {
     "failing": ["list", FAILING], "missing": ["list", "string"], "rubric_types": ["list", "string"],
     "query_answer_set_size": "integer", "min_query_answer_set": "integer", "query_fields": ["list", "string"],
     "hidden_fields": ["list", "string"], "left_out_fields": ["list", "string"], "examples": ["list", "string"],
+    # every hidden source needed, exclusions that bite, the product type (issue #12, stages 2 and 4)
+    "without_persona_answer_set_size": "integer", "without_clarification_answer_set_size": "integer",
+    "min_hidden_answer_set": "integer", "persona_fields": ["list", "string"],
+    "clarification_fields": ["list", "string"], "excluded": ["list", "string"], "title": "text",
     # answer sets (stage 7)
     "target": "string", "answer_set_size": "integer", "bound": "integer",
     # LLM calls (stages 2, 5, 7) and the judge
@@ -86,6 +90,11 @@ REASON_FIELDS: dict[str, tuple[str, ...]] = {
     "llm_error": _LLM, "llm_invalid_output": _LLM, "llm_refusal": _LLM,
     "schema_invalid": ("errors",),
     "no_implicit_cue": ("query_fields",),
+    "persona_not_needed": ("without_persona_answer_set_size", "min_hidden_answer_set", "persona_fields"),
+    "clarification_not_needed": ("without_clarification_answer_set_size", "min_hidden_answer_set",
+                                 "clarification_fields"),
+    "exclusion_excludes_nothing": ("field", "excluded"),
+    "no_product_type": ("title",),
     "hidden_value_in_query": ("rubric_id", "field", "value", "text", "span"),
     "implicit_value_in_query": ("rubric_id", "field", "value", "text", "span"),
     "persona_noise_leak": ("rubric_id", "field", "value", "text"),
