@@ -117,7 +117,12 @@ def _shared_server():
         from flows.timing import phase
 
         with phase("prefect server: find or start"):
-            _SERVER = start_or_reuse(artifacts_root())
+            try:
+                _SERVER = start_or_reuse(artifacts_root())
+            except OSError as exc:  # the server's state lives under the artifacts folder (preflight's check too)
+                raise OutputError(f"{exc.filename or artifacts_root()}: not writable ({exc.strerror}); the "
+                                  "Prefect server's state and every output go under the artifacts folder (set "
+                                  "ECOMBENCH_ARTIFACTS)") from exc
     return _SERVER
 
 
