@@ -22,6 +22,11 @@ import pytest
 os.environ.setdefault("ECOMBENCH_PREFECT_SERVER", "ephemeral")
 # likewise no background GX worker (flows/expectations_job.py)
 os.environ.setdefault("ECOMBENCH_EXPECTATIONS", "inline")
+# Under pytest-xdist (`-n auto`, the README's test command) each worker keeps its own Prefect home, so two
+# temporary servers never share profiles or local result storage.
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("PREFECT_HOME"):
+    os.environ["PREFECT_HOME"] = os.path.join(os.environ["PREFECT_HOME"], os.environ["PYTEST_XDIST_WORKER"])
+    os.makedirs(os.environ["PREFECT_HOME"], exist_ok=True)
 
 from splits.inspect import SplitVersion, load_version
 
@@ -48,6 +53,21 @@ def _private_artifacts(artifacts):
 def pytest_configure(config):
     # Registered here because pyproject.toml belongs to the skeleton; move it there if preferred.
     config.addinivalue_line("markers", "prefect: runs a Prefect flow (starts a temporary Prefect server, 10-30 s)")
+
+
+# The session fixtures that cost most (a snapshot of every shared file and a build over it; the rich
+# snapshot and its candidates): under pytest-xdist with `--dist loadgroup` (the README's test command) every
+# test that needs one runs on the same worker, so each is built once per run rather than once per worker.
+# Every other test is grouped with its file, so a module's fixtures are built once too.
+HEAVY_FIXTURE_GROUPS = (("full", ("full_catalog", "full_build")),
+                        ("rich", ("rich_catalog", "rich_plan", "rich_results", "accepted_tasks")))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        group = next((g for g, fixtures in HEAVY_FIXTURE_GROUPS if names & set(fixtures)), item.nodeid.split("::")[0])
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @dataclass

@@ -45,11 +45,19 @@ def two_builds(rich_plan, rich_catalog, tmp_path_factory):
     changed = dataclasses.replace(ctx, table=table, index=CatalogIndex.build(rich_catalog.products, table))
     out = []
     for intent, s in sampling.items():
-        for asin in s["candidates"]:
-            product = rich_catalog.product(asin)
-            out.append((intent, asin, build_candidate(product, intent, ctx),
+        # Every candidate the new row can reach (it carries the field) and the first 12 it cannot: enough
+        # unaffected tasks to compare, at a third of the cost of building every candidate twice.
+        products = [rich_catalog.product(asin) for asin in s["candidates"]]
+        reached = [p for p in products if _carries(p, "Included Components")]
+        others = [p for p in products if not _carries(p, "Included Components")][:12]
+        for product in reached + others:
+            out.append((intent, product["parent_asin"], build_candidate(product, intent, ctx),
                         build_candidate(product, intent, changed)))
     return out
+
+
+def _carries(product, key: str) -> bool:
+    return any(d["key"] == key for d in product.get("details") or [])
 
 
 def _opener(query: str) -> str:
