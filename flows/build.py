@@ -350,13 +350,15 @@ def llm_client(config: BuildConfig, artifacts: Path) -> LLMClient | None:
 def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
     """The verbaliser's entry in the manifest.
 
-    Its id, model, prompt digests, the parts the LLM wrote, whether the judge ran, and usage (calls,
+    Its id, model, prompt digests, the parts the LLM wrote, whether the judge ran, what the server
+    reported about the model (`served_model`, part of every reply's cache key), and usage (calls,
     cache hits, retries, repairs, tokens; totals and `by_part`).
     """
     if ctx.llm is None:
         return {"id": VERBALISER_ID, "model": None, "prompt_sha256": None}
     return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
             "parts": sorted(ctx.config.llm_writes()), "judge": ctx.config.judge,
+            "served_model": ctx.llm.served_model(),
             "settings": ctx.llm.settings.public(), "usage": ctx.llm.usage()}
 
 

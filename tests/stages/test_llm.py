@@ -160,7 +160,7 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path)
         out = build_split(config, "llm", root=tmp_path / "splits", artifacts=tmp_path)
     manifest = out.manifest
     assert manifest["counts"]["tasks"] >= 1
-    assert manifest["verbaliser"]["id"] == "llm-v2[query]:scripted"
+    assert manifest["verbaliser"]["id"] == "llm-v3[query]:scripted"
     assert manifest["verbaliser"]["usage"]["calls"] >= manifest["counts"]["tasks"]
     assert "api_key" not in manifest["verbaliser"]["settings"]
 
