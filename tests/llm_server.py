@@ -218,7 +218,9 @@ class ScriptedLLM:
                              "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
         part = part_of(body)
-        if part == "query":
+        if "Now the real one." not in prompt and "<<<TASK" not in prompt:
+            good = {}  # a plain prompt (client tests): only a function behaviour answers it
+        elif part == "query":
             good = {"user_query": good_query(prompt), "query_surfaces": good_surfaces(prompt)}
         else:
             good = GOOD[part](prompt)
@@ -230,7 +232,7 @@ class ScriptedLLM:
             content = json.dumps({"query": good_query(prompt)} if part == "query" else {"unexpected": True})
         elif behaviour == "refusal":
             content, refusal = None, "I can't help with that."
-        elif callable(behaviour) and part == "query" and not getattr(behaviour, "whole_reply", False):
+        elif callable(behaviour) and part == "query" and good and not getattr(behaviour, "whole_reply", False):
             edited = behaviour(good["user_query"])
             content = json.dumps(edited if isinstance(edited, dict) else good | {"user_query": edited})
         elif callable(behaviour):

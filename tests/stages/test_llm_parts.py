@@ -323,6 +323,58 @@ def test_a_judge_that_supports_every_rubric_passes_the_task(rich_plan, hidden_ri
     assert "<<<TASK" in judge_prompt and result.task["user_query"] in judge_prompt
 
 
+def test_the_judge_weighs_each_rubric_against_its_own_source_and_must_name_every_id(rich_plan, hidden_rich,
+                                                                                     tmp_path):
+    # Issue #14: shown the whole task, a small judge faulted persona and clarification rubrics because "the
+    # query does not state the requirement", and with 256 tokens 8 of 8 verdicts were cut off or incomplete.
+    from validation.judge import judge_max_tokens
+
+    ctx, _, _ = rich_plan
+    intent, product, template = hidden_rich[1]
+    with ScriptedLLM({}) as server:
+        result = _build(ctx, _client(server, tmp_path), intent, product, parts=("query",), judge=True)
+        body = next(r for r in server.requests if r["response_format"]["json_schema"]["name"] == "judge_verdict")
+    assert _reason(result) == "accepted"
+    ids = [r["id"] for r in template["rubrics"]]
+    items = body["response_format"]["json_schema"]["schema"]["properties"]["rubric_results"]
+    assert items["items"]["properties"]["rubric_id"]["enum"] == ids
+    assert items["minItems"] == items["maxItems"] == len(ids)
+    assert body["max_tokens"] == judge_max_tokens(len(ids)) > 256
+    prompt = body["messages"][0]["content"]
+    assert "Give exactly one rubric_results entry for each rubric id, in order: " + ", ".join(ids) in prompt
+    shown = {r["id"]: r for r in json.loads(prompt.rsplit("<<<TASK\n", 1)[1].split("\nTASK>>>", 1)[0])["rubrics"]}
+    task = result.task
+    for r in task["rubrics"]:
+        text = shown[r["id"]]["source_text"]
+        if r["info_source"] == "query":
+            assert text == task["user_query"]
+        elif r["info_source"] == "persona":
+            assert any(text.startswith(f"{k}: ") for k in task["user_persona"]["product_requirements"])
+        else:
+            replies = [s["user_response"] for s in task["clarification_script"]["clarification_slots"]
+                       if r["id"] in s["linked_rubric_ids"]]
+            assert text == " ".join(replies) and replies
+
+
+def test_a_judge_verdict_naming_a_rubric_twice_is_repaired_then_unscored_with_the_ids(rich_plan, hidden_rich,
+                                                                                     tmp_path):
+    ctx, _, _ = rich_plan
+    intent, product, _ = hidden_rich[1]
+
+    def twice(verdict: dict) -> dict:  # one entry per id in number, but r1's entry names r2
+        verdict["rubric_results"][0]["rubric_id"] = verdict["rubric_results"][1]["rubric_id"]
+        return verdict
+
+    with ScriptedLLM({"judge": [twice]}) as server:
+        client = _client(server, tmp_path)
+        result = _build(ctx, client, intent, product, parts=("query",), judge=True)
+        repair = server.requests[-1]["messages"][-1]["content"]
+    assert _reason(result) == "judge_unscored"
+    assert result.rejection["evidence"]["missing"] == ["r1"]
+    assert client.usage()["by_part"]["judge"]["calls"] == 2
+    assert "rubric_results has no entry for r1" in repair and "rubric_results names r2 2 times" in repair
+
+
 def test_a_judge_rejection_carries_the_judges_reason(rich_plan, hidden_rich, tmp_path):
     ctx, _, _ = rich_plan
     intent, product, _ = hidden_rich[1]
