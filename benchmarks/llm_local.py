@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
     settings = read_build_config(args.config) if args.config else {}
     update = {**settings, "llm_model": args.model, "llm_base_url": args.base_url}
     if args.mode == "judge":
-        update |= {"judge": True}
+        update |= {"judge": True, "max_attempts": 1}  # one verdict per template task, never a redrawn one
     else:
         update |= {"verbaliser": "llm", "llm_parts": ["query"] if args.mode == "query" else None}
     config = base.model_copy(update={k: v for k, v in update.items() if k in BuildConfig.model_fields})
