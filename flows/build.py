@@ -350,14 +350,29 @@ def llm_client(config: BuildConfig, artifacts: Path) -> LLMClient | None:
 def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
     """The verbaliser's entry in the manifest.
 
-    Its id, model, prompt digests, the parts the LLM wrote, whether the judge ran, and usage (calls,
+    Its id, model, prompt digests, the parts the LLM wrote, whether the judge ran, what the server
+    reported about the model (`served_model`, part of every reply's cache key), and usage (calls,
     cache hits, retries, repairs, tokens; totals and `by_part`).
     """
     if ctx.llm is None:
         return {"id": VERBALISER_ID, "model": None, "prompt_sha256": None}
     return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
             "parts": sorted(ctx.config.llm_writes()), "judge": ctx.config.judge,
+            "served_model": _served_model(ctx.llm),
             "settings": ctx.llm.settings.public(), "usage": ctx.llm.usage()}
+
+
+def _served_model(client: LLMClient) -> dict[str, Any]:
+    """What the server reported about the model, or why it never answered GET /models.
+
+    In the second case no reply was cached under an unknown identity: every request asks first.
+    """
+    from stages.llm import LLMError
+
+    try:
+        return client.served_model()
+    except LLMError as exc:
+        return {"alias": client.settings.model, "listed": False, "error": str(exc)}
 
 
 def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,

@@ -687,6 +687,12 @@ def run_agent(
     temperature: Annotated[float, typer.Option(help="llm: sampling temperature.")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="llm: tokens per reply.")] = 1024,
     timeout: Annotated[float, typer.Option(help="llm: seconds per request.")] = 120.0,
+    tool_choice: Annotated[str, typer.Option(help="llm: the tool_choice sent (auto; 'none-sent' sends none). "
+                                             "llama-cpp-python's chatml-function-calling renders the tools "
+                                             "only with auto or a named function.")] = "auto",
+    tool_result_role: Annotated[Literal["tool", "user"], typer.Option(
+        help="llm: how tool results go back: tool (OpenAI role: tool messages) or user (a user message naming the "
+             "tool; for llama-cpp-python's chatml-function-calling, which drops role: tool).")] = "tool",
     user: Annotated[Literal["scripted", "llm"], typer.Option(
         help="Who answers ask_user: scripted (the slot matcher, default) or llm (a chat model checked by the "
              "leakage rules; see sandbox/llm_user.py).")] = "scripted",
@@ -710,7 +716,9 @@ def run_agent(
         from stages.llm import LLMSettings
 
         llm = LLMAgent(LLMSettings.from_env("the LLM agent", base_url=base_url, model=model, temperature=temperature,
-                                            max_tokens=max_tokens, timeout=timeout))
+                                            max_tokens=max_tokens, timeout=timeout,
+                                            tool_choice=None if tool_choice == "none-sent" else tool_choice,
+                                            tool_result_role=tool_result_role))
     if user not in ("scripted", "llm"):
         raise SettingError(f"--user {user!r}: use scripted or llm")
     shopper_settings = None

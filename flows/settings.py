@@ -94,6 +94,10 @@ class BuildConfig(BaseModel):
     llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
     llm_max_retries: int = Field(default=4, ge=0, le=10, description="llm: retries after a timeout, 429 or 5xx.")
     llm_concurrency: int = Field(default=2, ge=1, le=64, description="llm: requests in flight at once.")
+    llm_model_fingerprint: str | None = Field(
+        default=None, description="llm: what identifies the served weights when the server cannot say (e.g. the "
+                                  "GGUF's sha256; llama-cpp-python's GET /v1/models reports only the alias). Part "
+                                  "of every reply's cache key with what GET /v1/models reports (issue #14).")
     llm_response_format: Literal["json_schema", "json_object_schema", "json_object", "text"] = Field(
         default="json_schema", description="llm: how the reply schema is sent: json_schema (OpenAI, vLLM, "
                                                  "Ollama), json_object_schema (llama.cpp server), json_object or text.")
@@ -121,6 +125,10 @@ class BuildConfig(BaseModel):
     RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",
                                                    "llm_max_retries", "llm_concurrency", "task_runner",
                                                    "dask_address", "dask_workers"})
+
+    # Settings added after splits were published: left out of the content (and so of the config hash) while
+    # unset, so an older split's hash keeps meaning the same build.
+    ADDED_UNSET: ClassVar[frozenset[str]] = frozenset({"llm_model_fingerprint"})
 
     @field_validator("llm_parts")
     @classmethod
@@ -161,16 +169,29 @@ class BuildConfig(BaseModel):
         (threads or a Dask cluster) only change how and where work is scheduled (an LLM reply is
         cached by model, messages and parameters).
         """
-        return self.model_dump(exclude=set(self.RUNTIME))
+        dump = self.model_dump(exclude=set(self.RUNTIME))
+        return {k: v for k, v in dump.items() if not (k in self.ADDED_UNSET and v is None)}
+
+    def calls_llm(self) -> bool:
+        """Whether the build calls a model: the LLM verbaliser or the judge."""
+        return self.verbaliser == "llm" or self.judge
 
     def config_hash(self, catalog_fingerprint: str) -> str:
         """sha256 of the content fields, the catalog fingerprint and the data tables' digests.
 
         The tables (fields, intents, cues, persona vocabulary) decide content as much as the
-        config does, and users are invited to edit them, so an edit changes the hash.
+        config does, and users are invited to edit them, so an edit changes the hash. A build that calls
+        a model also hashes the LLM verbaliser's id and the digests of its prompts and reply schemas:
+        a new prompt version is a new hash, never an old hash (or a resumed batch) meaning other text.
+        Template builds without the judge hash exactly what they hashed before.
         """
-        return sha256_hex(canonical_json({"config": self.content(), "catalog": catalog_fingerprint,
-                                          "tables": data_tables_sha256()}))
+        content: dict[str, Any] = {"config": self.content(), "catalog": catalog_fingerprint,
+                                   "tables": data_tables_sha256()}
+        if self.calls_llm():
+            from stages.verbalise_llm import VERBALISER_ID, prompt_sha256
+
+            content["llm"] = {"verbaliser": VERBALISER_ID, "prompts": prompt_sha256()}
+        return sha256_hex(canonical_json(content))
 
 
 def read_build_config(path: Path) -> dict[str, Any]:

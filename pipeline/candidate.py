@@ -111,6 +111,7 @@ class CandidateState:
     lock: str = ""
     cues: dict[str, str] = field(default_factory=dict)
     task: dict[str, Any] = field(default_factory=dict)
+    previous: tuple[Finding, ...] = ()  # first finding of each earlier attempt (an LLM retry's prompt names them)
 
     _gens: dict[str, Random] = field(default_factory=dict, repr=False)
 
@@ -328,11 +329,14 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     turns = ctx.config.max_clarification_turns
     llm = cast(LLMClient, ctx.llm)  # set whenever the config has the LLM write a part (`writes`)
     try:
-        query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues) if "query" in writes
+        # An LLM retry's prompt names the attempt and the earlier rejections: at temperature 0 the same
+        # prompt would only fetch the rejected reply from the cache (issue #14).
+        attempt, previous = state.attempt, state.previous
+        query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues, attempt, previous) if "query" in writes
                            else (write_query(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
-        persona = (write_persona_llm(llm, rubrics, ctx.table, user_id) if "persona" in writes
+        persona = (write_persona_llm(llm, rubrics, ctx.table, user_id, attempt, previous) if "persona" in writes
                    else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id))
-        script = (write_clarification_llm(llm, rubrics, ctx.table, turns) if "slots" in writes
+        script = (write_clarification_llm(llm, rubrics, ctx.table, turns, attempt, previous) if "slots" in writes
                   else write_clarification(rubrics, ctx.table, turns))
     except LLMError as exc:
         return [Finding(exc.reason, str(exc), exc.evidence)]
@@ -419,8 +423,11 @@ class CandidateResult:
 
 
 def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, attempt: int,
-                stats: Counter) -> tuple[dict[str, Any] | None, list[Finding], int]:
+                stats: Counter, previous: tuple[Finding, ...] = ()) -> tuple[dict[str, Any] | None, list[Finding], int]:
     """Stages 2-7 of one attempt, in `STAGES` order.
+
+    `previous` holds the first finding of each earlier attempt; only the LLM writers read it (template
+    text never depends on it, so template builds are unchanged).
 
     Returns:
         (task, [], 7) when every stage passes, else (None, findings, stage of the rejection).
@@ -430,7 +437,7 @@ def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, 
         product=product, intent=intent, attempt=attempt, stats=stats,
         seed=ctx.config.seed,
         split_config=ctx.config.partition.model_copy(update=intent.split_overrides()),
-        writes=ctx.config.llm_writes() if ctx.llm is not None else frozenset())
+        writes=ctx.config.llm_writes() if ctx.llm is not None else frozenset(), previous=previous)
     for stage in STAGES:
         if stage.run is None:
             continue
@@ -463,14 +470,16 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
     result = CandidateResult()
     result.stats["candidates"] += 1
     earlier: list[dict[str, Any]] = []
+    previous: list[Finding] = []
     for attempt in range(ctx.config.max_attempts):
-        task, findings, stage = run_attempt(product, intent, ctx, attempt, result.stats)
+        task, findings, stage = run_attempt(product, intent, ctx, attempt, result.stats, tuple(previous))
         if task is not None:
             result.task = task
             result.stats["accepted"] += 1
             return result
         if attempt + 1 < ctx.config.max_attempts and findings[0].reason not in NO_RETRY:
             earlier.append({"attempt": attempt, "stage": stage, "reason": findings[0].reason})
+            previous.append(findings[0])
             continue
         result.rejection = rejection_record(intent_name, product["parent_asin"], findings, attempt, stage, earlier)
         result.stats["rejected"] += 1
@@ -524,7 +533,7 @@ def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
 def verbaliser_id(config: BuildConfig) -> str:
     """The verbaliser's id in provenance.
 
-    "template-v1", or "llm-v2[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for
+    "template-v1", or "llm-v3[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for
     the LLM verbaliser.
     """
     if config.verbaliser == "template":

@@ -177,10 +177,20 @@ class LLMAgent:
     """An agent driven by a chat model with OpenAI tool calling, on any OpenAI-compatible server.
 
     Settings come from stages.llm.LLMSettings (base URL, model, key from OPENAI_API_KEY only, temperature,
-    max_tokens, seed, timeout, retries). Every tool call of a reply is executed in order and answered
-    (the reference dropped all but the first, §15.26). A reply without a tool call gets one reminder; a
-    second one in a row ends the episode unfinished. Transport failures left after the client's
-    retries end the episode with `error` set (graded as a failure to recommend, never a crash).
+    max_tokens, seed, timeout, retries, tool_choice, tool_result_role). Every tool call of a reply is
+    executed in order and answered (the reference dropped all but the first, §15.26).
+
+    Against llama-cpp-python's server (`--chat_format chatml-function-calling`, read in its
+    llama_chat_format.chatml_function_calling): the tools are rendered into the system message only
+    when the request's tool_choice is "auto" or names a function (so tool_choice is sent, "auto" by
+    default; "required" fails its assertion), and the template renders only system, user and
+    assistant messages, so a `role: tool` result never reaches the model. With
+    tool_result_role="user" each turn's results go back as one user message naming each tool and
+    call id ("Result of search_products (call_1): {...}"); "tool" keeps OpenAI's form.
+
+    A reply without a tool call gets one reminder; a second one in a row ends the episode unfinished.
+    Transport failures left after the client's retries end the episode with `error` set (graded as a
+    failure to recommend, never a crash).
     """
 
     def __init__(self, settings: LLMSettings):
@@ -203,9 +213,10 @@ class LLMAgent:
             if episode.done:
                 break
             try:
+                extra: dict[str, Any] = {"tool_choice": s.tool_choice} if s.tool_choice else {}
                 response = self._client.chat.completions.create(
                     model=s.model, messages=messages, tools=cast("list[ChatCompletionToolUnionParam]", TOOL_SCHEMAS),
-                    temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed)
+                    temperature=s.temperature, max_tokens=s.max_tokens, seed=s.seed, **extra)
             except openai.OpenAIError as exc:
                 error = f"{type(exc).__name__}: {str(exc)[:300]}"
                 break
@@ -227,12 +238,28 @@ class LLMAgent:
                 {"id": c.id, "type": "function",
                  "function": {"name": c.function.name, "arguments": c.function.arguments}}
                 for c in calls]})
+            results = []
             for c in calls:
                 result = ({"error": "the episode has ended"} if episode.done
                           else episode.call(c.function.name, c.function.arguments))
-                messages.append({"role": "tool", "tool_call_id": c.id,
-                                 "content": json.dumps(result, ensure_ascii=False)})
+                results.append((c, json.dumps(result, ensure_ascii=False)))
+            messages.extend(tool_result_messages(results, s.tool_result_role))
         return episode.record("llm", model=s.model, error=error)
+
+
+def tool_result_messages(results: list[tuple[Any, str]], role: str) -> list[ChatCompletionMessageParam]:
+    """The messages returning one turn's tool results, in the shape `role` names.
+
+    Args:
+        results: (tool call with .id and .function.name, result as JSON text) in call order.
+        role: "tool" (one OpenAI `role: tool` message per call, with its call id) or "user" (one user
+            message holding every result, each named by tool and call id: for servers whose chat
+            template drops `role: tool`, such as llama-cpp-python's chatml-function-calling).
+    """
+    if role == "tool":
+        return [{"role": "tool", "tool_call_id": c.id, "content": text} for c, text in results]
+    body = "\n".join(f"Result of {c.function.name} ({c.id}): {text}" for c, text in results)
+    return [{"role": "user", "content": body + "\n" + NUDGE}]
 
 
 # ---- the diligent reference agent -----------------------------------------------------------------

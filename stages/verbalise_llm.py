@@ -9,14 +9,23 @@ re-checks the lock), and every catalog or review text in a prompt sits between d
 declared data. Stages 6 and 7 check what it writes exactly as they check the templates' text.
 Prompts are versioned files in stages/prompts/ whose sha256 go into the manifest, with the reply
 schemas of schemas/llm/.
+
+For small local models (issue #14, llm-v3): each reply schema is narrowed per request before it is
+sent — the persona's options and every rubric or review id become JSON Schema `enum`s, which a
+llama.cpp server turns into a grammar, so the model cannot write an option list or an id it was not
+given; the query prompt gives the exact phrases the text must contain, and a reply missing one gets
+a repair turn that quotes the failed check (stages.llm.LLMClient.call_json); a later attempt's prompt
+names the attempt and what the earlier one was rejected for, so a retry at temperature 0 is a new
+request, not the cached reply of the last one; every part's prompt has worked examples.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rubric_types import kind_of
 from schemas.models import Rubric
@@ -26,9 +35,12 @@ from stages.llm import LLMClient
 from stages.text import contains_phrase
 from stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
 
+if TYPE_CHECKING:
+    from validation.findings import Finding
+
 PROMPTS = Path(__file__).with_name("prompts")
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "llm"
-VERBALISER_ID = "llm-v2"
+VERBALISER_ID = "llm-v3"  # v3: enum-narrowed schemas, required phrases, repair quoting checks, attempt notes
 # part -> (prompt file, reply schema file); the judges are validation/judge.py's: "judge" is stage 7's,
 # "review_judge" the grader's (a review opinion code cannot decide).
 PARTS = {"query": ("query.md", "query_plan.schema.json"),
@@ -42,6 +54,13 @@ NOISE_FIELDS = ("demographics.age_range", "demographics.household", "demographic
                 "shopping_habits.price_sensitivity", "shopping_habits.preferred_channel")
 REVIEWS_IN_PROMPT = 8  # most helpful eligible reviews shown to the opinion writer
 REVIEW_CHARS = 600  # each review's text is cut here in the prompt (the check reads the whole text)
+NOTE_CHARS = 240  # an earlier finding's message is cut here in a retry's prompt
+# Findings whose message names a hidden value: a retry's prompt gives this instead, so that the writer of
+# the visible query is never shown a persona or clarification value (a small model copies what it reads).
+SAFE_HINTS = {"hidden_value_in_query": "the request stated a requirement that is not in the list; state only the "
+                                       "listed requirements",
+              "persona_noise_leak": "a background choice repeated a product requirement; choose other options",
+              "clarification_value_leak": "an answer stated more than its own requirement"}
 
 
 @lru_cache(maxsize=8)
@@ -75,14 +94,80 @@ def _data(text: str) -> str:
     return " ".join(str(text).replace("<<<", "«").replace(">>>", "»").split())
 
 
+def attempt_note(attempt: int, previous: "Iterable[Finding]" = ()) -> str:
+    """What a retry's prompt says about the attempt: "" for a first one, else its number and earlier rejections.
+
+    At temperature 0 a retry that sends the same prompt gets the reply cache's copy of the rejected
+    reply (issue #14: 4 of 6 persona retries were cache hits); the note makes it a new request and tells
+    the model what went wrong. Messages that could name a hidden value are replaced by SAFE_HINTS.
+
+    Args:
+        attempt: 0-based attempt number of the candidate (pipeline.candidate.build_candidate).
+        previous: the first finding of each earlier attempt, oldest first.
+    """
+    notes = [f"{f.reason}: " + (SAFE_HINTS.get(f.reason) or _data(f.message)[:NOTE_CHARS]) for f in previous]
+    if attempt == 0 and not notes:
+        return ""
+    lines = [f"This is attempt {attempt + 1}."] + [f"An earlier attempt was rejected ({n})." for n in notes[-2:]]
+    return "\n".join(lines) + "\n\n"
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    """A prompt with its {placeholders} filled in one pass (a value holding "{x}" is never filled again)."""
+    import re
+
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _with_ids(schema: dict[str, Any], path: tuple[str, ...], ids: list[str], exact: bool = True) -> dict[str, Any]:
+    """`schema` with the id property at `path` (from the root, through array items) made an enum of `ids`.
+
+    With `exact`, the array holding it takes exactly len(ids) items (a grammar then makes the model write
+    one entry per id; duplicates are for the caller's check).
+    """
+    out = copy.deepcopy(schema)
+    node = out
+    for key in path[:-2]:
+        node = node["properties"][key] if key != "items" else node["items"]
+    array = node["properties"][path[-2]] if path[-2] != "items" else node
+    prop = array["items"]["properties"][path[-1]] if "items" in array else array["properties"][path[-1]]
+    prop.pop("pattern", None)
+    prop["enum"] = list(ids)
+    if exact and "items" in array:
+        array["minItems"] = array["maxItems"] = len(ids)
+    return out
+
+
+def id_problems(named: list[str], ids: list[str], what: str) -> list[str]:
+    """Problems of a reply that must name each id once: ids it skips or names twice (for the repair turn)."""
+    problems = [f"{what} has no entry for {i}" for i in ids if i not in named]
+    problems += [f"{what} names {i} {named.count(i)} times" for i in sorted(set(named)) if named.count(i) > 1]
+    return problems
+
+
 # ---- query ----------------------------------------------------------------------------------------
 
 
-def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, str]) -> list[str]:
-    """The query's requirements as the prompt lists them, "- r2: made of Mesh".
+def required_phrases(rubric: Rubric, table: FieldTable, cues: dict[str, str]) -> list[str]:
+    """The phrases of which the query must contain one to state `rubric` (the prompt's "must contain").
 
-    Same phrases as the template verbaliser; implicit rubrics as "- r3: CUE: <cue>"; catalog text
-    made delimiter-safe.
+    The value forms stage 7 reads (the rubric kind's stated_forms: "Mesh", "no more than $75", the
+    opinion); the product type for the subject; none for a cue (its wording is free: the value must not
+    appear) or a coupon budget (a sentence of its own).
+    """
+    role = kind_of(rubric).query_role
+    if rubric.id in cues or role == "budget":
+        return []
+    if role == "subject":
+        return [str(rubric.expected_value)]
+    return [f for f in kind_of(rubric).stated_forms(rubric) if f][:3]
+
+
+def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, str]) -> list[str]:
+    """The query's requirements as the prompt lists them, '- r2: made of Mesh [must contain: "Mesh"]'.
+
+    Same phrases as the template verbaliser; implicit rubrics as "- r3: CUE: <cue>"; each with the
+    phrases the text must contain (`required_phrases`); catalog text made delimiter-safe.
     """
     lines = []
     for r in rubrics:
@@ -99,8 +184,39 @@ def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, 
             text = f'its reviews should say "{_data(str(r.expected_value))}"'
         else:
             text = _data(requirement_phrase(r, table))
-        lines.append(f"- {r.id}: {text}")
+        phrases = required_phrases(r, table, cues)
+        must = (" [must contain: " + " or ".join(f'"{_data(p)}"' for p in phrases) + "]") if phrases else ""
+        lines.append(f"- {r.id}: {text}{must}")
     return lines
+
+
+def query_reply_schema(rubrics: list[Rubric]) -> dict[str, Any]:
+    """schemas/llm/query_plan.schema.json narrowed: query_surfaces' rubric_id an enum of the query ids, one each."""
+    ids = [r.id for r in rubrics if r.info_source == "query"]
+    return _with_ids(reply_schema("query"), ("query_surfaces", "rubric_id"), ids)
+
+
+def query_problems(reply: dict[str, Any], rubrics: list[Rubric], table: FieldTable,
+                   cues: dict[str, str]) -> list[str]:
+    """What a query reply gets wrong that the prompt spelled out (problems for the repair turn).
+
+    A required phrase missing from user_query, a surface that is not words of user_query, a rubric id
+    without a surface or with two.
+
+    A quick check for the repair turn, not the verdict: stage 7 (validation.semantic) decides.
+    """
+    query = reply["user_query"]
+    ids = [r.id for r in rubrics if r.info_source == "query"]
+    problems = id_problems([s["rubric_id"] for s in reply["query_surfaces"]], ids, "query_surfaces")
+    for r in rubrics:
+        phrases = required_phrases(r, table, cues) if r.info_source == "query" else []
+        if phrases and not any(contains_phrase(query, p) for p in phrases):
+            problems.append(f"{r.id}: user_query must contain " + " or ".join(f'"{p}"' for p in phrases))
+    for item in reply["query_surfaces"]:
+        if not contains_phrase(query, item["query_surface"]):
+            problems.append(f'{item["rubric_id"]}: query_surface "{item["query_surface"]}" is not words copied '
+                            "from user_query")
+    return problems
 
 
 def _product_type(rubrics: list[Rubric]) -> str:
@@ -109,7 +225,8 @@ def _product_type(rubrics: list[Rubric]) -> str:
 
 
 def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
-                    cues: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
+                    cues: dict[str, str] | None = None, attempt: int = 0,
+                    previous: "Iterable[Finding]" = ()) -> tuple[str, dict[str, str]]:
     """The visible query and its query surfaces, written by the model.
 
     Args:
@@ -117,6 +234,8 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
         rubrics: the locked rubrics (only query rubrics reach the prompt).
         table: the field table (requirement phrases).
         cues: {rubric id: cue clause} of implicit rubrics; the prompt gives the cue, never the value.
+        attempt: the candidate's attempt (0-based); with `previous` it goes into the prompt (attempt_note).
+        previous: the first finding of each earlier attempt.
 
     Returns:
         (query with whitespace collapsed, {rubric id: query_surface}). Stage 7
@@ -124,12 +243,15 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
         states its rubric; a surface for an id that is no query rubric is kept so that check reports it.
 
     Raises:
-        stages.llm.LLMError: llm_error, llm_refusal, or llm_invalid_output (never matched
-            schemas/llm/query_plan.schema.json).
+        stages.llm.LLMError: llm_error, llm_refusal, or llm_invalid_output (never matched the
+            query_reply_schema; a reply missing a required phrase got a repair turn quoting it).
     """
-    text = (prompt_template("query").replace("{product_type}", _product_type(rubrics))
-            .replace("{requirements}", "\n".join(requirement_lines(rubrics, table, cues or {}))))
-    reply = client.call_json([{"role": "user", "content": text}], "query_plan", reply_schema("query"), purpose="query")
+    cues = cues or {}
+    text = _fill(prompt_template("query"), {"product_type": _product_type(rubrics),
+                                            "requirements": "\n".join(requirement_lines(rubrics, table, cues)),
+                                            "attempt": attempt_note(attempt, previous)})
+    reply = client.call_json([{"role": "user", "content": text}], "query_plan", query_reply_schema(rubrics),
+                             purpose="query", check=lambda obj: query_problems(obj, rubrics, table, cues))
     surfaces: dict[str, str] = {}
     for item in reply["query_surfaces"]:
         surfaces.setdefault(item["rubric_id"], " ".join(item["query_surface"].split()))
@@ -163,23 +285,72 @@ def noise_options(rubrics: list[Rubric]) -> dict[str, list[str]]:
     return out
 
 
+def persona_reply_schema(options: dict[str, list[str]]) -> dict[str, Any]:
+    """The persona reply schema with every field's options as an enum, one anyOf branch per age range.
+
+    A branch's household and occupation are that age's options (persona_vocab.toml's by_age).
+
+    A llama.cpp server turns it into a grammar, so the model can only pick whole options: it cannot
+    write "family with teenagers | family with young children" (issue #14). An age range left with no
+    household or occupation option has no branch; none left gives the plain schema file.
+
+    Args:
+        options: noise_options(rubrics).
+    """
+    base = reply_schema("persona")
+    flat = {k: v for k, v in options.items() if " for " not in k}
+
+    def enum(values: list[str]) -> dict[str, Any]:
+        return {"type": "string", "enum": list(values)}
+
+    branches = []
+    for age in flat.get("demographics.age_range", []):
+        household, occupation = options.get(f"demographics.household for {age}"), options.get(
+            f"lifestyle.occupation for {age}")
+        if not household or not occupation or len(flat.get("lifestyle.hobbies", [])) < 2:
+            continue
+        branch = copy.deepcopy({k: v for k, v in base.items() if k not in ("$schema", "$id", "title", "description")})
+        groups = branch["properties"]
+        groups["demographics"]["properties"] = {"age_range": enum([age]), "household": enum(household),
+                                                "location_type": enum(flat["demographics.location_type"])}
+        groups["lifestyle"]["properties"]["occupation"] = enum(occupation)
+        groups["lifestyle"]["properties"]["hobbies"]["items"] = enum(flat["lifestyle.hobbies"])
+        for name in ("shopping_frequency", "price_sensitivity", "preferred_channel"):
+            groups["shopping_habits"]["properties"][name] = enum(flat[f"shopping_habits.{name}"])
+        branches.append(branch)
+    if not branches or any(not v for k, v in flat.items()):
+        return base
+    return {k: base[k] for k in ("$schema", "title", "description")} | {"anyOf": branches}
+
+
 def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
-                      user_id: str) -> dict[str, Any]:
+                      user_id: str, attempt: int = 0, previous: "Iterable[Finding]" = ()) -> dict[str, Any]:
     """A persona whose background (demographics, lifestyle, shopping_habits) the model chose.
 
     The model sees the product type and each noise field's whitelisted options that repeat no
-    rubric value, never a rubric value. `product_requirements` is not the model's: it holds exactly
+    rubric value, never a rubric value; the reply schema holds the same options as enums
+    (persona_reply_schema), so a reply outside them is llm_invalid_output after a repair turn that
+    quotes the field and its options. `product_requirements` is not the model's: it holds exactly
     the persona rubrics through stages.verbalise.persona_entry (the form stage 7 checks). Stage 6
-    rejects a background value off the whitelist (persona_noise_not_whitelisted) or repeating a
+    still rejects a background value off the whitelist (persona_noise_not_whitelisted) or repeating a
     rubric value (persona_noise_leak).
 
+    Args:
+        client: the build's LLM client.
+        rubrics: the locked rubrics (their values are kept out of the options).
+        table: the field table (persona entries).
+        user_id: the persona's id.
+        attempt: as write_query_llm.
+        previous: as write_query_llm.
+
     Raises:
-        stages.llm.LLMError: as write_query_llm, against schemas/llm/persona_background.schema.json.
+        stages.llm.LLMError: as write_query_llm, against persona_reply_schema.
     """
-    fields = "\n".join(f"- {path}: " + " | ".join(options) for path, options in noise_options(rubrics).items())
-    text = (prompt_template("persona").replace("{product_type}", _product_type(rubrics))
-            .replace("{fields}", fields))
-    reply = client.call_json([{"role": "user", "content": text}], "persona_background", reply_schema("persona"),
+    options = noise_options(rubrics)
+    fields = "\n".join(f"- {path}: " + " | ".join(values) for path, values in options.items())
+    text = _fill(prompt_template("persona"), {"product_type": _product_type(rubrics), "fields": fields,
+                                              "attempt": attempt_note(attempt, previous)})
+    reply = client.call_json([{"role": "user", "content": text}], "persona_background", persona_reply_schema(options),
                              purpose="persona")
     persona: dict[str, Any] = {"user_id": user_id}
     for group in ("demographics", "lifestyle", "shopping_habits"):
@@ -209,24 +380,42 @@ def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
     return lines
 
 
-def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
-                            max_turns: int) -> dict[str, Any]:
+def slots_reply_schema(rubrics: list[Rubric]) -> dict[str, Any]:
+    """schemas/llm/clarification_slots.schema.json narrowed: rubric_id an enum of the clarification ids, one each."""
+    ids = [r.id for r in rubrics if r.info_source == "clarification"]
+    return _with_ids(reply_schema("slots"), ("slots", "rubric_id"), ids)
+
+
+def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable, max_turns: int,
+                            attempt: int = 0, previous: "Iterable[Finding]" = ()) -> dict[str, Any]:
     """A clarification script whose slots (trigger keywords, reply) the model wrote, linked by rubric id.
 
     Slot ids follow the model's order (s1, s2, ...); a slot's field is its linked rubric's field
-    ("" for an id that names no rubric, which stage 6 reports). Keyword count (7-10), distinctness
-    after normalisation, collisions, reachability and the value in the reply are stage 6's checks
+    ("" for an id that names no rubric, which stage 6 reports; the enum of slots_reply_schema keeps a
+    server with grammars from writing one). Keyword count (7-10), distinctness after normalisation,
+    collisions, reachability and the value in the reply are stage 6's checks
     (validation.leakage.check_slots), reused unchanged.
 
+    Args:
+        client: the build's LLM client.
+        rubrics: the locked rubrics (only clarification rubrics reach the prompt).
+        table: the field table (labels, keywords).
+        max_turns: the script's max_clarification_turns.
+        attempt: as write_query_llm.
+        previous: as write_query_llm.
+
     Raises:
-        stages.llm.LLMError: as write_query_llm, against schemas/llm/clarification_slots.schema.json.
+        stages.llm.LLMError: as write_query_llm, against slots_reply_schema.
     """
     by_id = {r.id: r for r in rubrics}
     if not any(r.info_source == "clarification" for r in rubrics):
         return {"clarification_slots": [], "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}
-    text = prompt_template("slots").replace("{requirements}", "\n".join(slot_lines(rubrics, table)))
-    reply = client.call_json([{"role": "user", "content": text}], "clarification_slots", reply_schema("slots"),
-                             purpose="slots")
+    ids = [r.id for r in rubrics if r.info_source == "clarification"]
+    text = _fill(prompt_template("slots"), {"requirements": "\n".join(slot_lines(rubrics, table)),
+                                            "attempt": attempt_note(attempt, previous)})
+    reply = client.call_json([{"role": "user", "content": text}], "clarification_slots", slots_reply_schema(rubrics),
+                             purpose="slots",
+                             check=lambda obj: id_problems([x["rubric_id"] for x in obj["slots"]], ids, "slots"))
     slots = []
     for i, item in enumerate(reply["slots"], 1):
         rubric = by_id.get(item["rubric_id"])
@@ -268,6 +457,9 @@ def write_opinions_llm(client: LLMClient, product: dict[str, Any],
         showed (opinion_reviews). validation.opinions.check_opinions decides which stand. No
         eligible review: ([], []) without a call (the candidate ends as no_reviews).
 
+    The prompt does not depend on the attempt: opinions are written once per candidate (stage 2), and
+    their rejections end the candidate (pipeline.candidate.NO_RETRY).
+
     Raises:
         stages.llm.LLMError: as write_query_llm, against schemas/llm/review_opinions.schema.json.
     """
@@ -277,8 +469,9 @@ def write_opinions_llm(client: LLMClient, product: dict[str, Any],
     blocks = "\n".join(f"<<<REVIEW id={_data(r['review_id'])} rating={r.get('rating')}\n"
                        f"{_data(r.get('title') or '')}. {_data((r.get('text') or '')[:REVIEW_CHARS])}>>>"
                        for r in shown)
-    text = (prompt_template("opinions").replace("{n}", str(n)).replace("{product}", _data(product.get("title") or ""))
-            .replace("{reviews}", blocks))
+    text = _fill(prompt_template("opinions"), {"n": str(n), "product": _data(product.get("title") or ""),
+                                               "reviews": blocks})
+    # Review ids stay free strings: an unknown one is opinion_unknown_review (validation.opinions), with its evidence.
     reply = client.call_json([{"role": "user", "content": text}], "review_opinions", reply_schema("opinions"),
                              purpose="opinions")
     return [{"phrase": " ".join(o["phrase"].split()), "review_ids": list(o["review_ids"])}

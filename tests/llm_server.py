@@ -11,7 +11,9 @@ rubric. Other behaviours return broken JSON, schema-violating JSON, 429 with Ret
 a hang past the client timeout, a refusal, or a good reply edited by a function (for the query
 the function edits the query text; for other parts it gets and returns the reply object).
 A `Reply` behaviour writes the whole assistant message from the request (tool calls for the
-sandbox's LLM agent).
+sandbox's LLM agent). GET /v1/models lists `server.models` (one llama-cpp-python-like entry unless a
+test sets others, e.g. to swap the weights behind an alias; `models_status` other than 200 answers
+that status instead).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ Behaviour = str | Callable[[str], str] | Reply
 def _requirements(prompt: str) -> tuple[str, list[tuple[str, str]]]:
     real = prompt.split("Now the real one.", 1)[1]
     product = re.search(r"PRODUCT TYPE: <<<(.*?)>>>", real).group(1)
-    lines = [re.match(r"- (r\d+): (.*)", line).groups() for line in real.splitlines() if line.startswith("- ")]
+    lines = [re.match(r"- (r\d+): (.*?)(?: \[must contain: .*\])?$", line).groups()
+             for line in real.splitlines() if line.startswith("- ")]
     return product, lines
 
 
@@ -154,12 +157,24 @@ class ScriptedLLM:
                         else {None: list(script)})
         self.hang_seconds = hang_seconds
         self.requests: list[dict[str, Any]] = []
+        self.models: list[dict[str, Any]] = [{"id": "scripted", "object": "model", "owned_by": "me",
+                                              "permissions": []}]
+        self.models_status = 200
+        self.model_queries = 0
         self._lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):  # keep test output clean
                 pass
+
+            def do_GET(self):  # noqa: N802 - http.server's name
+                with outer._lock:
+                    outer.model_queries += 1
+                if self.path.rstrip("/").endswith("/models") and outer.models_status == 200:
+                    return outer._send(self, 200, {"object": "list", "data": outer.models})
+                outer._send(self, outer.models_status if outer.models_status != 200 else 404,
+                            {"error": {"message": "not found"}})
 
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -203,7 +218,9 @@ class ScriptedLLM:
                              "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
         part = part_of(body)
-        if part == "query":
+        if "Now the real one." not in prompt and "<<<TASK" not in prompt:
+            good = {}  # a plain prompt (client tests): only a function behaviour answers it
+        elif part == "query":
             good = {"user_query": good_query(prompt), "query_surfaces": good_surfaces(prompt)}
         else:
             good = GOOD[part](prompt)
@@ -215,7 +232,7 @@ class ScriptedLLM:
             content = json.dumps({"query": good_query(prompt)} if part == "query" else {"unexpected": True})
         elif behaviour == "refusal":
             content, refusal = None, "I can't help with that."
-        elif callable(behaviour) and part == "query" and not getattr(behaviour, "whole_reply", False):
+        elif callable(behaviour) and part == "query" and good and not getattr(behaviour, "whole_reply", False):
             edited = behaviour(good["user_query"])
             content = json.dumps(edited if isinstance(edited, dict) else good | {"user_query": edited})
         elif callable(behaviour):

@@ -112,6 +112,57 @@ def test_llm_agent_runs_end_to_end_with_tool_calls_on_a_local_server(sandbox_cat
     assert grade_episode(task, record, sandbox_catalog)["status"] == "correct"
 
 
+def test_llm_agent_sends_tool_choice_and_returns_tool_results_as_the_setting_says(sandbox_catalog, built_tasks):
+    # llama-cpp-python's chatml-function-calling renders the tools only when tool_choice is "auto" (or names a
+    # function) and renders no role: tool message, so results go back as a user message (issue #14).
+    from stages.llm import LLMSettings
+
+    task = built_tasks[0]
+    target = task["target_product"]["parent_asin"]
+    turns = iter([
+        {"tool_calls": [tool_call("call_0", "get_user_profile", {}),
+                        tool_call("call_1", "search_products", {"query": task["target_product"]["title"]})]},
+        {"tool_calls": [tool_call("call_2", "recommend_product", {"product_id": target, "reasoning": "fits"})]},
+    ])
+    with ScriptedLLM([Reply(lambda body: next(turns))]) as server:
+        settings = LLMSettings(base_url=server.base_url, model="local", max_retries=0, tool_result_role="user")
+        record = LLMAgent(settings).run(Episode(sandbox_catalog, task))
+        requests = server.requests
+    assert record["finished"] and record["predicted_product_id"] == target
+    assert all(r["tool_choice"] == "auto" for r in requests)
+    second = requests[1]["messages"]
+    assert not any(m["role"] == "tool" for m in second)
+    assert second[-2]["role"] == "assistant" and [c["id"] for c in second[-2]["tool_calls"]] == ["call_0", "call_1"]
+    results = second[-1]
+    assert results["role"] == "user"
+    assert results["content"].startswith("Result of get_user_profile (call_0): {")
+    assert "Result of search_products (call_1): {" in results["content"]
+    assert json.dumps(task["user_persona"]["user_id"]) in results["content"]
+
+
+def test_llm_agent_can_send_no_tool_choice_and_openai_tool_messages(sandbox_catalog, built_tasks):
+    from stages.llm import LLMSettings
+
+    task = built_tasks[0]
+    turns = iter([{"tool_calls": [tool_call("c1", "get_user_profile", {})]}, {"content": "done"}, {"content": "x"}])
+    with ScriptedLLM([Reply(lambda body: next(turns))]) as server:
+        LLMAgent(LLMSettings(base_url=server.base_url, model="m", max_retries=0, tool_choice=None)).run(
+            Episode(sandbox_catalog, task))
+        requests = server.requests
+    assert "tool_choice" not in requests[0]
+    assert [m["tool_call_id"] for m in requests[1]["messages"] if m["role"] == "tool"] == ["c1"]
+
+
+def test_an_unknown_tool_result_role_is_one_setting_error():
+    import pytest
+
+    from stages.errors import SettingError
+    from stages.llm import LLMSettings
+
+    with pytest.raises(SettingError, match="tool_result_role 'function'"):
+        LLMSettings(base_url="http://x", model="m", tool_result_role="function")
+
+
 def test_llm_agent_that_never_calls_a_tool_ends_unfinished(sandbox_catalog, built_tasks):
     from stages.llm import LLMSettings
 

@@ -160,7 +160,7 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path)
         out = build_split(config, "llm", root=tmp_path / "splits", artifacts=tmp_path)
     manifest = out.manifest
     assert manifest["counts"]["tasks"] >= 1
-    assert manifest["verbaliser"]["id"] == "llm-v2[query]:scripted"
+    assert manifest["verbaliser"]["id"] == "llm-v3[query]:scripted"
     assert manifest["verbaliser"]["usage"]["calls"] >= manifest["counts"]["tasks"]
     assert "api_key" not in manifest["verbaliser"]["settings"]
 
@@ -193,3 +193,131 @@ def test_llama_cpp_form_sends_the_schema_inside_json_object(rich_plan, accepted,
         _build(ctx, _client(server, tmp_path, response_format="json_object_schema"), intent, product)
         fmt = server.requests[0]["response_format"]
     assert fmt["type"] == "json_object" and fmt["schema"]["required"] == ["user_query", "query_surfaces"]
+
+
+# ---- issue #14: small local models ------------------------------------------------------------------
+
+
+def _drop_last(query: str) -> str:
+    return query.rsplit(", ", 1)[0] + "."
+
+
+def test_the_query_prompt_gives_the_required_phrases_and_the_schema_enumerates_the_ids(rich_plan, accepted,
+                                                                                         tmp_path):
+    ctx, _, _ = rich_plan
+    intent, product, task = accepted[0]
+    with ScriptedLLM(["good"]) as server:
+        _build(ctx, _client(server, tmp_path), intent, product)
+        body = server.requests[0]
+    real = body["messages"][0]["content"].split("Now the real one.")[1]
+    ids = [r["id"] for r in task["rubrics"] if r["info_source"] == "query"]
+    assert real.count("[must contain: ") >= len(ids) - 1  # every line but a cue's or a coupon's
+    item = body["response_format"]["json_schema"]["schema"]["properties"]["query_surfaces"]
+    assert item["items"]["properties"]["rubric_id"]["enum"] == ids
+    assert item["minItems"] == item["maxItems"] == len(ids)
+
+
+def test_a_query_missing_a_required_phrase_gets_a_repair_turn_quoting_the_check(rich_plan, accepted, tmp_path):
+    ctx, _, _ = rich_plan
+    intent, product, _ = accepted[0]
+    with ScriptedLLM([_drop_last, "good"]) as server:
+        client = _client(server, tmp_path)
+        result = _build(ctx, client, intent, product)
+        repair = server.requests[1]["messages"]
+    assert _reason(result) == "accepted"
+    assert client.stats["calls"] == 2 and client.stats["repairs"] == 1
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+    assert json.loads(repair[1]["content"])["user_query"].endswith(".")  # the rejected reply, shown back
+    assert "user_query must contain" in repair[2]["content"]
+
+
+def test_a_retry_names_the_attempt_and_the_earlier_rejection_so_it_is_a_new_request(rich_plan, accepted, tmp_path):
+    # At temperature 0 a retry that sent the same prompt would get the rejected reply back from the cache.
+    ctx, _, _ = rich_plan
+    intent, product, _ = accepted[0]
+    with ScriptedLLM([_drop_last, _drop_last, "good"]) as server:
+        client = _client(server, tmp_path)
+        result = _build(ctx, client, intent, product, max_attempts=2)
+        prompts = [r["messages"][0]["content"] for r in server.requests]
+    assert client.stats["cache_hits"] == 0 and client.stats["calls"] == 3
+    first, retry = prompts[0], prompts[2]
+    assert "This is attempt" not in first
+    assert "This is attempt 2." in retry and "(query_missing_requirement: " in retry
+    assert result.task is not None and result.task["provenance"]["attempt"] == 1
+
+
+def test_the_reply_cache_misses_when_the_served_model_changes_behind_the_same_alias(tmp_path):
+    messages = [{"role": "user", "content": "Say hi as JSON."}]
+    schema = {"type": "object"}
+    with ScriptedLLM([lambda good: {"hi": True}]) as server:
+        server.models = [{"id": "local", "object": "model", "owned_by": "me", "created": 1,
+                          "meta": {"n_params": 1543714304, "size": 1117320768}}]
+        first = _client(server, tmp_path, model="local")
+        first.call_json(messages, "q", schema, purpose="query")
+        first.call_json(messages, "q", schema, purpose="query")
+        assert server.model_queries == 1  # asked once per client (per build)
+        server.models = [dict(server.models[0], created=2)]  # the request time llama-server reports: ignored
+        same = _client(server, tmp_path, model="local")
+        same.call_json(messages, "q", schema, purpose="query")
+        server.models = [dict(server.models[0], meta={"n_params": 494032768, "size": 491400064})]  # other GGUF
+        swapped = _client(server, tmp_path, model="local")
+        swapped.call_json(messages, "q", schema, purpose="query")
+    assert first.stats["calls"] == 1 and first.stats["cache_hits"] == 1
+    assert same.stats["calls"] == 0 and same.stats["cache_hits"] == 1
+    assert swapped.stats["calls"] == 1 and swapped.stats["cache_hits"] == 0
+    assert swapped.served_model() == {"alias": "local", "listed": True, "id": "local", "owned_by": "me",
+                                      "meta": {"n_params": 494032768, "size": 491400064}}
+
+
+def test_a_model_fingerprint_tells_apart_weights_the_server_cannot(tmp_path):
+    # llama-cpp-python's GET /v1/models reports only {"id": alias, "owned_by": "me"}: the GGUF's sha256 does.
+    messages = [{"role": "user", "content": "Say hi as JSON."}]
+    with ScriptedLLM([lambda good: {"hi": True}]) as server:
+        server.models = [{"id": "local", "object": "model", "owned_by": "me", "permissions": []}]
+        calls = []
+        for fingerprint in ("sha256:aaaa", "sha256:aaaa", "sha256:bbbb"):
+            client = _client(server, tmp_path, model="local", model_fingerprint=fingerprint)
+            client.call_json(messages, "q", {"type": "object"})
+            calls.append(client.stats["calls"])
+    assert calls == [1, 0, 1]
+    assert client.served_model()["fingerprint"] == "sha256:bbbb"
+
+
+def test_a_server_without_a_models_endpoint_still_caches_by_alias(tmp_path):
+    messages = [{"role": "user", "content": "Say hi as JSON."}]
+    with ScriptedLLM([lambda good: {"hi": True}]) as server:
+        server.models_status = 404
+        calls = []
+        for _ in range(2):
+            client = _client(server, tmp_path, model="local")
+            client.call_json(messages, "q", {"type": "object"})
+            calls.append(client.stats["calls"])
+    assert calls == [1, 0]
+    assert client.served_model() == {"alias": "local", "listed": False, "error": "GET /models: HTTP 404"}
+
+
+def test_the_manifest_records_the_served_model(rich_catalog, tmp_path):
+    from flows.build import build_split
+    from flows.settings import BuildConfig
+
+    with ScriptedLLM(["good"]) as server:
+        config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search"], candidates_per_intent=2,
+                             verbaliser="llm", llm_model="scripted", llm_parts=["query"], llm_base_url=server.base_url,
+                             llm_model_fingerprint="sha256:abc", min_hidden_answer_set=1, min_value_support=1)
+        manifest = build_split(config, "llm", root=tmp_path / "splits", artifacts=tmp_path).manifest
+    assert manifest["verbaliser"]["served_model"] == {"alias": "scripted", "listed": True, "id": "scripted",
+                                                      "owned_by": "me", "fingerprint": "sha256:abc"}
+    assert manifest["verbaliser"]["usage"]["model_queries"] == 1
+
+
+def test_template_builds_hash_as_before_and_llm_builds_hash_their_prompts(monkeypatch):
+    import stages.verbalise_llm
+    from flows.settings import BuildConfig
+
+    template, llm = BuildConfig(catalog="c"), BuildConfig(catalog="c", verbaliser="llm", llm_model="m")
+    assert "llm_model_fingerprint" not in template.content()  # a setting added later, unset: not hashed
+    before = template.config_hash("f"), llm.config_hash("f")
+    monkeypatch.setattr(stages.verbalise_llm, "prompt_sha256", lambda parts=None: {"query.md": "edited"})
+    assert template.config_hash("f") == before[0]
+    assert llm.config_hash("f") != before[1]  # a new prompt version is a new config hash
+    assert BuildConfig(catalog="c", llm_model_fingerprint="x").config_hash("f") != before[0]
