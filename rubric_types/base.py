@@ -120,6 +120,16 @@ class RubricKind:
         """How the template query states it ("made of Plastic", "cost no more than $20")."""
         raise NotImplementedError
 
+    def stated_in(self, rubric: RubricLike, text: str) -> bool | None:
+        """Whether `text` states the rubric when its own wording decides (a bound: "4 stars or higher"), or
+        None: its value forms decide (validation/semantic.py counts them)."""
+        return None
+
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        """How template-v2 states it (stages/verbalise_v2.py); `rng` is the verbalisation stage's generator.
+        Defaults to the template-v1 phrase."""
+        return self.query_phrase(rubric, table)
+
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
         """The (key, value) a persona rubric takes under `product_requirements`."""
         return table.by_rubric_field(rubric.field).persona_key, plain_value(rubric)

@@ -104,6 +104,11 @@ class AttributeMatch(RubricKind):
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return fill(table.by_rubric_field(rubric.field).query_phrase, str(rubric.expected_value))
 
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        from stages.verbalise_v2 import attribute_phrase
+
+        return attribute_phrase(rubric.field, str(rubric.expected_value), table)
+
 
 @register
 class NumericRange(RubricKind):
@@ -155,6 +160,11 @@ class NumericRange(RubricKind):
     def stated_forms(self, rubric: RubricLike) -> list[str]:
         return [bound_phrase(rubric.field, rubric.expected_value)]
 
+    def stated_in(self, rubric: RubricLike, text: str) -> bool | None:
+        from stages.lemmas import states_bound
+
+        return states_bound(text, rubric.field, plain_value(rubric))
+
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return f"{NUMERIC_VERBS.get(rubric.field, 'be')} {bound_phrase(rubric.field, rubric.expected_value)}"
 
@@ -203,6 +213,11 @@ class EntityMatch(RubricKind):
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         return str(rubric.expected_value)
 
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        from stages.verbalise_v2 import type_phrase
+
+        return type_phrase(str(rubric.expected_value))
+
 
 @register
 class NegativeAttribute(RubricKind):
@@ -246,6 +261,11 @@ class NegativeAttribute(RubricKind):
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         label = table.by_rubric_field(rubric.field).label
         return f"its {label} must not be " + join_words(list(rubric.expected_value), "or")  # type: ignore[arg-type]
+
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        from stages.verbalise_v2 import exclusion_sentence
+
+        return exclusion_sentence(rubric, table, rng)
 
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
         return f"avoid_{table.by_rubric_field(rubric.field).persona_key}", list(rubric.expected_value)  # type: ignore[arg-type]

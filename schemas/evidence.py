@@ -86,6 +86,8 @@ REASON_FIELDS: dict[str, tuple[str, ...]] = {
     "llm_error": _LLM, "llm_invalid_output": _LLM, "llm_refusal": _LLM,
     "schema_invalid": ("errors",),
     "no_implicit_cue": ("query_fields",),
+    "query_without_product_type": ("query_fields",),
+    "query_names_other_product_type": ("rubric_id", "value", "expected", "text"),
     "hidden_value_in_query": ("rubric_id", "field", "value", "text", "span"),
     "implicit_value_in_query": ("rubric_id", "field", "value", "text", "span"),
     "persona_noise_leak": ("rubric_id", "field", "value", "text"),
