@@ -97,7 +97,7 @@ def stated_count(text: str, phrase: str) -> int:
             if all(any(h & w for h in window) for w in want):
                 count += 1
                 # the next statement starts after this one's last word
-                i += max(max(j for j, h in enumerate(window) if h & w) for w in want) + 1
+                i += max(min(j for j, h in enumerate(window) if h & w) for w in want) + 1
                 continue
         i += 1
     return count
