@@ -190,3 +190,17 @@ def test_the_diligent_agent_reads_bounds_and_coupons_from_the_words():
                             "more, and I can pay at most $7 after the coupons.")
     assert budget["max_total"] == 7.0 and budget["voucher"]["scenario"] == "tiered"
     assert [c["face_value"] for c in budget["voucher"]["coupons"]] == [1.0, 2.0]
+
+
+def test_the_diligent_agent_reads_template_v2_bounds():
+    text = ("It should be well rated (4 stars or more) with plenty of reviews (at least 100). "
+            "I'd like to keep it to $25 or under.")
+    assert numeric_bounds(text) == {"average_rating": {"min": 4.0, "min_inclusive": True},
+                                    "rating_number": {"min": 100.0, "min_inclusive": True},
+                                    "price": {"max": 25.0, "max_inclusive": True}}
+    assert numeric_bounds("popular, with 50 or more ratings; my budget is up to $15") == {
+        "rating_number": {"min": 50.0, "min_inclusive": True}, "price": {"max": 15.0, "max_inclusive": True}}
+
+
+def test_a_coupon_threshold_is_no_price_floor_for_the_diligent_agent():
+    assert numeric_bounds("a shop coupon for $2 off orders of $16 or more") == {}
