@@ -97,8 +97,8 @@ def premodifier(rubric: RubricLike, entity: str | None) -> str | None:
         return None
     if name in ("Special Feature", "Power Source") and not _ADJECTIVE.search(value.split()[-1]):
         return None
-    if entity and tokens(value)[-1:] == tokens(entity)[-1:]:
-        return None
+    if entity and set(tokens(value)) & set(tokens(entity)):
+        return None  # "Flip" of "Flip Cases": a second "flip" before the noun would read "a flip flip case"
     return speech_case(value)
 
 
