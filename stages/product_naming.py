@@ -60,7 +60,7 @@ def natural_type(entity: str) -> str:
     last = words[-1]
     if last.lower() in PLURAL_ONLY:
         return " ".join(words)
-    if last.islower():
+    if last.islower() and "'" not in last:  # "women's" has no singular
         words[-1] = singular_noun(last)
     return fix_articles("a " + " ".join(words))
 

@@ -67,7 +67,7 @@ def type_phrase(entity: str, premodifiers: list[str] | None = None) -> str:
     mouse"; ("Earbuds", []) -> "earbuds"; ("VGA Cables", []) -> "a VGA cable"."""
     words = [w if (len(w) > 1 and w.isupper()) or any(c.isdigit() for c in w) else w.lower() for w in entity.split()]
     plural = bool(words) and words[-1].lower() in PLURAL_ONLY
-    if words and not plural and words[-1].islower():
+    if words and not plural and words[-1].islower() and "'" not in words[-1]:  # "women's" has no singular
         words[-1] = singular_noun(words[-1])
     phrase = " ".join([*(premodifiers or []), *words])
     return phrase if plural else fix_articles("a " + phrase)

@@ -36,7 +36,8 @@ MOUSE = [rubric("r1", "entity_match", "title", "Mice"),
 
 
 @pytest.mark.parametrize("entity, said", [("Mice", "a mouse"), ("Wall Clocks", "a wall clock"), ("Earbuds", "earbuds"),
-                                          ("VGA Cables", "a VGA cable"), ("Adapters", "an adapter")])
+                                          ("VGA Cables", "a VGA cable"), ("Adapters", "an adapter"),
+                                          ("Women's", "a women's")])
 def test_the_product_type_is_named_in_natural_form(entity, said):
     assert natural_type(entity) == said
 
