@@ -49,8 +49,10 @@ def test_hf_copies_are_reported_as_duplicates(built):
 def test_at_least_100_tasks_accepted(built):
     # Was >= 150 before issue #7; rejecting queries that leave fewer than min_query_answer_set (3) products
     # costs mostly feature_combination, whose four query attributes pin the target: 118 of 300 accepted.
+    # template-v2 (the default since issue #14) names the product type in every query: targets without one are
+    # rejected as query_without_product_type, 93 of 300 accepted here (template-v1 accepted them as "a product").
     _, first, _, _ = built
-    assert first.manifest["counts"]["tasks"] >= 100
+    assert first.manifest["counts"]["tasks"] >= 90
     assert first.manifest["counts"]["rejection_reasons"].get("query_pins_target", 0) > 0
 
 
