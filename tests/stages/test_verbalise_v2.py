@@ -128,3 +128,34 @@ def test_a_compatible_device_in_the_query_is_not_read_as_the_product_type():
     pads = [rubric("r1", "entity_match", "title", "Ear Pads"),
             rubric("r2", "attribute_match", "details.Compatible Devices", "Headphones")]
     assert product_type_drift("Headphones compatible ear pads, please.", pads, set()) is None
+
+
+# Query rubrics of real accepted tasks of the shared-data split whose first v2 wording read stiffly:
+# "a case with card slot" (B08C7852QM), "a mug ... with microwave safe" (B09SG7GF4P), "a curtain for adult users"
+# (B08CKH2XS3), "Ideally one for a Christmas." (B08C4SX7KK), "a mirror with frame type framed" (B082XW98SM).
+@pytest.mark.parametrize("asin, rubrics, said", [
+    ("B08C7852QM", [rubric("r1", "entity_match", "title", "Case"),
+                    rubric("r3", "attribute_match", "details.Special Feature", "Card Slot")], "a case with a card slot"),
+    ("B09SG7GF4P", [rubric("r1", "entity_match", "title", "Mug"),
+                    rubric("r4", "attribute_match", "details.Special Feature", "Microwave Safe")],
+     "a mug that's microwave safe"),
+    ("B08CKH2XS3", [rubric("r1", "entity_match", "title", "Curtains"),
+                    rubric("r2", "attribute_match", "details.Age Range (Description)", "Adult")], "a curtain for adults"),
+    ("B08C4SX7KK", [rubric("r1", "entity_match", "title", "Ornaments"),
+                    rubric("r5", "attribute_match", "details.Occasion", "Christmas")], "an ornament for Christmas"),
+    ("B082XW98SM", [rubric("r1", "entity_match", "title", "Mirrors"),
+                    rubric("r3", "attribute_match", "details.Frame Type", "Framed")], "a mirror that comes framed"),
+])
+def test_a_detail_value_reads_as_speech_and_stage_7_still_finds_it(asin, rubrics, said):
+    query = write_query_v2(rubrics, TABLE, random.Random(0))
+    assert said in query
+    assert [f.reason for f in check_sources(task_of(rubrics, query), TABLE) if f.severity == "error"] == []
+
+
+def test_an_excluded_brand_keeps_its_case():
+    # B07XDJ68P6's exclusion read "I don't want ambesonne or moslion as the brand."
+    rubrics = [rubric("r1", "entity_match", "title", "Shower Curtain"),
+               rubric("r2", "negative_attribute", "details.Brand", ["Ambesonne", "Moslion"])]
+    queries = [write_query_v2(rubrics, TABLE, random.Random(s)) for s in range(6)]
+    assert all("Ambesonne or Moslion" in q for q in queries)
+    assert all(check_sources(task_of(rubrics, q), TABLE) == [] for q in queries)
