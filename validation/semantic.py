@@ -13,8 +13,8 @@ from typing import Any
 
 from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from schemas.models import Rubric
-from stages.lemmas import stated_count
-from stages.product_naming import named_type
+from stages.lemmas import lemmas, stated_count
+from stages.product_naming import named_type, type_words
 from stages.replies import spoken_forms
 from stages.fields import FieldTable
 from stages.hashing import digest
@@ -166,7 +166,8 @@ def product_type_drift(query: str, rubrics: list[Rubric], implicit: set[str],
 
     The query's first product noun phrase must hold a word of the entity (stages.product_naming.named_type);
     words the query spends on other requirements (a compatible device "Headphones" of an earpad, a cue)
-    are not read as the product's name.
+    are not read as the product's name, unless the requirement's value is the type's own word: an excluded
+    form factor "Case" of a case must not hide the "case" the query names it by.
     """
     entity = next((r for r in rubrics if r.info_source == "query" and kind_of(r).query_role == "subject"), None)
     if entity is None:
@@ -175,9 +176,12 @@ def product_type_drift(query: str, rubrics: list[Rubric], implicit: set[str],
              for f in rubric_forms(r) if isinstance(f, str)]
     spans += [c for rid, c in (cues or {}).items() if rid in implicit]
     toks = tokens(query)
+    own = type_words(str(entity.expected_value))
     skip: set[int] = set()
     for span in spans:
         n = tokens(span)
+        if all(lemmas(t) & own for t in n):
+            continue
         for i in range(len(toks) - len(n) + 1):
             if n and toks[i:i + len(n)] == n:
                 skip.update(range(i, i + len(n)))

@@ -135,12 +135,14 @@ def test_a_compatible_device_in_the_query_is_not_read_as_the_product_type():
 # (B08CKH2XS3), "Ideally one for a Christmas." (B08C4SX7KK), "a mirror with frame type framed" (B082XW98SM).
 @pytest.mark.parametrize("asin, rubrics, said", [
     ("B08C7852QM", [rubric("r1", "entity_match", "title", "Case"),
-                    rubric("r3", "attribute_match", "details.Special Feature", "Card Slot")], "a case with a card slot"),
+                    rubric("r3", "attribute_match", "details.Special Feature", "Card Slot")],
+     "a case with a card slot"),
     ("B09SG7GF4P", [rubric("r1", "entity_match", "title", "Mug"),
                     rubric("r4", "attribute_match", "details.Special Feature", "Microwave Safe")],
      "a mug that's microwave safe"),
     ("B08CKH2XS3", [rubric("r1", "entity_match", "title", "Curtains"),
-                    rubric("r2", "attribute_match", "details.Age Range (Description)", "Adult")], "a curtain for adults"),
+                    rubric("r2", "attribute_match", "details.Age Range (Description)", "Adult")],
+     "a curtain for adults"),
     ("B08C4SX7KK", [rubric("r1", "entity_match", "title", "Ornaments"),
                     rubric("r5", "attribute_match", "details.Occasion", "Christmas")], "an ornament for Christmas"),
     ("B082XW98SM", [rubric("r1", "entity_match", "title", "Mirrors"),
@@ -159,3 +161,13 @@ def test_an_excluded_brand_keeps_its_case():
     queries = [write_query_v2(rubrics, TABLE, random.Random(s)) for s in range(6)]
     assert all("Ambesonne or Moslion" in q for q in queries)
     assert all(check_sources(task_of(rubrics, q), TABLE) == [] for q in queries)
+
+
+def test_an_excluded_value_that_is_the_type_word_does_not_hide_the_type():
+    # B010R114GU (shared-data split): the excluded form factor "Case" is the type's own word; the query names
+    # the case before its cue mentions a phone, so there is no drift even when the cue's words are read
+    rubrics = [rubric("r1", "entity_match", "title", "Case"),
+               rubric("r2", "negative_attribute", "details.Form Factor", ["Case", "Flip"])]
+    query = ("I'd like a case that can prop my phone upright on the table to watch videos. "
+             "I'm fine with any form factor but case or flip.")
+    assert product_type_drift(query, rubrics, set()) is None
