@@ -100,6 +100,17 @@ def price_sentence(rubric: RubricLike, rng: random.Random) -> str:
     return rng.choice(PRICE).format(p=f"${format_number(b['max'])}")
 
 
+def join_clauses(parts: list[str]) -> str:
+    """Phrases after the product noun, joined: "a and b"; with a serial comma when a phrase holds a comma.
+
+    "with no added perfume, since smells give me headaches, and without any corners" (without the
+    comma the second cue would read as part of the first's reason).
+    """
+    if len(parts) > 1 and any("," in p for p in parts):
+        return ", ".join(parts[:-1]) + ", and " + parts[-1]
+    return join_words(parts)
+
+
 def product_type_rubric(rubrics: list[Rubric]) -> Rubric | None:
     """The query's entity rubric (what the product is), or None."""
     return next((r for r in rubrics if r.info_source == "query" and kind_of(r).query_role == "subject"), None)
@@ -155,10 +166,10 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     subject = natural_type(entity, before)
     head, rest = after[:2], after[2:]
     opener = rng.choice(OPENERS)
-    first = opener.format(s=" ".join([subject, join_words(head)]).strip())
+    first = opener.format(s=" ".join([subject, join_clauses(head)]).strip())
     middle: list[str] = []
     if rest:
-        middle.append(rng.choice(MORE).format(x=join_words(rest)))
+        middle.append(rng.choice(MORE).format(x=join_clauses(rest)))
     middle += exclusions
     quality = quality_phrase(bounds, rng)
     tail: list[str] = []

@@ -171,3 +171,15 @@ def test_an_excluded_value_that_is_the_type_word_does_not_hide_the_type():
     query = ("I'd like a case that can prop my phone upright on the table to watch videos. "
              "I'm fine with any form factor but case or flip.")
     assert product_type_drift(query, rubrics, set()) is None
+
+
+def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
+    # B09KN213QM (shared-data split): "with no added perfume, since smells give me headaches and without any
+    # corners, ..." read the second cue as part of the first one's reason
+    from stages.verbalise_v2 import join_clauses
+
+    cues = ["with no added perfume, since smells give me headaches",
+            "without any corners, so it looks like a full moon on the wall"]
+    assert join_clauses(cues) == ("with no added perfume, since smells give me headaches, and without any corners, "
+                                  "so it looks like a full moon on the wall")
+    assert join_clauses(["made of paper", "in a wall mount design"]) == "made of paper and in a wall mount design"
