@@ -45,13 +45,13 @@ _ADJECTIVE = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful
 def premodifier(rubric: RubricLike, entity: str | None) -> str | None:
     """The value said before the product noun ("black", "bumper", "waterproof"), or None.
 
-    None when it reads better after the noun: long values, nouns of Special Feature, a value sharing a
-    word with the product type.
+    None when it reads better after the noun: long values, codes opening with a digit, nouns of Special
+    Feature, a value sharing a word with the product type.
     """
     name = rubric.field.removeprefix("details.")
     value = str(rubric.expected_value)
-    if name not in PREMODIFIERS or len(value.split()) > 2 or "/" in value:
-        return None
+    if name not in PREMODIFIERS or len(value.split()) > 2 or "/" in value or value[:1].isdigit():
+        return None  # a code opening with a digit ("802.11b") reads better after the noun, and takes no "a"
     if name in ("Special Feature", "Power Source") and not _ADJECTIVE.search(value.split()[-1]):
         return None
     if entity and set(tokens(value)) & set(tokens(entity)):

@@ -183,3 +183,12 @@ def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
     assert join_clauses(cues) == ("with no added perfume, since smells give me headaches, and without any corners, "
                                   "so it looks like a full moon on the wall")
     assert join_clauses(["made of paper", "in a wall mount design"]) == "made of paper and in a wall mount design"
+
+
+def test_a_code_opening_with_a_digit_follows_the_noun():
+    # B07JJTYMZL (shared-data split) read "I want to buy a 802.11b laptop ..."
+    rubrics = [rubric("r1", "entity_match", "title", "Laptops"),
+               rubric("r2", "attribute_match", "details.Connectivity Technology", "802.11b")]
+    query = write_query_v2(rubrics, TABLE, random.Random(0))
+    assert "a laptop that connects over 802.11b" in query
+    assert check_sources(task_of(rubrics, query), TABLE) == []
