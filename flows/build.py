@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.agent_check import check_agents
-from pipeline.candidate import VERBALISER_ID, BuildContext, CandidateResult, build_candidate, verbaliser_id
+from pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
 from splits.publish import next_version, publish_split, reserve_version
@@ -355,7 +355,7 @@ def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
     cache hits, retries, repairs, tokens; totals and `by_part`).
     """
     if ctx.llm is None:
-        return {"id": VERBALISER_ID, "model": None, "prompt_sha256": None}
+        return {"id": verbaliser_id(ctx.config), "model": None, "prompt_sha256": None}
     return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
             "parts": sorted(ctx.config.llm_writes()), "judge": ctx.config.judge,
             "served_model": _served_model(ctx.llm),

@@ -82,8 +82,10 @@ class BuildConfig(BaseModel):
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
-    verbaliser: Literal["template", "llm"] = Field(default="template", description="template (offline) or llm "
-                                                   "(an OpenAI-compatible server).")
+    verbaliser: Literal["template-v2", "template-v1", "template", "llm"] = Field(
+        default="template-v2", description="template-v2 (offline, the default), template-v1 (the first offline "
+                                           "templates, so older splits regenerate) or llm "
+                                           "(an OpenAI-compatible server).")
     llm_model: str | None = Field(default=None, description="llm: model id sent to the server (else "
                                                             "ECOMBENCH_LLM_MODEL).")
     llm_temperature: float = Field(default=0.0, ge=0, le=2, description="llm: sampling temperature.")
@@ -129,6 +131,13 @@ class BuildConfig(BaseModel):
     # Settings added after splits were published: left out of the content (and so of the config hash) while
     # unset, so an older split's hash keeps meaning the same build.
     ADDED_UNSET: ClassVar[frozenset[str]] = frozenset({"llm_model_fingerprint"})
+
+    @field_validator("verbaliser")
+    @classmethod
+    def _first_templates(cls, verbaliser: str) -> str:
+        # template-v1 is stored under its first name, "template", so splits built before template-v2 existed
+        # keep their config hash and regenerate byte for byte
+        return "template" if verbaliser == "template-v1" else verbaliser
 
     @field_validator("llm_parts")
     @classmethod

@@ -34,6 +34,7 @@ from stages.rubrics import build_rubrics, feature_rubric, rubric_lock
 from stages.split import (Assignment, PartitionInfeasible, SplitConfig, SplitGoals, entangled_fields, select_features,
                           split_features)
 from stages.verbalise import write_clarification, write_persona, write_query
+from stages.verbalise_v2 import product_type_rubric, write_query_v2
 from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
 from stages.verbalise_llm import write_clarification_llm, write_opinions_llm, write_persona_llm, write_query_llm
 from stages.vouchers import MIN_PRICE
@@ -47,11 +48,14 @@ from validation.semantic import (answer_set_masks, biting_exclusions, hidden_sou
                                  intent_problems, semantic_findings)
 
 VERBALISER_ID = "template-v1"
+# issue #14: the second offline verbaliser, the default; BuildConfig stores template-v1 as "template".
+VERBALISER_V2_ID = "template-v2"
 # Outcomes another draw cannot change: they end a candidate at once.
 # An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
 # not score after its retries would only be called again.
 NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric",
-                      "llm_error", "opinion_unknown_review", "opinion_unsupported", "judge_unscored"})
+                      "llm_error", "opinion_unknown_review", "opinion_unsupported", "judge_unscored",
+                      "query_without_product_type"})
 
 # difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
 # query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
@@ -166,11 +170,13 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
             return problems
         state.opinions = opinions
     rejected_values: dict[str, dict[str, str]] = {}  # values a shopper would not state (issue #12)
+    # issue #14: template-v2 quotes only review clauses that state a clear, complete opinion
     features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"),
                                          vocabulary=ctx.vocabulary, reviews=product.get("reviews"),
                                          opinions=state.opinions, value_support=_value_support(ctx),
                                          min_value_support=ctx.config.min_value_support,
-                                         rejected_values=rejected_values)
+                                         rejected_values=rejected_values,
+                                         clear_opinions=ctx.config.verbaliser == VERBALISER_V2_ID)
     if state.attempt == 0:  # counted once per candidate: report.md's rejected values by field
         state.stats.update(f"value_rejected|{f}|{why}" for f, bad in rejected_values.items() for why in bad.values())
     sc = state.split_config
@@ -328,12 +334,19 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, state.attempt)[:10]
     turns = ctx.config.max_clarification_turns
     llm = cast(LLMClient, ctx.llm)  # set whenever the config has the LLM write a part (`writes`)
+    # issue #14: template-v2 writes the query; every query names its product type
+    v2 = ctx.config.verbaliser == VERBALISER_V2_ID
+    if v2 and "query" not in writes and product_type_rubric(rubrics) is None:
+        return [Finding("query_without_product_type", "template-v2 names the product type in every query, and "
+                        "no entity rubric gives this target's", {"query_fields": [r.field for r in rubrics
+                                                                                  if r.info_source == "query"]})]
+    write_template = write_query_v2 if v2 else write_query
     try:
         # An LLM retry's prompt names the attempt and the earlier rejections: at temperature 0 the same
         # prompt would only fetch the rejected reply from the cache (issue #14).
         attempt, previous = state.attempt, state.previous
         query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues, attempt, previous) if "query" in writes
-                           else (write_query(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
+                           else (write_template(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
         persona = (write_persona_llm(llm, rubrics, ctx.table, user_id, attempt, previous) if "persona" in writes
                    else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id))
         script = (write_clarification_llm(llm, rubrics, ctx.table, turns, attempt, previous) if "slots" in writes
@@ -533,9 +546,11 @@ def _provenance(ctx: BuildContext, attempt: int) -> dict[str, Any]:
 def verbaliser_id(config: BuildConfig) -> str:
     """The verbaliser's id in provenance.
 
-    "template-v1", or "llm-v3[query+persona+slots+opinions]:<model>" (the parts the LLM wrote) for
-    the LLM verbaliser.
+    "template-v1", "template-v2", or "llm-v3[query+persona+slots+opinions]:<model>" (the parts the
+    LLM wrote) for the LLM verbaliser.
     """
     if config.verbaliser == "template":
         return VERBALISER_ID
+    if config.verbaliser == VERBALISER_V2_ID:
+        return VERBALISER_V2_ID
     return f"{LLM_VERBALISER_ID}[{'+'.join(p for p in LLM_PARTS if p in config.llm_writes())}]:{config.llm_model}"

@@ -120,6 +120,24 @@ class RubricKind:
         """How the template query states it ("made of Plastic", "cost no more than $20")."""
         raise NotImplementedError
 
+    def stated_in(self, rubric: RubricLike, text: str) -> bool | None:
+        """Whether `text` states the rubric when the type's own wording decides, else None.
+
+        A bound decides by its direction and unit in any wording ("4 stars or higher"); None leaves it
+        to the value forms, which validation/semantic.py counts.
+        """
+        return None
+
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        """How template-v2 states it (stages/verbalise_v2.py); defaults to the template-v1 phrase.
+
+        Args:
+            rubric: the query rubric.
+            table: the field table.
+            rng: the verbalisation stage's generator (types with several wordings draw from it).
+        """
+        return self.query_phrase(rubric, table)
+
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
         """The (key, value) a persona rubric takes under `product_requirements`."""
         return table.by_rubric_field(rubric.field).persona_key, plain_value(rubric)

@@ -15,7 +15,10 @@ from rubric_types.base import (SATISFIED, NotSatisfied, RubricKind, RubricLike, 
 from schemas.models import NumericBound
 from stages.features import NUMBER_UNITS, detail_options
 from stages.fields import FieldTable
+from stages.lemmas import states_bound
+from stages.product_naming import natural_type
 from stages.reviews import opinion_overlap, review_text
+from stages.value_phrases import attribute_phrase, exclusion_sentence
 from stages.text import contains_phrase, fill, format_number, join_words, keywords, normalize, tokens
 from stages.vouchers import apply_voucher, describe_budget
 
@@ -109,6 +112,10 @@ class AttributeMatch(RubricKind):
         """The field table's query phrase with the value filled in."""
         return fill(table.by_rubric_field(rubric.field).query_phrase, str(rubric.expected_value))
 
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        """The value as a shopper writes it ("made of faux leather", "for a 6-month-old")."""
+        return attribute_phrase(rubric.field, str(rubric.expected_value), table)
+
 
 @register
 class NumericRange(RubricKind):
@@ -164,6 +171,10 @@ class NumericRange(RubricKind):
     def stated_forms(self, rubric: RubricLike) -> list[str]:
         """The bound in words with its direction ("no more than $20")."""
         return [bound_phrase(rubric.field, rubric.expected_value)]
+
+    def stated_in(self, rubric: RubricLike, text: str) -> bool | None:
+        """The bound's direction, inclusiveness and unit decide, in any wording ("$25 or under", "up to $25")."""
+        return states_bound(text, rubric.field, plain_value(rubric))
 
     def query_phrase(self, rubric: RubricLike, table: FieldTable) -> str:
         """The field's verb and the bound ("cost no more than $20")."""
@@ -222,6 +233,10 @@ class EntityMatch(RubricKind):
         """The product type itself, as the query's subject."""
         return str(rubric.expected_value)
 
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        """The product type in natural form ("a wall clock", "earbuds")."""
+        return natural_type(str(rubric.expected_value))
+
 
 @register
 class NegativeAttribute(RubricKind):
@@ -271,6 +286,10 @@ class NegativeAttribute(RubricKind):
         """The query phrase, e.g. its colour must not be Blue or Red."""
         label = table.by_rubric_field(rubric.field).label
         return f"its {label} must not be " + join_words(list(rubric.expected_value), "or")  # type: ignore[arg-type]
+
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        """A sentence naming the field and its excluded values ("Nothing in green or pink colours, please.")."""
+        return exclusion_sentence(rubric.field, list(rubric.expected_value), table, rng)  # type: ignore[arg-type]
 
     def persona_entry(self, rubric: RubricLike, table: FieldTable) -> tuple[str, str | list[str]]:
         """The key avoid_<persona_key> and the excluded values."""

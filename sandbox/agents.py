@@ -266,11 +266,19 @@ def tool_result_messages(results: list[tuple[Any, str]], role: str) -> list[Chat
 
 DILIGENT_MAX_QUESTIONS = 10
 DILIGENT_MIN_SHARE = 0.05  # ask about a detail field carried by at least this share of the query's top hits
-_BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most)\s+(\$?)([\d,]+(?:\.\d+)?)"
-                    r"\s*(stars?|ratings?)?")
+_BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most|up to)\s+(\$?)([\d,]+(?:\.\d+)?)\s*"
+                    r"(stars?|ratings?|reviews?)?")
+# template-v2's wordings (stages/verbalise_v2.py): "4 stars or higher", "$25 or under", "reviews (at least 100)"
+_BOUND_AFTER = re.compile(r"(?<!orders of )(?<![\d$.,])(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)?\s+or "
+                          r"(more|higher|better|above|under|less|lower)\b(?:\s+(stars?|ratings?|reviews?))?")
+_COUNT_BEFORE = re.compile(r"(?:reviews|ratings) \(at least ([\d,]+)\)")
 _NEGATIVE = re.compile(r"\b[Ii]ts ([a-z][a-z /()-]*?) must not be (.+?)(?:\.(?:\s|$)|$)")
+_NEGATIVE_V2 = (re.compile(r"\b[Aa]ny ([a-z][a-z /()-]*?) but (.+?)(?: is fine)?\.(?:\s|$)"),
+                re.compile(r"\bI don't want (.+?) as the ([a-z][a-z /()-]*?)\.(?:\s|$)"))
+_COLOURS_V2 = re.compile(r"\b(?:Nothing|not have it) in (.+?) colours\b")
 _EXCEPT = re.compile(r"^Any (.+?) is fine except (.+?)\.$")
-_OPINIONS = re.compile(r'reviews should say ((?:"[^"]+"(?:,? and |, )?)+)')
+_OPINIONS = re.compile(r'(?:reviews should say|reviews say|things like|[Rr]eviews should mention) '
+                       r'((?:"[^"]+"(?:,? and |, )?)+)')
 _COUPON = re.compile(r"(?:\$([\d,]+(?:\.\d+)?) off|([\d.]+)% off(?: \(at most \$([\d,]+(?:\.\d+)?)\))?) orders of "
                      r"\$([\d,]+(?:\.\d+)?) or more")
 _PAY = re.compile(r"pay at most \$([\d,]+(?:\.\d+)?) after the coupons")
@@ -289,16 +297,30 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
     The field is told by the unit ($, stars, ratings); a bare number takes `field_hint`.
     """
     out: dict[str, dict[str, Any]] = {}
+
+    def field_of(dollar: str, unit: str) -> str | None:
+        return ("price" if dollar else "average_rating" if unit.startswith("star")
+                else "rating_number" if unit.startswith(("rating", "review")) else field_hint)
+
     for word, dollar, number, unit in _BOUND.findall(text):
-        field = ("price" if dollar else "average_rating" if unit.startswith("star")
-                 else "rating_number" if unit.startswith("rating") else field_hint)
+        field = field_of(dollar, unit)
         if field is None:
             continue
         bound = out.setdefault(field, {})
         if word in ("at least", "more than"):
             bound.update(min=_number(number), min_inclusive=word == "at least")
         else:
-            bound.update(max=_number(number), max_inclusive=word in ("no more than", "at most"))
+            bound.update(max=_number(number), max_inclusive=word in ("no more than", "at most", "up to"))
+    for dollar, number, unit, word, unit_after in _BOUND_AFTER.findall(text):
+        field = field_of(dollar, unit or unit_after)
+        if field is None:
+            continue
+        if word in ("more", "higher", "better", "above"):
+            out.setdefault(field, {}).update(min=_number(number), min_inclusive=True)
+        else:
+            out.setdefault(field, {}).update(max=_number(number), max_inclusive=True)
+    for number in _COUNT_BEFORE.findall(text):
+        out.setdefault("rating_number", {}).update(min=_number(number), min_inclusive=True)
     return out
 
 
@@ -344,7 +366,10 @@ def _read_query(query: str, table: FieldTable, learned: _Learned) -> None:
     if learned.budget:
         learned.bounds.pop("price", None)  # "pay at most $7 after the coupons" is the budget, not a price bound
     labels = _field_by_label(table)
-    for label, values in _NEGATIVE.findall(query):
+    found = _NEGATIVE.findall(query) + _NEGATIVE_V2[0].findall(query)
+    found += [(label, values) for values, label in _NEGATIVE_V2[1].findall(query)]
+    found += [("colour", values) for values in _COLOURS_V2.findall(query)]
+    for label, values in found:
         if label.casefold() in labels:
             learned.excluded.append((labels[label.casefold()], _split_values(values)))
     m = _OPINIONS.search(query)

@@ -95,6 +95,8 @@ REASON_FIELDS: dict[str, tuple[str, ...]] = {
                                  "clarification_fields"),
     "exclusion_excludes_nothing": ("field", "excluded"),
     "no_product_type": ("title",),
+    "query_without_product_type": ("query_fields",),
+    "query_names_other_product_type": ("rubric_id", "value", "expected", "text"),
     "hidden_value_in_query": ("rubric_id", "field", "value", "text", "span"),
     "implicit_value_in_query": ("rubric_id", "field", "value", "text", "span"),
     "persona_noise_leak": ("rubric_id", "field", "value", "text"),

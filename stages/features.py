@@ -230,6 +230,7 @@ def extract_features(
     vocabulary: dict[str, dict[str, list[str]]] | None = None, reviews: list[dict[str, Any]] | None = None,
     opinions: list[dict[str, Any]] | None = None, value_support: Callable[[str, str], int] | None = None,
     min_value_support: int = MIN_VALUE_SUPPORT, rejected_values: dict[str, dict[str, str]] | None = None,
+    clear_opinions: bool = False,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -253,6 +254,8 @@ def extract_features(
             values fewer than `min_value_support` products carry). None keeps the old behaviour.
         min_value_support: see stages.vocabulary.MIN_VALUE_SUPPORT.
         rejected_values: when given, filled with {rubric field: {value: reason}} of the dropped options.
+        clear_opinions: extracted opinions only from review clauses that state a clear, complete opinion
+            (stages.reviews.clear_opinion; template-v2, issue #14). False keeps template-v1's opinions.
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
@@ -315,7 +318,7 @@ def extract_features(
     if intent.review_opinions:
         # An LLM build passes the opinions its model phrased (already checked against the reviews).
         if opinions is None:
-            opinions = extract_opinions(reviews or [], intent.review_opinions, rng)
+            opinions = extract_opinions(reviews or [], intent.review_opinions, rng, clear_only=clear_opinions)
         if len(opinions) < intent.review_opinions:
             dropped["review"] = "no_reviews"
         for op in opinions:

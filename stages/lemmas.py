@@ -54,3 +54,114 @@ def lemma_key(phrase: str) -> tuple[frozenset[str], ...]:
 def same_phrase(a: tuple[frozenset[str], ...], b: tuple[frozenset[str], ...]) -> bool:
     """True when two lemma keys read alike: as many words, each pair sharing a lemma ("made of" = "make of")."""
     return len(a) == len(b) and all(x & y for x, y in zip(a, b))
+
+
+# --------------------------------------------------------------------------------------------------
+# Whether a text states a value: shared by the query check (validation/semantic.py) and the leakage
+# checks (validation/leakage.py), so a paraphrase that states a value also leaks it (issue #14).
+
+# Extra tokens a value's content words may be spread over: "mounted on a wall" states "Wall Mount".
+SPREAD = 3
+
+
+def _content(phrase: str) -> list[frozenset[str]]:
+    from stages.text import STOPWORDS, tokens
+
+    return [lemmas(t) for t in tokens(phrase) if t not in STOPWORDS]
+
+
+def stated_count(text: str, phrase: str) -> int:
+    """How many times `text` states `phrase` by its content words.
+
+    Each word (as a lemma, in any order) must occur within len(words) + SPREAD tokens of text
+    ("mounted on a wall" states "Wall Mount"; "it runs a size small" does not state "true to size",
+    it lacks "true").
+
+    A phrase holding a number is stated only contiguously (stages.text.count_phrase): "4.5 stars"
+    must not be assembled from a 4.5 and a star far apart. A phrase of stopwords only, likewise.
+
+    >>> stated_count("I'd like it to be mounted on a wall.", "Wall Mount")
+    1
+    >>> stated_count("it runs a size small", "true to size")
+    0
+    """
+    from stages.text import count_phrase, tokens
+
+    want = _content(phrase)
+    if not want or any(t[0].isdigit() for t in tokens(phrase)):
+        return count_phrase(text, phrase)
+    have = [lemmas(t) for t in tokens(text)]
+    width = len(want) + SPREAD
+    count, i = 0, 0
+    while i < len(have):
+        if have[i] & want[0] or any(have[i] & w for w in want[1:]):
+            window = have[i:i + width]
+            if all(any(h & w for h in window) for w in want):
+                count += 1
+                # the next statement starts after this one's last word
+                i += max(min(j for j, h in enumerate(window) if h & w) for w in want) + 1
+                continue
+        i += 1
+    return count
+
+
+def states_phrase(text: str, phrase: str) -> bool:
+    """True when `text` holds `phrase` as whole tokens or states its content words (`stated_count`)."""
+    from stages.text import contains_phrase
+
+    return contains_phrase(text, phrase) or stated_count(text, phrase) > 0
+
+
+# How a text bounds a number: (direction, inclusive) per phrase before or after the number with its unit.
+_BEFORE = {("at", "least"): ("min", True), ("minimum",): ("min", True), ("no", "fewer", "than"): ("min", True),
+           ("no", "less", "than"): ("min", True), ("more", "than"): ("min", False), ("over",): ("min", False),
+           ("above",): ("min", False), ("higher", "than"): ("min", False),
+           ("no", "more", "than"): ("max", True), ("at", "most"): ("max", True), ("up", "to"): ("max", True),
+           ("maximum",): ("max", True), ("max",): ("max", True), ("within",): ("max", True),
+           ("less", "than"): ("max", False), ("under",): ("max", False), ("below",): ("max", False)}
+_AFTER = {("or", "more"): ("min", True), ("or", "higher"): ("min", True), ("or", "better"): ("min", True),
+          ("or", "above"): ("min", True), ("and", "up"): ("min", True), ("or", "over"): ("min", True),
+          ("or", "less"): ("max", True), ("or", "under"): ("max", True), ("or", "lower"): ("max", True),
+          ("or", "cheaper"): ("max", True)}
+# A count of ratings is said as ratings or as reviews.
+BOUND_UNITS = {"price": ("dollar",), "average_rating": ("star",), "rating_number": ("rating", "review")}
+
+
+def states_bound(text: str, field: str, bound: dict) -> bool:
+    """True when `text` states every end of a numeric bound with its unit and direction, however worded.
+
+    "at least 4 stars", "4 stars or higher", "$25 or under", "up to $25", "plenty of reviews (at least
+    100)", "100 or more ratings". The direction must be the bound's and so must its inclusiveness:
+    "under $25" states max 25 exclusive, not "no more than $25".
+
+    Args:
+        text: the text.
+        field: price, average_rating or rating_number.
+        bound: {"min"|"max": number, "min_inclusive"|"max_inclusive": bool}.
+    """
+    from stages.text import format_number, tokens
+
+    t = list(tokens(text))
+    units = BOUND_UNITS.get(field, ())
+    for end in ("min", "max"):
+        if bound.get(end) is None:
+            continue
+        want = (end, bool(bound.get(f"{end}_inclusive", True)))
+        number = tokens(format_number(float(bound[end])))[0]
+        if not any(_bounded_at(t, i, units, want) for i, tok in enumerate(t) if tok == number):
+            return False
+    return True
+
+
+def _bounded_at(t: list[str], i: int, units: tuple[str, ...], want: tuple[str, bool]) -> bool:
+    """Whether the number at t[i] carries its unit and the wanted direction ("at least 4 stars")."""
+    # the longest phrase ending just before the number decides: "no more than" ends in "more than"
+    before = max((p for p in _BEFORE if tuple(t[max(0, i - len(p)):i]) == p), key=len, default=None)
+    unit_after = next((j for j in range(i + 1, min(i + 4, len(t))) if t[j] in units), None)
+    if unit_after is not None:
+        after = [d for p, d in _AFTER.items()
+                 if tuple(t[unit_after + 1:unit_after + 1 + len(p)]) == p or tuple(t[i + 1:i + 1 + len(p)]) == p]
+        return want in after or (before is not None and _BEFORE[before] == want)
+    # "plenty of reviews (at least 100)": the unit just before the direction phrase
+    return (before is not None and _BEFORE[before] == want and i - len(before) - 1 >= 0
+            and t[i - len(before) - 1] in units)

@@ -51,13 +51,48 @@ def opinion_clauses(text: str) -> list[str]:
     return out
 
 
-def extract_opinions(reviews: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
+# What a clear, complete opinion cannot open with: a word that hangs it on the sentence it was cut from
+# ("which is a great experience", "so good for walking", "just a good") or a person as its subject ("He love
+# it", "My toddler loves his new shoes": about the buyer's family, not the product).
+_DANGLING_START = frozenset(
+    "which that who whom whose so just too even as because since when if though although while then "
+    "or plus especially than he she they we you him her them his their our your my".split())
+# ... nor end with: an article, a preposition, a conjunction or a verb still waiting for its object.
+_DANGLING_END = frozenset(
+    "a an the and or but so to of for with in on at by from my your his her their our its is are was were be "
+    "very really too just as than that which this these".split())
+_ARTICLES = frozenset({"a", "an", "the"})
+
+
+def clear_opinion(phrase: str) -> bool:
+    """True when a fragment states a clear, complete opinion a shopper could ask for.
+
+    Refused: fragments cut from a longer sentence ("which is a great experience", "so good for walking",
+    "just a good"), an article then one last word ("just a good", "a great"), and fragments about a person
+    rather than the product ("He love it").
+
+    >>> [clear_opinion(p) for p in ("He love it", "just a good", "so good for walking", "fits perfectly in my ear")]
+    [False, False, False, True]
+    """
+    words = [w.strip("\"'“”‘’").lower() for w in phrase.split()]
+    words = [w for w in words if w]
+    if len(words) < MIN_WORDS or words[0] in _DANGLING_START or words[-1] in _DANGLING_END:
+        return False
+    if words[-2] in _ARTICLES and words[-1] in OPINION_WORDS:  # "just a good": the article's noun is missing
+        return False
+    return True
+
+
+def extract_opinions(reviews: list[dict[str, Any]], n: int, rng: random.Random, *,
+                     clear_only: bool = False) -> list[dict[str, Any]]:
     """Up to `n` distinct opinions, each {"phrase", "review_ids"}.
 
     Args:
         reviews: the target's reviews as reviews.parquet rows (review_id, rating, title, text, helpful_vote).
         n: opinions wanted.
         rng: the candidate's seeded generator (picks among a review's clauses).
+        clear_only: keep only clauses that state a clear, complete opinion (`clear_opinion`); template-v2
+            builds ask for it. False keeps the first behaviour, so template-v1 splits regenerate byte for byte.
 
     Returns:
         Fewer than `n` items when the reviews do not support more; the caller rejects the
@@ -69,6 +104,8 @@ def extract_opinions(reviews: list[dict[str, Any]], n: int, rng: random.Random) 
     chosen: list[dict[str, Any]] = []
     for review in eligible:
         clauses = opinion_clauses(review["text"])
+        if clear_only:
+            clauses = [c for c in clauses if clear_opinion(c)]
         rng.shuffle(clauses)
         for clause in clauses:
             if any(keywords(clause) <= keywords(c["phrase"]) or keywords(c["phrase"]) <= keywords(clause)

@@ -1,6 +1,7 @@
 """Stage 5, verbalisation: locked rubrics -> user query, persona and clarification script (offline templates).
 
-The template verbaliser is the default: deterministic, no network; implicit requirements are
+The persona and clarification writers serve both offline verbalisers; `write_query` is template-v1's query
+(template-v2's is stages/verbalise_v2.py, the default). Deterministic, no network; implicit requirements are
 stated through the curated cues of cues.toml. It can only phrase what the
 locked rubrics fix; stages 6 and 7 check the text it writes, exactly as they will check an LLM's.
 """

@@ -26,6 +26,9 @@ from typing import Any
 # missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
 # the optional LLM judge failed the task / could not score it). llm_* at stage 5 also end stage-2
 # opinion calls (the rejection's stage says where).
+# Stage 5's query_without_product_type: template-v2 names the product type in every query and the target has no
+# entity rubric; stage 7's query_names_other_product_type: the query's first product noun is not the entity
+# rubric's ("RCA headphones" for an RCA audio cable, issue #14).
 # Stage 7's oracle_failed comes from the build's construction check (pipeline/agent_check.py):
 # the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
@@ -37,14 +40,15 @@ REASONS: dict[int, tuple[str, ...]] = {
     3: ("partition_infeasible", "query_not_searchable"),
     4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target", "persona_not_needed",
         "clarification_not_needed", "exclusion_excludes_nothing"),
-    5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue"),
+    5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue",
+        "query_without_product_type"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted",
         "slot_incomplete", "slot_unreachable", "slot_collision"),
     7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement",
         "clarification_not_revealed", "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large",
         "query_surface_missing",
         "query_surface_unanchored", "query_surface_mismatch", "judge_rejected", "judge_unscored",
-        "oracle_failed"),
+        "oracle_failed", "query_names_other_product_type"),
 }
 STAGE_NAMES = {0: "split_record", 1: "catalog_sampling", 2: "feature_extraction", 3: "three_source_split",
                4: "locked_rubrics", 5: "verbalisation", 6: "leakage_checks", 7: "semantic_validation"}

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from rubric_types import RubricLike, as_rubrics, as_spec, kind_of
 from schemas.models import Rubric
 from stages.fields import FieldTable
+from stages.lemmas import states_phrase
 from stages.replies import reply_states, spoken_forms
 from stages.text import contains_phrase, find_phrase, normalize
 from stages.verbalise import noise_whitelist, persona_vocab
@@ -36,8 +37,35 @@ def leak_forms(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> lis
     ("6-month-old" for "6 - 6 months").
     """
     typed = as_spec(rubric)
-    return ([s for form in rubric_forms(typed) for s in table.spellings(form)]
-            + spoken_forms(typed.expected_value, typed.field))
+    forms = rubric_forms(typed)
+    if typed.field == "rating_number":  # ratings are said as reviews too
+        forms += [f.replace(" ratings", " reviews") for f in forms]
+    return [s for form in forms for s in table.spellings(form)] + spoken_forms(typed.expected_value, typed.field)
+
+
+def states_value(text: str, form: str, table: FieldTable) -> bool:
+    """True when `text` states a value form in any of its field-table spellings.
+
+    As whole tokens or by its content words (stages.lemmas: "mounted on a wall" states "Wall Mount").
+    The one rule the query check (stage 7) and the leakage checks (stage 6) share, so a paraphrase that
+    states a value also leaks it.
+    """
+    return any(states_phrase(text, s) for s in table.spellings(form))
+
+
+def reply_reveals(reply: str, rubric: RubricLike, table: FieldTable) -> bool:
+    """True when a clarification reply reveals its rubric.
+
+    As stages.replies.reply_states reads it (the value's forms or its spoken form), a bound in any
+    wording ("at least 500 reviews" for 500 ratings), or every value form by its content words ("I'd
+    like it to be mounted on a wall." for Wall Mount).
+    """
+    if reply_states(reply, rubric.expected_value, rubric.field):
+        return True
+    said = kind_of(rubric).stated_in(rubric, reply)
+    if said is not None:
+        return said
+    return all(states_value(reply, f, table) for f in rubric_forms(rubric))
 
 
 def _noise_values(persona: dict[str, Any]) -> list[tuple[str, str]]:
@@ -73,7 +101,7 @@ def check_leakage(task: dict[str, Any], table: FieldTable) -> list[Finding]:
         else:
             continue
         for form in leak_forms(r, table):
-            if contains_phrase(query, form):
+            if states_phrase(query, form):
                 findings.append(Finding(reason, f"{what} in the query as {form!r}",
                                         {"rubric_id": r.id, "field": r.field, "value": form, "text": query,
                                          "span": find_phrase(query, form)}))
@@ -141,7 +169,7 @@ def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, A
         if label and normalize(label) not in distinct:
             problems.append(f"lacks the field's own name {label!r} among its keywords")
         for r in (r for r in linked if r is not None):
-            if not reply_states(slot["user_response"], r.expected_value, r.field):
+            if not reply_reveals(slot["user_response"], r, table):
                 problems.append(f"reply does not contain the value of {r.id}")
         for p in problems:
             findings.append(Finding("slot_incomplete", f"slot {slot['slot_id']} {p}",

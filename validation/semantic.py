@@ -13,14 +13,16 @@ from typing import Any
 
 from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from schemas.models import Rubric
-from stages.replies import reply_states
+from stages.lemmas import lemmas, stated_count
+from stages.product_naming import named_type, type_words
+from stages.replies import spoken_forms
 from stages.fields import FieldTable
 from stages.hashing import digest
 from stages.rubrics import rubric_lock
-from stages.text import contains_phrase, count_phrase
+from stages.text import contains_phrase, count_phrase, tokens
 from validation.answer_set import CatalogIndex
 from validation.findings import Finding
-from validation.leakage import rubric_forms
+from validation.leakage import reply_reveals, rubric_forms
 
 
 def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] | None = None) -> list[Finding]:
@@ -45,7 +47,7 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
                 findings.append(Finding("implicit_cue_missing", f"implicit rubric {r.id} ({r.field}) has no cue "
                                         "in the query", {"rubric_id": r.id, "cue": cues.get(r.id), "text": query}))
         elif r.info_source == "query":
-            missing = _unstated(r, forms, rubrics, implicit, query)
+            missing = _unstated(r, forms, rubrics, implicit, query, table)
             if missing:
                 findings.append(Finding("query_missing_requirement",
                                         f"query rubric {r.id} ({r.field}) value {missing[0]!r} is not in the query",
@@ -59,12 +61,20 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
                                          "value": value, "found": requirements.get(key)}))
         else:
             revealing = [s["slot_id"] for s in slots if r.id in s["linked_rubric_ids"]
-                         and reply_states(s["user_response"], r.expected_value, r.field)]
+                         and reply_reveals(s["user_response"], r, table)]
             if len(revealing) != 1:
                 findings.append(Finding("clarification_not_revealed",
                                         f"clarification rubric {r.id} ({r.field}) is revealed by "
                                         f"{len(revealing)} slots, not exactly one",
                                         {"rubric_id": r.id, "field": r.field, "slot_ids": revealing}))
+    drift = product_type_drift(query, rubrics, implicit, cues)
+    if drift is not None:
+        entity = next(r for r in rubrics if r.info_source == "query" and kind_of(r).query_role == "subject")
+        findings.append(Finding("query_names_other_product_type",
+                                f"the query names {drift!r}, but the product is {entity.expected_value!r} "
+                                f"({entity.id})",
+                                {"rubric_id": entity.id, "value": drift, "expected": entity.expected_value,
+                                 "text": query}))
     keys = {kind_of(r).persona_entry(r, table)[0] for r in rubrics if r.info_source == "persona"}
     extra = sorted(set(requirements) - keys)
     if extra:
@@ -125,19 +135,57 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
 
 
 def _unstated(rubric: Rubric, forms: list[str], rubrics: list[Rubric], implicit: set[str],
-              query: str) -> list[str]:
+              query: str, table: FieldTable) -> list[str]:
     """The forms of a query rubric the query does not state on their own.
 
-    A bound must appear with its direction and unit ("at least 4.5 stars"), so "$4.5" does not
-    stand for a rating. A value must occur more often than it occurs inside the other query
-    rubrics' values, so "Blue" inside "Dark Blue" does not stand for a dropped colour.
+    A bound must appear with its direction and unit, in any wording ("at least 4.5 stars", "4.5 stars or
+    higher"), so "$4.5" does not stand for a rating. A value is stated by its content words in any of the
+    field's spellings (stages.lemmas: "mounted on a wall" states "Wall Mount", "it runs a size small" does
+    not state "true to size") or by its spoken form ("for ages 4 to 12"), and must be stated more often
+    than inside the other query rubrics' values, so "Blue" inside "Dark Blue" does not stand for a
+    dropped colour.
     """
-    stated = kind_of(rubric).stated_forms(rubric)
-    if stated != forms:  # a bound: its phrase with direction and unit, found as a whole
-        return [p for p in stated if not contains_phrase(query, p)]
+    kind = kind_of(rubric)
+    said = kind.stated_in(rubric, query)
+    if said is not None:  # a bound: its own wording decides
+        return [] if said else kind.stated_forms(rubric)
+    if any(contains_phrase(query, f) for f in spoken_forms(rubric.expected_value, rubric.field)):
+        return []
     others = [f for o in rubrics if o.info_source == "query" and o.id != rubric.id and o.id not in implicit
               for f in rubric_forms(o)]
-    return [f for f in forms if count_phrase(query, f) <= sum(count_phrase(o, f) for o in others)]
+
+    def count(text: str, form: str) -> int:
+        return max(max(count_phrase(text, s), stated_count(text, s)) for s in table.spellings(form))
+
+    return [f for f in forms if count(query, f) <= sum(count(o, f) for o in others)]
+
+
+def product_type_drift(query: str, rubrics: list[Rubric], implicit: set[str],
+                       cues: dict[str, str] | None = None) -> str | None:
+    """The product noun a query names instead of its entity rubric's ("headphones" for an audio cable), or None.
+
+    The query's first product noun phrase must hold a word of the entity (stages.product_naming.named_type);
+    words the query spends on other requirements (a compatible device "Headphones" of an earpad, a cue)
+    are not read as the product's name, unless the requirement's value is the type's own word: an excluded
+    form factor "Case" of a case must not hide the "case" the query names it by.
+    """
+    entity = next((r for r in rubrics if r.info_source == "query" and kind_of(r).query_role == "subject"), None)
+    if entity is None:
+        return None
+    spans = [f for r in rubrics if r.info_source == "query" and r.id != entity.id and r.id not in implicit
+             for f in rubric_forms(r) if isinstance(f, str)]
+    spans += [c for rid, c in (cues or {}).items() if rid in implicit]
+    toks = tokens(query)
+    own = type_words(str(entity.expected_value))
+    skip: set[int] = set()
+    for span in spans:
+        n = tokens(span)
+        if all(lemmas(t) & own for t in n):
+            continue
+        for i in range(len(toks) - len(n) + 1):
+            if n and toks[i:i + len(n)] == n:
+                skip.update(range(i, i + len(n)))
+    return named_type(query, str(entity.expected_value), frozenset(skip))
 
 
 def semantic_findings(task: dict[str, Any], table: FieldTable, index: CatalogIndex, cues: dict[str, str] | None,

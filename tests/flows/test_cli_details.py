@@ -34,7 +34,7 @@ def test_version_prints_the_installed_version():
 
 
 @pytest.mark.parametrize(("command", "choices"), [
-    ("build", ["<template|llm>", "<threads|dask>"]),
+    ("build", ["<template-v2|template-v1|template|llm>", "<threads|dask>"]),
     ("run-agent", ["<oracle|null|llm|diligent>", "<scripted|llm>"]),
     ("export", ["<usersimcrs|dialoguekit>"]),
 ])

@@ -65,7 +65,7 @@ def test_ctrl_c_stops_a_build_and_the_runs_logs_are_in_prefect(sample_catalog, t
     assert sorted(r["state"] for r in runs) == ["COMPLETED", "FAILED"]
     for run in runs:
         assert run["name"] == "sig-v1"
-        assert {"split:sig", "version:v1", "intent:product_search", "verbaliser:template"} <= set(run["tags"])
+        assert {"split:sig", "version:v1", "intent:product_search", "verbaliser:template-v2"} <= set(run["tags"])
     done = next(r for r in runs if r["state"] == "COMPLETED")
     assert any(m.startswith("batch 1/") for m in done["logs"]) and any("from the cache" in m for m in done["logs"])
     stopped = next(r for r in runs if r["state"] == "FAILED")

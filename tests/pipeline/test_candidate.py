@@ -37,10 +37,24 @@ def test_no_query_states_a_persona_or_clarification_value(accepted_tasks):
     assert leaks == []
 
 
-def test_the_query_states_every_explicit_query_value(accepted_tasks):
+def test_the_query_states_every_explicit_query_value(accepted_tasks, rich_catalog):
+    # template-v2 (the default) paraphrases: a bound in its own wording ("4 stars or higher"), an age as it is
+    # said ("for a 6-year-old"), a value by its content words; stage 7's shared rule reads them (issue #14)
+    from rubric_types import as_rubric, kind_of
+    from stages.replies import spoken_forms
+    from validation.leakage import states_value
+
+    def stated(query: str, record: dict) -> bool:
+        r = as_rubric(record)
+        said = kind_of(r).stated_in(r, query)
+        if said is not None:
+            return said
+        return (any(contains_phrase(query, s) for s in spoken_forms(r.expected_value, r.field))
+                or all(states_value(query, f, rich_catalog.table) for f in rubric_forms(r)))
+
     missing = [(t["id"], r["id"]) for t in accepted_tasks for r in t["rubrics"]
                if r["info_source"] == "query" and r["id"] not in t["implicit_rubric_ids"]
-               for form in rubric_forms(r) if not contains_phrase(t["user_query"], form)]
+               and not stated(t["user_query"], r)]
     assert missing == []
 
 

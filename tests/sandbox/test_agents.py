@@ -272,3 +272,17 @@ def test_the_oracle_that_never_reads_the_profile_never_calls_get_user_profile(sa
     record = run_ablated_oracle(Episode(sandbox_catalog, task), sandbox_catalog.table, "oracle_no_profile")
     assert record["get_profile_calls"] == 0
     assert set(record["unrevealed"]) == {r["id"] for r in task["rubrics"] if r["info_source"] == "persona"}
+
+
+def test_the_diligent_agent_reads_template_v2_bounds():
+    text = ("It should be well rated (4 stars or more) with plenty of reviews (at least 100). "
+            "I'd like to keep it to $25 or under.")
+    assert numeric_bounds(text) == {"average_rating": {"min": 4.0, "min_inclusive": True},
+                                    "rating_number": {"min": 100.0, "min_inclusive": True},
+                                    "price": {"max": 25.0, "max_inclusive": True}}
+    assert numeric_bounds("popular, with 50 or more ratings; my budget is up to $15") == {
+        "rating_number": {"min": 50.0, "min_inclusive": True}, "price": {"max": 15.0, "max_inclusive": True}}
+
+
+def test_a_coupon_threshold_is_no_price_floor_for_the_diligent_agent():
+    assert numeric_bounds("a shop coupon for $2 off orders of $16 or more") == {}

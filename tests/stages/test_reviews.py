@@ -121,3 +121,34 @@ def test_an_opinion_of_a_positive_review_is_never_a_negated_clause(full_catalog)
     negated = [op["phrase"] for asin, reviews in full_catalog.reviews.items()
                for op in extract_opinions(reviews, 2, random.Random(asin)) if NEGATION.search(op["phrase"])]
     assert negated == []
+
+
+# ---- the clear-opinion filter (issue #14): fragments quoted from the shared-data split ------------------
+
+from stages.reviews import clear_opinion, opinion_clauses  # noqa: E402
+
+
+@pytest.mark.parametrize("fragment", ["He love it", "just a good", "so good for walking", "which is a great experience",
+                                      "My toddler LOVES his new blue shoes", "She said he loves it"])
+def test_a_fragment_cut_from_its_sentence_or_about_a_person_is_no_clear_opinion(fragment):
+    assert not clear_opinion(fragment)
+
+
+@pytest.mark.parametrize("phrase", ["fits perfectly in my ear", "battery lasts all day", "great quality for the price",
+                                    "very comfortable to wear", "Every bit as good as the Garmin band"])
+def test_a_complete_opinion_about_the_product_is_clear(phrase):
+    assert clear_opinion(phrase)
+
+
+def test_clear_only_draws_no_dangling_fragment_from_a_review_that_holds_them():
+    review = {"review_id": "R1", "rating": 5.0, "helpful_vote": 0, "title": "",
+              "text": "My son got these shoes. He love it, which is a great experience. The sole feels really soft."}
+    assert {"He love it", "which is a great experience"} <= set(opinion_clauses(review["text"]))
+    drawn = extract_opinions([review], 1, random.Random(0), clear_only=True)
+    assert [o["phrase"] for o in drawn] == ["sole feels really soft"]
+
+
+def test_without_clear_only_the_first_behaviour_stays_for_template_v1(full_catalog):
+    reviews = reviews_of(full_catalog, KEYBOARD)
+    first = extract_opinions(reviews, 2, random.Random(0))
+    assert first == extract_opinions(reviews, 2, random.Random(0), clear_only=False)
