@@ -18,6 +18,7 @@ from pipeline.candidate import STAGES, CandidateState, build_candidate
 from stages.fields import FIELD_TABLE, load_field_table
 from validation.answer_set import CatalogIndex
 from stages.verbalise import OPENERS
+from stages.verbalise_v2 import OPENERS as OPENERS_V2
 
 NEW_ROW = '''
 [fields."Included Components"]
@@ -61,7 +62,8 @@ def _carries(product, key: str) -> bool:
 
 
 def _opener(query: str) -> str:
-    return next(o for o in OPENERS if query.startswith(o))
+    """The sentence opener a query starts with, of either template verbaliser (v2's openers end at "{s}")."""
+    return next(o for o in OPENERS + tuple(o.split("{s}")[0] for o in OPENERS_V2) if query.startswith(o))
 
 
 def _background(task):
