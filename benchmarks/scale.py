@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 PY = sys.executable
 ECOMBENCH = str(Path(PY).parent / "ecombench")
-STEPS = ("stage", "cli", "naive", "parse", "build", "answers")
+STEPS = ("stage", "native", "cli", "naive", "parse", "build", "answers")
 SECTION = "## Scale: ingest, build and answer sets on generated catalogs (issue 6)"
 PREFECT_ENV = {"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
@@ -163,8 +163,8 @@ def measure(name: str, cmd: list[str], *, env: dict | None = None, timeout: floa
 # ------------------------------------------------------------------------------ the readers (child side)
 
 
-def child_stage(meta: str, reviews: str, out: str, workers: str) -> None:
-    """`write_catalog_snapshot` on one catalog; prints the counts as JSON."""
+def child_stage(meta: str, reviews: str, out: str, workers: str, reader: str = "python") -> None:
+    """`write_catalog_snapshot` on one catalog with `reader` (python or native); prints the counts as JSON."""
     from catalog.ingest import write_catalog_snapshot
 
     shutil.rmtree(out, ignore_errors=True)
@@ -177,7 +177,7 @@ def child_stage(meta: str, reviews: str, out: str, workers: str) -> None:
             print(f"{name}: {lines:,} lines, {time.perf_counter() - t0:.0f} s", flush=True)
 
     manifest = write_catalog_snapshot([meta], [reviews], out, workers=int(workers) if workers != "auto" else None,
-                                      progress=progress)
+                                      progress=progress, reader=reader)
     print(json.dumps(manifest["counts"]))
 
 
@@ -345,6 +345,19 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
         steps["stage"] = measure(f"ecombench ingest (stage, workers={args.workers})",
                                  [*me, "_stage", meta, reviews, str(snap), str(args.workers)],
                                  log_path=base / "stage.log")
+    if "native" in args.steps:
+        # The native reader (DuckDB, catalog.native) into a scratch snapshot; its content equals the stage's
+        # (tests/catalog/test_native.py), checked here too when both ran.
+        scratch = base / "snapshot-native"
+        steps["native"] = measure(f"ecombench ingest (stage, native reader, workers={args.workers})",
+                                  [*me, "_stage", meta, reviews, str(scratch), str(args.workers), "native"],
+                                  log_path=base / "native.log")
+        if steps["native"]["returncode"] == 0 and (snap / "products.parquet").is_file():
+            import pyarrow.parquet as pq
+
+            steps["native"]["same_products"] = pq.read_table(snap / "products.parquet").equals(
+                pq.read_table(scratch / "products.parquet"))
+        shutil.rmtree(scratch, ignore_errors=True)
     if "cli" in args.steps:
         cli_out = base / "snapshot-cli"
         shutil.rmtree(cli_out, ignore_errors=True)
@@ -361,7 +374,7 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
         if not args.keep:
             for p in base.glob("naive.db*"):
                 p.unlink()
-    for key in ("stage", *(f"stage-w{w}" for w in args.also_workers), "cli", "naive", "parse"):
+    for key in ("stage", *(f"stage-w{w}" for w in args.also_workers), "native", "cli", "naive", "parse"):
         if key in steps and steps[key]["returncode"] == 0:
             steps[key]["products_per_s"] = round(n / steps[key]["wall_s"])
             steps[key]["mb_per_s"] = round(raw_bytes / 1e6 / steps[key]["wall_s"], 1)
@@ -409,12 +422,14 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
                f"{r.get('argv', '')}`" for r in rows), "",
              "| size | reviews | input gz / raw | reader | throughput | wall | CPU | peak RSS | load |",
              "|---|---|---|---|---|---|---|---|---|"]
-    names = [("stage", "ecombench ingest (stage)"), ("cli", "ecombench ingest (CLI, with Prefect)"),
+    names = [("stage", "ecombench ingest (stage, python reader)"),
+             ("native", "ecombench ingest (stage, native reader)"),
+             ("cli", "ecombench ingest (CLI, with Prefect)"),
              ("naive", "naive json.loads → SQLite"), ("parse", "orjson parse-only")]
     for r in rows:
         extra = [(k, f"ecombench ingest (stage, workers={k.removeprefix('stage-w')})")
                  for k in r["steps"] if k.startswith("stage-w")]
-        for key, name in [*names[:1], *extra, *names[1:]]:
+        for key, name in [*names[:1], *extra, *names[1:]]:  # stage (python), its worker counts, native, ...
             s = r["steps"].get(key)
             if not s:
                 continue
@@ -423,8 +438,9 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
                          f"| {_fmt(s, 'load')} |")
     lines += ["", "Speed of the stage ingest relative to the other readers: wall-time ratio (the targets: >= 8x naive, "
               ">= 0.5x parse-only) and, in brackets, CPU-seconds ratio, which other jobs on the machine disturb less.",
-              "", "| size | stage ingest vs naive | vs orjson parse-only | build, 1,000 candidates | accepted "
-              "| index build | answer set per task |", "|---|---|---|---|---|---|---|"]
+              "", "| size | stage ingest vs naive | vs orjson parse-only | native reader vs naive "
+              "| vs orjson parse-only | build, 1,000 candidates | accepted | index build | answer set per task |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         st = r["steps"]
 
@@ -436,6 +452,7 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
 
         ans = (st.get("answers") or {}).get("result") or {}
         lines.append(f"| {r['size']} | {ratio('stage', 'naive')} | {ratio('stage', 'parse')} | "
+                     f"{ratio('native', 'naive')} | {ratio('native', 'parse')} | "
                      f"{_fmt(st.get('build'), 'wall')} | {(st.get('build') or {}).get('accepted_tasks', '–')} | "
                      f"{ans.get('index_build_s', '–')} s | {ans.get('answer_set_ms_per_task', '–')} ms |")
     lines += ["", "Per-step commands, logs and raw figures: `<work>/results-<size>.json` and `<work>/<size>/*.log` "

@@ -195,6 +195,24 @@ def rows_to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBat
     return pa.RecordBatch.from_pylist(rows, schema=schema)
 
 
+READERS = ("python", "native")
+"""`write_catalog_snapshot(reader=...)`: "native" parses blocks through DuckDB (`catalog.native`), "python"
+per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
+
+
+def _convert_native(kind: str, name: str, block: Block, table_path: str) -> Converted:
+    # The native reader's unit of work; a block DuckDB itself fails on (not a rule: its own error) is read
+    # by the Python rules instead, so the snapshot never depends on it.
+    import duckdb
+
+    from catalog.native import convert_block_native
+
+    try:
+        return convert_block_native(kind, name, block, load_field_table(table_path))
+    except duckdb.Error:
+        return _convert_to_batch(kind, name, block, table_path)
+
+
 def _convert_to_batch(kind: str, name: str, block: Block, table_path: str) -> Converted:
     # The unit of work of a worker process: rows go back as one Arrow batch (cheap to pickle).
     conv = convert_block(kind, name, block, load_field_table(table_path))
@@ -319,7 +337,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                            out_dir: str | os.PathLike, *, batch_size: int = 20_000,
                            name: str | None = None, table: FieldTable | None = None,
                            progress: Callable[[str, int], None] | None = None,
-                           workers: int | None = None, block_bytes: int = BLOCK_BYTES) -> dict[str, Any]:
+                           workers: int | None = None, block_bytes: int = BLOCK_BYTES,
+                           reader: str = "python") -> dict[str, Any]:
     """Ingest metadata and review files into a catalog snapshot directory.
 
     Writes `out_dir/` with `products.parquet`, `reviews.parquet` (`catalog.schema.PRODUCT_SCHEMA`
@@ -349,6 +368,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         block_bytes: decompressed bytes per block of lines, the unit of work of a worker;
             smaller blocks spread small inputs over the pool (as tests do). The snapshot is
             the same for any value.
+        reader: "native" (DuckDB's JSON reader, `catalog.native`) or "python" (orjson per record); the
+            snapshot's content is the same (tests/catalog/test_native.py), the manifest records which ran.
 
     Returns:
         The manifest dict (also written to `manifest.json`).
@@ -356,7 +377,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     Raises:
         FileNotFoundError: an input file is missing (nothing is written).
         FileExistsError: `out_dir` already exists (it is left untouched).
-        ValueError: `batch_size`, `workers` or `block_bytes` is below 1.
+        ValueError: `batch_size`, `workers` or `block_bytes` is below 1, or `reader` is not one of `READERS`.
         InputError: a metadata file yields no product (empty, binary, every record bad); nothing is written.
     """
     out = Path(out_dir)
@@ -370,6 +391,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if block_bytes < 1:
         raise ValueError(f"block_bytes must be at least 1, got {block_bytes}")
+    if reader not in READERS:
+        raise ValueError(f"reader must be one of {', '.join(READERS)}, got {reader!r}")
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
@@ -389,7 +412,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             # fork is fast and needs no `if __name__ == "__main__"` guard in the caller's script,
             # but forking a process with other threads (a Prefect flow's) can deadlock the child:
             # then spawn, which re-imports the caller's main module (guarded, as Prefect's are).
-            alone = threading.active_count() == 1 and sys.platform == "linux"
+            # DuckDB (the native reader) runs threads of its own that threading does not count: a process
+            # that has imported it forks no more.
+            alone = threading.active_count() == 1 and sys.platform == "linux" and "duckdb" not in sys.modules
             context = multiprocessing.get_context("fork" if alone else "spawn")
             executor = ProcessPoolExecutor(workers, mp_context=context)
         rules = CrossRecordRules()
@@ -407,7 +432,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 for path, kind in inputs:
                     stats = rules.start(path, kind)
                     groups = row_groups[kind]
-                    run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
+                    convert = _convert_native if reader == "native" else _convert_to_batch
+                    run = partial(convert, kind, path.name, table_path=table.source_path)
                     for block, conv in _ordered(iter_blocks(path, block_bytes), run, executor, 3 * workers):
                         if isinstance(block, TruncatedInput):
                             bad = [rules.truncated(block, stats)]
@@ -468,6 +494,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 "bad_by_reason": dict(sorted(bad_total.items())),
             },
             "field_table_sha256": field_table_sha,
+            "reader": reader,
             # The snapshot's own files, checked by a build (catalog.integrity.verify_snapshot).
             "files": snapshot_files(tmp),
             "fingerprint": snapshot_fingerprint([(kind, sha) for _, kind, sha, _ in digests], field_table_sha),

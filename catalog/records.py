@@ -400,9 +400,18 @@ def review_content_key(review: dict[str, Any]) -> bytes:
     Returns:
         32 bytes: sha256 of (parent_asin, user_id, timestamp, rating, title, text) as JSON.
     """
-    content = [review["parent_asin"], review["user_id"], review["timestamp"], review["rating"],
-               review["title"], review["text"]]
-    return hashlib.sha256(orjson.dumps(content)).digest()
+    return content_key(review["parent_asin"], review["user_id"], review["timestamp"], review["rating"],
+                       review["title"], review["text"])
+
+
+def content_key(parent_asin: str, user_id: str | None, timestamp: int | None, rating: float | None, title: str,
+                text: str) -> bytes:
+    """`review_content_key` from the six values themselves (the native reader has columns, not row dicts).
+
+    Returns:
+        32 bytes: sha256 of the JSON list (parent_asin, user_id, timestamp, rating, title, text).
+    """
+    return hashlib.sha256(orjson.dumps([parent_asin, user_id, timestamp, rating, title, text])).digest()
 
 
 def review_id(content_key: bytes, occurrence: int) -> str:

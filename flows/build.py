@@ -42,10 +42,11 @@ from stages.hashing import digest, sha256_hex
 from stages.llm import LLMClient
 from stages.verbalise_llm import prompt_sha256
 from stages.features import detail_rows, field_vocabulary
+from validation.catalog_stats import load_catalog_stats
 from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
-from validation.answer_set import CatalogIndex
+from validation.answer_set import CatalogIndex, CatalogNorms
 
 
 class NoCandidates(InputError):
@@ -222,9 +223,18 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     chosen = [intents[n] for n in config.intents]
     reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
     details = detail_rows(products, table)
-    index = CatalogIndex.build(products, table, reviews, details=details) if with_index else None
+    stats = load_catalog_stats(Path(config.catalog), catalog_manifest["fingerprint"], table)
+    norms = None
+    if with_index:
+        # Stored at ingest (validation.catalog_stats) for this snapshot's bytes and this code: read, not redone.
+        with phase("    normalisation (titles, details, reviews)" + (": stored at ingest" if stats else "")):
+            norms = stats.norms if stats else CatalogNorms.compute(products, table, reviews, details=details)
+    index = CatalogIndex.build(products, table, reviews, details=details, norms=norms) if with_index else None
     negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
-    vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
+    with phase("    value vocabulary" + (": stored at ingest" if stats else "")):
+        vocabulary = stats.vocabulary_for(negative_fields) if stats else None
+        if vocabulary is None:
+            vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
     cues = load_cues(table) if any(i.implicit or i.max_implicit for i in chosen) else {}
     fingerprint = catalog_manifest["fingerprint"]
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,

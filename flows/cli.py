@@ -144,12 +144,13 @@ def _print_timing(verbose: bool) -> None:
         typer.echo(breakdown(), err=True)
 
 
-def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None) -> dict:
+def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None,
+            reader: str = "python") -> dict:
     """Check the inputs and options, then run the ingest flow.
 
     Raises:
         InputError: an input file is missing. SettingError: a file given with the wrong option, or
-        --batch-size / --workers below 1. OutputError: the snapshot already exists.
+        --batch-size / --workers below 1, or an unknown --reader. OutputError: the snapshot already exists.
     """
     from flows.timing import phase
 
@@ -176,6 +177,10 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
         raise SettingError(f"--batch-size must be at least 1, got {batch_size}")
     if workers is not None and workers < 1:
         raise SettingError(f"--workers must be at least 1, got {workers}")
+    from catalog.ingest import READERS
+
+    if reader not in READERS:
+        raise SettingError(f"--reader must be one of {', '.join(READERS)}, got {reader!r}")
     from flows.preflight import check_writable
     from flows.prefect_server import temporary_server
 
@@ -184,7 +189,7 @@ def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, w
     _wait_for_server()
     try:
         with phase("ingest flow"), temporary_server(artifacts_root()):
-            return ingest_flow(meta, reviews, out, batch_size, workers)
+            return ingest_flow(meta, reviews, out, batch_size, workers, reader)
     except FileNotFoundError as exc:  # an input vanished after the check above
         raise InputError(str(exc).splitlines()[0]) from exc
     except FileExistsError as exc:  # another process wrote the snapshot meanwhile
@@ -203,6 +208,8 @@ def ingest(
     batch_size: Annotated[int, typer.Option(help="Rows per parquet row group.")] = 20_000,
     workers: Annotated[Optional[int], typer.Option(help="Processes parsing the input (default: every CPU); "
                                                    "the snapshot is the same for any count.")] = None,
+    reader: Annotated[str, typer.Option(help="How lines are parsed: python (orjson per record) or native "
+                                        "(DuckDB's JSON reader); the snapshot's content is the same.")] = "python",
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "
                                           "server, imports, flow) to stderr.")] = False,
 ) -> None:
@@ -219,7 +226,7 @@ def ingest(
                                "sample is used)")
         meta, reviews = sample_inputs()
     out = out or ctx.obj.artifacts / "catalogs" / name
-    manifest = _ingest(list(meta), list(reviews or []), out, batch_size, workers)
+    manifest = _ingest(list(meta), list(reviews or []), out, batch_size, workers, reader)
     c = manifest["counts"]
     typer.echo(f"catalog snapshot: {out}")
     typer.echo(f"  {c['products']} products, {c['reviews']} reviews, {c['bad_records']} bad records"

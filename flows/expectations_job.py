@@ -143,12 +143,17 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
     Returns:
         The run_suites summary.
     """
+    from flows.timing import phase
+    from validation.catalog_stats import stored_catalog_suite
+
+    # The catalog suite depends only on the snapshot: `ecombench ingest` ran it once (validation.catalog_stats).
+    stored = stored_catalog_suite(Path(catalog))
     if artifacts is not None and _enabled() and _small(catalog):
         sock = _connect(socket_path(artifacts), timeout=timeout)
         if sock is not None:
             with sock:
                 request = {"catalog": str(catalog), "tasks": tasks, "partition": partition.model_dump(),
-                           "intents": sorted(intents), "digest": source_digest()}
+                           "intents": sorted(intents), "digest": source_digest(), "catalog_suite": stored}
                 sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
                 reply = _read_line(sock)
             try:
@@ -159,9 +164,12 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
                 return answer["summary"]
             print(f"warning: the expectations worker did not validate ({answer.get('error')}); validating here",
                   file=sys.stderr)
-    from validation.expectations import run_suites
+    from validation.expectations import catalog_suite, run_suites
 
-    return run_suites(products, tasks, partition, intents)
+    with phase("    catalog suite" + (": stored at ingest" if stored else "")):
+        if stored is None:
+            stored = catalog_suite(products)
+    return run_suites(products, tasks, partition, intents, catalog_summary=stored)
 
 
 def _read_line(sock: socket.socket) -> bytes:
@@ -226,7 +234,8 @@ def serve(path: Path, idle: float) -> None:
                     if sorted(intents) != request["intents"]:
                         raise ValueError("stages/intents.toml differs from the build's")
                     products, _ = load_snapshot(Path(request["catalog"]))
-                    summary = run_suites(products, request["tasks"], SplitConfig(**request["partition"]), intents)
+                    summary = run_suites(products, request["tasks"], SplitConfig(**request["partition"]), intents,
+                                         catalog_summary=request.get("catalog_suite"))
                     reply: dict[str, Any] = {"summary": summary}
                 except Exception as exc:  # the client then validates in its own process and shows the error
                     reply = {"error": f"{type(exc).__name__}: {exc}"}

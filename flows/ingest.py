@@ -30,7 +30,7 @@ def sample_inputs() -> tuple[list[Path], list[Path]]:
 # stand in for a directory that was since deleted.
 @task(name="write-catalog-snapshot", cache_policy=NO_CACHE)
 def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], out_dir: str,
-                        batch_size: int, workers: int | None = None) -> dict[str, Any]:
+                        batch_size: int, workers: int | None = None, reader: str = "python") -> dict[str, Any]:
     """Stream every input into the snapshot directory; returns the manifest."""
     logger = progress_logger("ecombench.ingest")
     seen: dict[str, int] = {}
@@ -42,12 +42,25 @@ def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], 
             logger.info("%s: %s lines read", file_name, f"{lines:,}")
 
     return write_catalog_snapshot(meta_paths, review_paths, out_dir, batch_size=batch_size, progress=progress,
-                                  workers=workers)
+                                  workers=workers, reader=reader)
+
+
+@task(name="write-catalog-stats", cache_policy=NO_CACHE)
+def write_stats_task(out_dir: str) -> dict[str, Any]:
+    """The snapshot's statistics, once (validation.catalog_stats): what every build over it would recompute."""
+    from stages.fields import load_field_table
+    from validation.catalog_stats import write_catalog_stats
+
+    record = write_catalog_stats(Path(out_dir), load_field_table())
+    progress_logger("ecombench.ingest").info("catalog statistics written (%s)", ", ".join(
+        f"{k} {v:.1f} s" for k, v in record["seconds"].items()))
+    return record
 
 
 @flow(name="ingest")
 def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[str | os.PathLike],
-                out_dir: str | os.PathLike, batch_size: int = 20_000, workers: int | None = None) -> dict[str, Any]:
+                out_dir: str | os.PathLike, batch_size: int = 20_000, workers: int | None = None,
+                reader: str = "python", with_stats: bool = True) -> dict[str, Any]:
     """Ingest metadata and review files into the catalog snapshot `out_dir`.
 
     Args:
@@ -58,6 +71,10 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         batch_size: rows per parquet row group (and per streamed batch).
         workers: processes parsing blocks of lines; None uses every CPU this process may use,
             1 parses in the flow's own process. The snapshot is the same for any count.
+        reader: "python" (orjson per record) or "native" (DuckDB's JSON reader, catalog.native); the
+            snapshot's content is the same.
+        with_stats: also write the snapshot's statistics (`validation.catalog_stats`: normalised text,
+            value vocabulary, the catalog suite), which builds then read instead of recomputing.
 
     Returns:
         The snapshot manifest (see `catalog.ingest.write_catalog_snapshot`).
@@ -66,7 +83,9 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         FileNotFoundError: an input is missing. FileExistsError: `out_dir` exists.
     """
     manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
-                                   str(out_dir), batch_size, workers)
+                                   str(out_dir), batch_size, workers, reader)
+    if with_stats:
+        write_stats_task(str(out_dir))
     counts = manifest["counts"]
     progress_logger("ecombench.ingest").info("snapshot %s: %s products, %s reviews, %s bad records (fingerprint %s)",
                           out_dir, counts["products"], counts["reviews"], counts["bad_records"],

@@ -95,6 +95,53 @@ def _intersect(sets: list[np.ndarray]) -> np.ndarray:
     return out
 
 
+def title_norms(titles: pl.Series) -> pl.DataFrame:
+    """Each distinct title with its normalised text padded with spaces (stages.text.normalize): (title, title_norm)."""
+    uniq = titles.fill_null("").unique(maintain_order=False).sort()
+    return pl.DataFrame({"title": uniq, "title_norm": [f" {normalize(t)} " for t in uniq.to_list()]},
+                        schema={"title": pl.String, "title_norm": pl.String})
+
+
+def option_norms(details: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+    """Each distinct (key, value) of `detail_rows` split into options, normalised, padded: (key, value, option_norm)."""
+    pairs = details.select("key", "value").unique().sort("key", "value")
+    rows = [(k, v, f" {normalize(opt)} ") for k, v in pairs.iter_rows()
+            for opt in split_options(table.fields[k], v or "")]
+    return pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String}, orient="row")
+
+
+def review_text_norms(reviews: pl.DataFrame) -> pl.DataFrame:
+    """Each distinct (title, text) of reviews with `stages.reviews.normalized_review_text`: (title, text, text_norm)."""
+    texts = reviews.select("title", "text").unique().sort("title", "text", nulls_last=True)
+    return texts.with_columns(pl.Series("text_norm", [normalized_review_text(r) for r in texts.iter_rows(named=True)],
+                                        dtype=pl.String))
+
+
+@dataclass(frozen=True)
+class CatalogNorms:
+    """The normalised text of a catalog that the index (and so the checkers' answer sets) reads.
+
+    Depends only on the snapshot and the text rules, so ingest computes it once (`validation.catalog_stats`).
+
+    Attributes:
+        titles: `title_norms` of the products' titles.
+        options: `option_norms` of the products' field-table details.
+        review_texts: `review_text_norms` of the reviews, or None without reviews.
+    """
+
+    titles: pl.DataFrame
+    options: pl.DataFrame
+    review_texts: pl.DataFrame | None = None
+
+    @classmethod
+    def compute(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None,
+                details: pl.DataFrame | None = None) -> CatalogNorms:
+        """Normalise every distinct title, detail value and review text of a snapshot once."""
+        details = detail_rows(products, table) if details is None else details
+        return cls(title_norms(products.get_column("title")), option_norms(details, table),
+                   None if reviews is None else review_text_norms(reviews))
+
+
 @dataclass
 class CatalogIndex:
     r"""Pre-normalised views of a catalog for answer sets; products are addressed by row number.
@@ -127,7 +174,7 @@ class CatalogIndex:
 
     @classmethod
     def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None,
-              details: pl.DataFrame | None = None) -> CatalogIndex:
+              details: pl.DataFrame | None = None, norms: CatalogNorms | None = None) -> CatalogIndex:
         """Index a products.parquet frame. Normalises each distinct title and detail value once.
 
         Everything else is polars and numpy on integer codes: no Python object per product, so
@@ -141,23 +188,19 @@ class CatalogIndex:
             reviews: reviews.parquet frame, when review opinions are to be checked; each distinct
                 review title and text is normalised once.
             details: `stages.features.detail_rows(products, table)` when the caller has it already.
+            norms: the snapshot's normalised text (`CatalogNorms`, e.g. stored at ingest); None normalises here.
         """
         cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
         source = products.select(cols).rechunk()  # gathers need one chunk; no copy when load_snapshot made one
         titles = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin",
                                  pl.col("title").fill_null(""), "price", "average_rating", "rating_number")
-        uniq_titles = titles.get_column("title").unique()
-        title_map = pl.DataFrame({"title": uniq_titles,
-                                  "title_norm": [f" {normalize(t)} " for t in uniq_titles.to_list()]}
-                                 ).with_row_index("title_id")
-        prods = titles.join(title_map, on="title", how="left", maintain_order="left")
         if details is None:
             details = detail_rows(products, table)
-        pairs = details.select("key", "value").unique()
-        rows = [(k, v, f" {normalize(opt)} ") for k, v in pairs.iter_rows()
-                for opt in split_options(table.fields[k], v or "")]
-        opt_map = pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String},
-                               orient="row")
+        if norms is None or (reviews is not None and norms.review_texts is None):
+            norms = CatalogNorms.compute(products, table, reviews, details=details)
+        title_map = norms.titles.with_row_index("title_id")
+        prods = titles.join(title_map, on="title", how="left", maintain_order="left")
+        opt_map = norms.options
         vocab = (opt_map.select("key", "option_norm").unique().sort("key", "option_norm")
                  .with_row_index("opt_id").with_columns(pl.col("opt_id").cast(pl.Int32)))
         opt_ids = opt_map.join(vocab, on=["key", "option_norm"]).select("key", "value", "opt_id")
@@ -191,10 +234,8 @@ class CatalogIndex:
             counts = np.bincount(index.review_rows.get_column("row").to_numpy(), minlength=prods.height)
             index.review_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             # Review token -> rows: each distinct review text normalised once, its tokens spread to the products.
-            texts = index.review_rows.select("title", "text").unique().with_row_index("text_id")
-            texts = texts.with_columns(pl.Series("text_norm", [normalized_review_text(r) for r in
-                                                               texts.select("title", "text").iter_rows(named=True)],
-                                                 dtype=pl.String))
+            assert norms.review_texts is not None  # computed above when missing
+            texts = norms.review_texts.with_row_index("text_id")
             index._review_texts = (index.review_rows.join(texts, on=["title", "text"], how="left",
                                                           maintain_order="left", nulls_equal=True)
                                    .select("row", "text_id", "text_norm"))

@@ -232,8 +232,29 @@ def _validate(ctx: Any, name: str, frame: pl.DataFrame, suite: list[Expectation]
             "expectations": out}
 
 
+def _context() -> Any:
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (DataContextConfig, InMemoryStoreBackendDefaults,
+                                                            ProgressBarsConfig)
+
+    # In-memory stores and no data-docs site (the default makes a temporary directory and logs about it).
+    config = DataContextConfig(store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False))
+    ctx = gx.get_context(mode="ephemeral", project_config=config)
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)  # no tqdm bar per validation
+    return ctx
+
+
+def catalog_suite(products: pl.DataFrame) -> dict[str, Any]:
+    """The catalog suite's summary over a snapshot's products (what `run_suites` puts under suites.catalog).
+
+    It depends only on the snapshot, so ingest runs it once (validation.catalog_stats) and builds reuse it.
+    """
+    return _validate(_context(), "catalog", catalog_table(products), catalog_expectations(), "parent_asin")
+
+
 def run_suites(products: pl.DataFrame, tasks: list[dict[str, Any]], partition: SplitConfig | None = None,
-               intents: dict[str, IntentSpec] | None = None) -> dict[str, Any]:
+               intents: dict[str, IntentSpec] | None = None,
+               catalog_summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """Validate the catalog snapshot and a split's tasks with great-expectations.
 
     Args:
@@ -241,6 +262,8 @@ def run_suites(products: pl.DataFrame, tasks: list[dict[str, Any]], partition: S
         tasks: the accepted task records.
         partition: the build's split minimums; default SplitConfig().
         intents: intent specs; default stages/intents.toml.
+        catalog_summary: the catalog suite's summary when already known (`catalog_suite`, stored at ingest);
+            None validates `products` here.
 
     Returns:
         A JSON-serialisable summary: {"great_expectations": version, "success": every expectation passed,
@@ -256,16 +279,12 @@ def run_suites(products: pl.DataFrame, tasks: list[dict[str, Any]], partition: S
         ['parent_asin_unique']
     """
     import great_expectations as gx
-    from great_expectations.data_context.types.base import (DataContextConfig, InMemoryStoreBackendDefaults,
-                                                            ProgressBarsConfig)
 
     intents = load_intents() if intents is None else intents
-    # In-memory stores and no data-docs site (the default makes a temporary directory and logs about it).
-    config = DataContextConfig(store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False))
-    ctx = gx.get_context(mode="ephemeral", project_config=config)
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)  # no tqdm bar per validation
+    ctx = _context()
     suites = {
-        "catalog": _validate(ctx, "catalog", catalog_table(products), catalog_expectations(), "parent_asin"),
+        "catalog": catalog_summary if catalog_summary is not None else
+        _validate(ctx, "catalog", catalog_table(products), catalog_expectations(), "parent_asin"),
         "tasks": _validate(ctx, "tasks", task_table(tasks, partition, intents), task_expectations(list(intents)),
                            "id"),
     }

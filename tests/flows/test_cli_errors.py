@@ -35,6 +35,14 @@ def test_a_metadata_file_given_as_reviews_is_refused(tmp_path):
     assert "looks like a meta file but was given as --reviews" in line
 
 
+def test_an_unknown_reader_is_refused_before_anything_is_written(tmp_path):
+    (meta,), _ = sample_inputs()
+    line = _error_line(runner.invoke(app, ["ingest", "--meta", str(meta), "--reader", "fast",
+                                           "--out", str(tmp_path / "c")]))
+    assert "--reader must be one of python, native" in line
+    assert not (tmp_path / "c").exists()
+
+
 def test_reviews_without_metadata_are_refused(tmp_path):
     _, (reviews,) = sample_inputs()
     line = _error_line(runner.invoke(app, ["ingest", "--reviews", str(reviews), "--out", str(tmp_path / "c")]))

@@ -1,0 +1,121 @@
+"""The native reader (DuckDB, catalog.native) against the Python reader: the same snapshot from the same bytes.
+
+Real shared files and damaged copies of real lines go through `write_catalog_snapshot` with each
+reader; the parquet tables (sorted by parent_asin / review_id) and bad_records.jsonl must be equal.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+
+from catalog.ingest import write_catalog_snapshot
+from catalog.integrity import verify_snapshot
+from tests.catalog.test_ingest import damage
+
+
+def snapshots(tmp_path: Path, meta: list[Path], reviews: list[Path] = (), **kw) -> tuple[Path, Path]:
+    out = {}
+    for reader in ("python", "native"):
+        out[reader] = tmp_path / reader
+        write_catalog_snapshot(meta, reviews, out[reader], reader=reader, **kw)
+    return out["python"], out["native"]
+
+
+def assert_same_snapshot(py: Path, native: Path) -> None:
+    for name, key in (("products.parquet", "parent_asin"), ("reviews.parquet", "review_id")):
+        a, b = pq.read_table(py / name), pq.read_table(native / name)
+        assert a.schema == b.schema
+        assert a.sort_by(key).equals(b.sort_by(key)), name
+        assert a.equals(b), f"{name}: same rows, other order"
+    assert (py / "bad_records.jsonl").read_bytes() == (native / "bad_records.jsonl").read_bytes()
+    m_py, m_native = (orjson.loads((p / "manifest.json").read_bytes()) for p in (py, native))
+    assert m_py["fingerprint"] == m_native["fingerprint"] and m_py["counts"] == m_native["counts"]
+    assert [i["bad_by_reason"] for i in m_py["inputs"]] == [i["bad_by_reason"] for i in m_native["inputs"]]
+    assert m_native["reader"] == "native"
+
+
+def test_every_shared_real_file_gives_the_same_snapshot(shared, tmp_path):
+    meta = [shared / "meta_electronics_beauty_office.jsonl", shared / "meta_hf_form_sample.jsonl",
+            shared / "meta_home_toys_sports.jsonl", shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"]
+    py, native = snapshots(tmp_path, meta, [shared / "with-reviews" / "reviews_electronics.jsonl"], workers=1)
+    assert_same_snapshot(py, native)
+    assert set(verify_snapshot(native).values()) == {"hashed"}
+
+
+def test_the_hugging_face_form_gzipped_gives_the_same_snapshot(shared, tmp_path):
+    gz = tmp_path / "meta_hf.jsonl.gz"
+    gz.write_bytes(gzip.compress((shared / "meta_hf_form_sample.jsonl").read_bytes(), mtime=0))
+    assert_same_snapshot(*snapshots(tmp_path, [gz], workers=1, block_bytes=64 * 1024))
+
+
+def test_damaged_files_give_the_same_snapshot_and_bad_records(sample_lines, tmp_path):
+    plain, truncated, _, _ = damage(sample_lines, tmp_path)
+    assert_same_snapshot(*snapshots(tmp_path, [plain, truncated], batch_size=7, workers=2, block_bytes=4096))
+
+
+def lenient_lines(sample_lines: list[bytes]) -> list[bytes]:
+    """Real lines edited into what DuckDB reads differently from orjson, or what only the Python rules decide."""
+    rec = [orjson.loads(line) for line in sample_lines[100:120]]
+    text = [line.rstrip(b"\n") for line in sample_lines[120:130]]
+    padded = dict(rec[6], store="\u3000 Acme \x1c", main_category=" ", details={" ": "Shape Irregular",
+                  "Color": "  Red\u00a0", "Battery Cell Composition Sealed Lead Acid": "", "Rank": {"Toys": 12},
+                  "Size": ["S", None, " M "], "Weight": 2.5, "Flag": True, "Nothing": None})
+    return [
+        text[0][:-1] + b', "rating_number": NaN}',                              # NaN literal: invalid_json
+        text[1][:-1] + b",}",                                                    # trailing comma: invalid_json
+        text[2][:-1] + b', "title": "a later title"}',                           # repeated key: orjson keeps the last
+        text[3][:-1] + b', "price": 1e999}',                                     # overflowing exponent
+        b"\xef\xbb\xbf" + text[4],                                               # byte order mark
+        text[5][:-1] + b', "extra": "\\ud800"}',                                 # lone surrogate
+        orjson.dumps(dict(rec[0], features=["Bluetooth", 5, None])),             # a number in a string list
+        orjson.dumps(dict(rec[1], features=["a", None, "b"], categories=None)),  # nulls dropped, null list
+        orjson.dumps(dict(rec[2], rating_number=12.0, average_rating=4)),        # float count, int rating
+        orjson.dumps(dict(rec[3], rating_number=2**40, average_rating=1)),        # a large count, the lowest rating
+        orjson.dumps(dict(rec[4], price="$10.99 - $24.99")),                     # a price text
+        orjson.dumps(dict(rec[5], price=-3.0, parent_asin=" " + rec[5]["parent_asin"])),
+        orjson.dumps(padded),
+        orjson.dumps(dict(rec[7], details=orjson.dumps({"Color": "Blue", "Color ": "Navy"}).decode())),
+        orjson.dumps(dict(rec[8], details='{"Color": "Blue", "Color": "Navy"}')),  # repeated key in HF details
+        orjson.dumps(dict(rec[9], details="  ")),
+        orjson.dumps(dict(rec[10], details="null", title=None, store="")),
+        orjson.dumps(dict(rec[11], details="{not json")),
+        orjson.dumps(dict(rec[12], details=[1, 2])),
+        orjson.dumps(dict(rec[13], title=7)),
+        orjson.dumps(dict(rec[14], average_rating=True)),
+        orjson.dumps(rec[15]).replace(b'"title":', b'"title" :  ', 1),
+        b"  " + orjson.dumps(rec[16]) + b"\t",
+        orjson.dumps(dict(rec[17], parent_asin="")),
+        orjson.dumps(dict(rec[18], price="None")),
+        orjson.dumps(dict(rec[19], description="one string")),
+    ]
+
+
+def test_lines_duckdb_reads_leniently_take_the_python_rules(sample_lines, tmp_path):
+    path = tmp_path / "lenient.jsonl"
+    path.write_bytes(b"\n".join(lenient_lines(sample_lines)))  # and no newline at the end
+    py, native = snapshots(tmp_path, [path], workers=1)
+    assert_same_snapshot(py, native)
+    reasons = [b["reason"] for b in map(orjson.loads, (py / "bad_records.jsonl").read_bytes().splitlines())]
+    assert reasons.count("invalid_json") >= 4 and "wrong_type" in reasons and "out_of_range" in reasons
+
+
+def test_reviews_damaged_give_the_same_snapshot(shared, tmp_path):
+    lines = (shared / "with-reviews" / "reviews_electronics.jsonl").read_bytes().splitlines()[:300]
+    recs = [orjson.loads(x) for x in lines[:6]]
+    lines += [orjson.dumps(dict(recs[0], rating=7)), orjson.dumps(dict(recs[1], helpful_vote=-1)),
+              orjson.dumps(dict(recs[2], verified_purchase="yes")), orjson.dumps(dict(recs[3], timestamp=-5)),
+              orjson.dumps(dict(recs[4], user_id="  u1 ", asin="")), lines[5], b"", lines[7][:50]]
+    path = tmp_path / "reviews.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    meta = [shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"]
+    assert_same_snapshot(*snapshots(tmp_path, meta, [path], workers=1))
+
+
+def test_an_unknown_reader_is_refused(tmp_path, shared):
+    with pytest.raises(ValueError, match="reader must be one of"):
+        write_catalog_snapshot([shared / "meta_hf_form_sample.jsonl"], [], tmp_path / "s", reader="fast")

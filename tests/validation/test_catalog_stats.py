@@ -1,0 +1,76 @@
+"""Catalog statistics written once at ingest (validation.catalog_stats) equal what a build computes itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from catalog.ingest import write_catalog_snapshot
+from catalog.snapshot import load_reviews, load_snapshot
+from stages.features import detail_rows, field_vocabulary
+from stages.fields import load_field_table
+from validation.answer_set import CatalogNorms
+from validation.catalog_stats import (
+    STATS_DIR,
+    load_catalog_stats,
+    negative_fields,
+    stored_catalog_suite,
+    write_catalog_stats,
+)
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "amazon-reviews-2023" / "with-reviews"
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory) -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"shared real data not found at {SHARED}")
+    out = tmp_path_factory.mktemp("stats") / "snap"
+    write_catalog_snapshot([SHARED / "meta_electronics_with_reviews.jsonl"], [SHARED / "reviews_electronics.jsonl"],
+                           out, workers=1)
+    write_catalog_stats(out, load_field_table(), with_suite=False)
+    return out
+
+
+def test_stored_norms_equal_the_ones_a_build_computes(snapshot):
+    table = load_field_table()
+    products, manifest = load_snapshot(snapshot)
+    stats = load_catalog_stats(snapshot, manifest["fingerprint"], table)
+    assert stats is not None
+    fresh = CatalogNorms.compute(products, table, load_reviews(snapshot))
+    assert stats.norms.titles.equals(fresh.titles)
+    assert stats.norms.options.equals(fresh.options)
+    assert stats.norms.review_texts is not None and stats.norms.review_texts.equals(fresh.review_texts)
+    assert fresh.titles.height == products.get_column("title").n_unique()
+
+
+def test_stored_vocabulary_restricted_to_a_build_s_fields_equals_field_vocabulary(snapshot):
+    table = load_field_table()
+    products, manifest = load_snapshot(snapshot)
+    stats = load_catalog_stats(snapshot, manifest["fingerprint"], table)
+    details = detail_rows(products, table)
+    fields = negative_fields(table)
+    assert stats.vocabulary_for(fields) == field_vocabulary(products, table, fields, details=details)
+    some = fields[:2]
+    assert stats.vocabulary_for(some) == field_vocabulary(products, table, some, details=details)
+    assert stats.vocabulary_for(["not a field"]) is None
+
+
+def test_statistics_of_other_bytes_are_not_used(snapshot):
+    table = load_field_table()
+    assert load_catalog_stats(snapshot, "0" * 64, table) is None
+    record = json.loads((snapshot / STATS_DIR / "stats.json").read_text())
+    assert record["fingerprint"] == json.loads((snapshot / "manifest.json").read_text())["fingerprint"]
+    assert stored_catalog_suite(snapshot) is None  # written without the suite
+
+
+def test_the_stored_catalog_suite_is_the_one_a_build_runs(snapshot, tmp_path):
+    from validation.expectations import catalog_suite, run_suites
+
+    products, _ = load_snapshot(snapshot)
+    write_catalog_stats(snapshot, load_field_table(), with_suite=True)
+    stored = stored_catalog_suite(snapshot)
+    assert stored == catalog_suite(products)
+    assert run_suites(products, [], catalog_summary=stored)["suites"]["catalog"] == stored

@@ -1,0 +1,190 @@
+"""Catalog statistics computed once, at ingest, and read by every build over the same snapshot.
+
+What a build derives from the snapshot alone: the normalised titles, detail options and review texts
+the answer-set index reads (`validation.answer_set.CatalogNorms`), the per-field value vocabulary of
+every intent's negative fields (`stages.features.field_vocabulary`), and the great-expectations
+catalog suite's result (`validation.expectations.catalog_suite`). `ecombench ingest` writes them to
+`<snapshot>/stats/` (a temporary directory renamed when complete); `stats.json` records the snapshot
+fingerprint and a digest of the code and tables that make them, so a build uses them only when both
+match and otherwise computes them as before. They are a cache: deleting `stats/` changes nothing but
+the build's time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from stages.fields import FieldTable
+from validation.answer_set import CatalogNorms
+
+STATS_DIR = "stats"
+STATS_VERSION = 1
+_REPO = Path(__file__).resolve().parent.parent
+# The code and tables whose rules the statistics apply (text normalisation, options, vocabulary, the suite).
+_SOURCES = ("stages/text.py", "stages/features.py", "stages/reviews.py", "stages/fields.py", "stages/fields.toml",
+            "stages/intents.toml", "validation/answer_set.py", "validation/expectations.py",
+            "validation/catalog_stats.py", "catalog/records.py", "catalog/schema.py")
+
+
+def stats_digest(table: FieldTable) -> str:
+    """sha256 over the statistics' version, the sources in `_SOURCES` and the field table in use."""
+    h = hashlib.sha256(str(STATS_VERSION).encode())
+    for rel in (*_SOURCES, table.source_path):
+        p = _REPO / rel
+        if p.is_file():
+            h.update(rel.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class CatalogStats:
+    """The statistics of one snapshot.
+
+    Attributes:
+        norms: normalised titles, detail options and review texts.
+        vocabulary: `field_vocabulary` over `vocabulary_fields`: {main_category: {field: [value, ...]}}.
+        vocabulary_fields: the fields it covers (every intent's negative fields).
+        catalog_suite: the catalog suite's summary (`validation.expectations.catalog_suite`), or None.
+    """
+
+    norms: CatalogNorms
+    vocabulary: dict[str, dict[str, list[str]]]
+    vocabulary_fields: list[str]
+    catalog_suite: dict[str, Any] | None
+
+    def vocabulary_for(self, fields: list[str]) -> dict[str, dict[str, list[str]]] | None:
+        """`field_vocabulary(..., fields)` from the stored table, or None when it does not cover `fields`.
+
+        The ranking is per (main_category, field), so the vocabulary of fewer fields is the stored one
+        restricted to them (categories left with no field dropped).
+        """
+        if not set(fields) <= set(self.vocabulary_fields):
+            return None
+        out = {}
+        for scope, by_field in self.vocabulary.items():
+            kept = {f: v for f, v in by_field.items() if f in fields}
+            if kept:
+                out[scope] = kept
+        return out
+
+
+def negative_fields(table: FieldTable) -> list[str]:
+    """Every intent's negative fields that the field table knows (what a build's vocabulary may ask for)."""
+    from stages.intents import load_intents
+
+    return sorted({f for i in load_intents().values() for f in i.negative_fields if f in table.fields})
+
+
+def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool = True) -> dict[str, Any]:
+    """Compute the snapshot's statistics and write them to `<snapshot>/stats/`.
+
+    Args:
+        snapshot: a catalog snapshot directory (`ecombench ingest`'s output).
+        table: the field table the snapshot was ingested with.
+        with_suite: also run the great-expectations catalog suite (imports GX: 6-12 s).
+
+    Returns:
+        The `stats.json` record (fingerprint, digest, files, seconds per part).
+
+    Raises:
+        SnapshotError: the snapshot is missing or unreadable.
+        OSError: the directory cannot be written (nothing half-written is left).
+    """
+    import time
+
+    from catalog.snapshot import load_reviews, load_snapshot
+    from stages.features import detail_rows, field_vocabulary
+
+    products, manifest = load_snapshot(snapshot)
+    reviews = load_reviews(snapshot) if (snapshot / "reviews.parquet").is_file() else None
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    details = detail_rows(products, table)
+    norms = CatalogNorms.compute(products, table, reviews, details=details)
+    seconds["normalisation"] = time.perf_counter() - start
+    start = time.perf_counter()
+    fields = negative_fields(table)
+    vocabulary = field_vocabulary(products, table, fields, details=details) if fields else {}
+    seconds["vocabulary"] = time.perf_counter() - start
+    suite = None
+    if with_suite:
+        from validation.expectations import catalog_suite
+
+        start = time.perf_counter()
+        suite = catalog_suite(products)
+        seconds["catalog_suite"] = time.perf_counter() - start
+    tmp = snapshot / f".{STATS_DIR}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    os.mkdir(tmp)
+    try:
+        norms.titles.write_parquet(tmp / "title_norms.parquet")
+        norms.options.write_parquet(tmp / "option_norms.parquet")
+        if norms.review_texts is not None:
+            norms.review_texts.write_parquet(tmp / "review_text_norms.parquet")
+        (tmp / "vocabulary.json").write_text(json.dumps({"fields": fields, "vocabulary": vocabulary},
+                                                        ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        if suite is not None:
+            (tmp / "catalog_suite.json").write_text(json.dumps(suite, ensure_ascii=False, sort_keys=True),
+                                                    encoding="utf-8")
+        record = {"fingerprint": manifest["fingerprint"], "digest": stats_digest(table),
+                  "files": sorted(p.name for p in tmp.iterdir()),
+                  "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+        (tmp / "stats.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        final = snapshot / STATS_DIR
+        if final.exists():
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return record
+
+
+def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable) -> CatalogStats | None:
+    """The statistics stored for the snapshot, or None when absent, unreadable or made for other bytes or code.
+
+    Args:
+        snapshot: the snapshot directory.
+        fingerprint: the snapshot manifest's fingerprint (the statistics must carry the same).
+        table: the field table in use (part of the digest they must carry).
+    """
+    where = snapshot / STATS_DIR
+    try:
+        record = json.loads((where / "stats.json").read_text(encoding="utf-8"))
+        if record.get("fingerprint") != fingerprint or record.get("digest") != stats_digest(table):
+            return None
+        review_file = where / "review_text_norms.parquet"
+        norms = CatalogNorms(pl.read_parquet(where / "title_norms.parquet"),
+                             pl.read_parquet(where / "option_norms.parquet"),
+                             pl.read_parquet(review_file) if review_file.is_file() else None)
+        vocab = json.loads((where / "vocabulary.json").read_text(encoding="utf-8"))
+        suite_file = where / "catalog_suite.json"
+        suite = json.loads(suite_file.read_text(encoding="utf-8")) if suite_file.is_file() else None
+    except (OSError, ValueError, KeyError, pl.exceptions.PolarsError):
+        return None
+    return CatalogStats(norms=norms, vocabulary=vocab["vocabulary"], vocabulary_fields=vocab["fields"],
+                        catalog_suite=suite)
+
+
+def stored_catalog_suite(snapshot: Path) -> dict[str, Any] | None:
+    """The catalog suite's summary stored at ingest for the snapshot as it is now, or None."""
+    from catalog.snapshot import SnapshotError
+    from stages.fields import load_field_table
+
+    try:
+        fingerprint = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
+        where = snapshot / STATS_DIR
+        record = json.loads((where / "stats.json").read_text(encoding="utf-8"))
+        if record.get("fingerprint") != fingerprint or record.get("digest") != stats_digest(load_field_table()):
+            return None
+        return json.loads((where / "catalog_suite.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, SnapshotError):
+        return None
