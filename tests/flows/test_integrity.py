@@ -31,7 +31,8 @@ def built(tmp_path_factory, artifacts):
     write_catalog_snapshot([tmp / "other.jsonl"], [], tmp / "other", workers=1)
     # issue #12's quality rules off: in the 420-product sample they leave no task to edit
     outcome = build_split(BuildConfig(catalog=str(tmp / "catalog"), intents=["product_search", "rating_quality"],
-                                      candidates_per_intent=30, min_hidden_answer_set=1, min_value_support=1),
+                                      candidates_per_intent=30, min_hidden_answer_set=1, min_hidden_division=1,
+                                      min_value_support=1),
                           "trust", root=tmp / "splits", artifacts=artifacts)
     return tmp, outcome.path
 

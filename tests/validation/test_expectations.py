@@ -38,7 +38,7 @@ def sample_build(sample_catalog, tmp_path_factory, artifacts):
     # Issue #12's quality rules off: in the 420-product sample they leave no review_driven task; this file tests
     # the data expectations, not task quality.
     config = BuildConfig(catalog=str(sample_catalog.path), intents=INTENTS, candidates_per_intent=20,
-                         min_hidden_answer_set=1, min_value_support=1)
+                         min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1)
     return build_split(config, "sample", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
 
 
