@@ -209,7 +209,7 @@ RATIO_BUCKETS = ((1.0, "> 1/2"), (0.5, "(1/5, 1/2]"), (0.2, "(1/7, 1/5]"), (1 / 
 
 def _ratio_bucket(ratio: float) -> str:
     """The label of the smallest RATIO_BUCKETS bound at or above `ratio` (a fraction in (0, 1])."""
-    return [label for bound, label in RATIO_BUCKETS if ratio <= bound + 1e-9][-1]
+    return [label for bound, label in RATIO_BUCKETS if ratio <= bound + 1e-4][-1]  # ratios are rounded to 4 places
 
 
 def _evidence(rejection: dict[str, Any]) -> dict[str, Any]:

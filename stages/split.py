@@ -17,6 +17,7 @@ feature is placed exactly once):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Mapping
@@ -389,6 +390,7 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
             break
         options[i] = ("q",)
     best, best_key = None, None
+    undivided = dataclasses.replace(goals, min_division=1)  # the goals without the division
     for choice in placements(*options):
         n_p, n_c, n_x = choice.count("p"), choice.count("c"), choice.count("x")
         if not (config.min_persona <= n_p <= n_persona and config.min_clarification <= n_c <= n_clar):
@@ -406,7 +408,10 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
                 c &= m
         alone, no_persona, no_clar, total = goals.sizes(q, p, c)
         meets = goals.met(alone, no_persona, no_clar, total)
-        key = (meets, total <= goals.max_total, goals.division(no_persona, no_clar, total),
+        # Where no placement divides enough, one meeting the other goals still wins: stage 4 then rejects it for
+        # the division (hidden_source_too_weak), not for a floor the search gave up.
+        floors = undivided.met(alone, no_persona, no_clar, total)
+        key = (meets, floors, total <= goals.max_total, goals.division(no_persona, no_clar, total),
                min(no_persona, no_clar, goals.cap), -n_x, min(alone, goals.cap), n_p + n_c)
         if best_key is None or key > best_key:
             best, best_key = choice, key
