@@ -78,7 +78,8 @@ def test_a_changed_snapshot_file_stops_the_build_naming_it(built, tmp_path, dama
         data = data[: len(data) // 2]
     products.write_bytes(bytes(data))
     with pytest.raises(SnapshotError, match="products.parquet") as err:
-        build_split(BuildConfig(catalog=str(catalog), intents=["product_search"], candidates_per_intent=5),
+        build_split(BuildConfig(min_hidden_division=1,
+                                catalog=str(catalog), intents=["product_search"], candidates_per_intent=5),
                     "x", root=tmp_path / "splits", artifacts=tmp_path / "artifacts")
     assert len(str(err.value).splitlines()) == 1
     assert _error_line(runner.invoke(app, ["verify", str(catalog)])).count("products.parquet") == 1

@@ -102,7 +102,8 @@ from flows.build import plan_build
 from pipeline.candidate import build_candidate
 from flows.settings import BuildConfig, artifacts_root
 from stages.hashing import canonical_json
-ctx, products, sampling, _ = plan_build(BuildConfig(catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
+ctx, products, sampling, _ = plan_build(BuildConfig(min_hidden_division=1,
+                                                    catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
 rows = {r["parent_asin"]: r for r in products.to_dicts()}
 out = []
 for intent, s in sampling.items():

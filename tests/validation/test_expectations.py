@@ -147,7 +147,7 @@ def test_a_failed_warn_does_not_block(sample_catalog):
 
 def test_build_refuses_to_publish_a_snapshot_with_a_duplicated_product(duplicated_snapshot, tmp_path, artifacts):
     snapshot, asin = duplicated_snapshot
-    config = BuildConfig(catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
+    config = BuildConfig(min_hidden_division=1, catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
     with pytest.raises(ExpectationsFailed, match=f"parent_asin_unique.*{asin}.*nothing was written"):
         build_split(config, "dup", root=tmp_path / "splits", artifacts=artifacts)
     assert not (tmp_path / "splits").exists() or not any((tmp_path / "splits").rglob("*"))
@@ -155,7 +155,7 @@ def test_build_refuses_to_publish_a_snapshot_with_a_duplicated_product(duplicate
 
 def test_assemble_refuses_before_writing_anything(duplicated_snapshot, tmp_path, artifacts):
     snapshot, _ = duplicated_snapshot
-    config = BuildConfig(catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
+    config = BuildConfig(min_hidden_division=1, catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
