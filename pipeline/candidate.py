@@ -203,15 +203,49 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 
 
 def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
-    """Query / persona / clarification assignment: the most selective features hidden (stages.split)."""
+    """Query / persona / clarification assignment: the hidden sources chosen by answer sets (stages.split).
+
+    When the features drawn admit no placement meeting every goal (each hidden source needed and dividing the
+    answer set `min_hidden_division`-fold), other features are drawn from the target's, up to
+    SPLIT_FEATURE_DRAWS draws, before stage 4 rejects the plan (issue #12: re-split before rejecting). The
+    first draw that meets the goals wins, else the first draw that gave an assignment goes on (as before the rule).
+    """
     intent, gen = state.intent, state.rng("three_source_split")
-    state.selected = selected = select_features(state.features, intent, gen)
+    first: tuple[list[Feature], frozenset[str], Assignment | PartitionInfeasible] | None = None
+    seen: set[frozenset[str]] = set()
+    for _ in range(SPLIT_FEATURE_DRAWS):
+        selected = select_features(state.features, intent, gen)
+        fields = frozenset(f"{f.field}={f.value}" for f in selected)
+        if fields in seen:  # a target with few features draws the same ones again: nothing new to place
+            continue
+        seen.add(fields)
+        implicit, outcome = _plan_split(state, ctx, selected, gen)
+        if first is None or (isinstance(first[2], PartitionInfeasible) and isinstance(outcome, Assignment)):
+            first = (selected, implicit, outcome)
+        if isinstance(outcome, Assignment) and outcome.planned is not False:
+            first = (selected, implicit, outcome)
+            break
+    assert first is not None
+    state.selected, state.implicit_fields, outcome = first
+    if isinstance(outcome, PartitionInfeasible):
+        return [Finding(outcome.reason, str(outcome), outcome.evidence)]
+    state.assignment = outcome
+    return []
+
+
+# Feature draws stage 3 tries per attempt before a plan whose hidden sources fall short goes on to stage 4.
+SPLIT_FEATURE_DRAWS = 4
+
+
+def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature],
+                gen: Random) -> tuple[frozenset[str], Assignment | PartitionInfeasible]:
+    """The implicit fields and the answer-set-driven assignment of one draw of features (or why none exists)."""
+    intent = state.intent
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
     cueable = sorted(f.field for f in selected if f.kind == "detail" and f.field not in tangled
                      and _cue(ctx, intent, f.field, f.value, state.product_type))
     # Up to max_implicit implicit requirements where cues allow, at least intent.implicit (issue #12).
-    state.implicit_fields = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit),
-                                                              len(cueable))))
+    implicit = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit), len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
     support = {f.field: ctx.catalog.support(feature_rubric(f)) for f in selected
                if "persona" in f.sources or "clarification" in f.sources}
@@ -219,13 +253,13 @@ def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     within = [feature_rubric(f) for f in selected if f.kind == "entity" or f.field in intent.query_fields]
     masks, universe = answer_set_masks([feature_rubric(f) for f in selected], within, ctx.catalog, state.asin)
     plan = SplitGoals(masks=masks, universe=universe, min_query=_query_floor(ctx, intent),
-                      min_hidden=_hidden_floor(ctx, intent), max_total=ctx.config.max_answer_set)
+                      min_hidden=_hidden_floor(ctx, intent), max_total=ctx.config.max_answer_set,
+                      min_division=_hidden_division(ctx, intent))
     try:
-        state.assignment = split_features(selected, intent, state.split_config, gen,
-                                          keep_in_query=state.implicit_fields, support=support, plan=plan)
+        return implicit, split_features(selected, intent, state.split_config, gen, keep_in_query=implicit,
+                                        support=support, plan=plan)
     except PartitionInfeasible as exc:
-        return [Finding(exc.reason, str(exc), exc.evidence)]
-    return []
+        return implicit, exc
 
 
 # --------------------------------------------------------------------------------------------------
@@ -283,17 +317,20 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                          "left_out_fields": left_out,
                          "examples": query_only[:10]})]
     # Every hidden source necessary (issue #12): the rubrics without the persona's and without the
-    # clarification's must each leave min_hidden_answer_set products. A plan that fails first sheds the
-    # query's most selective optional requirements (as above), else is rejected and re-split by the next attempt.
-    hidden_floor = _hidden_floor(ctx, intent)
+    # clarification's must each leave min_hidden_answer_set products, and min_hidden_division times the
+    # products all rubrics leave. A plan that fails first sheds the query's most selective optional
+    # requirements (as above), else is rejected and re-split by the next attempt.
+    hidden_floor, division = _hidden_floor(ctx, intent), _hidden_division(ctx, intent)
     hidden = hidden_source_answer_sets(rubrics, ctx.catalog)
-    while min(hidden.values()) < hidden_floor and (dropped := assignment.leave_out_most_selective(
-            state.split_config)) is not None:
+    full = len(ctx.catalog.answer_set(rubrics))
+    while (hidden_source_findings(hidden, hidden_floor, rubrics, full, division)
+           and (dropped := assignment.leave_out_most_selective(state.split_config)) is not None):
         left_out.append(dropped.field)
         rubrics = build_rubrics(assignment, ctx.table)
         hidden = hidden_source_answer_sets(rubrics, ctx.catalog)
+        full = len(ctx.catalog.answer_set(rubrics))
         query_only = _query_answer_set(rubrics, ctx)
-    findings = hidden_source_findings(hidden, hidden_floor, rubrics)
+    findings = hidden_source_findings(hidden, hidden_floor, rubrics, full, division)
     if findings:
         return findings
     state.rubrics, state.query_only, state.hidden, state.lock = rubrics, query_only, hidden, rubric_lock(rubrics)
@@ -311,6 +348,14 @@ def _hidden_floor(ctx: BuildContext, intent: IntentSpec) -> int:
     BuildConfig.min_hidden_answer_set, or the intent's.
     """
     return ctx.config.min_hidden_answer_set if intent.min_hidden_answer_set is None else intent.min_hidden_answer_set
+
+
+def _hidden_division(ctx: BuildContext, intent: IntentSpec) -> int:
+    """How many times each hidden source must divide the answer set.
+
+    BuildConfig.min_hidden_division, or the intent's.
+    """
+    return ctx.config.min_hidden_division if intent.min_hidden_division is None else intent.min_hidden_division
 
 
 def _query_answer_set(rubrics: list[Rubric], ctx: BuildContext) -> list[str]:
@@ -405,7 +450,9 @@ def check_semantics(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         return findings
     task["answer_set"] = answers
     task["difficulty"] = _difficulty(task, len(answers), len(state.query_only)) | {
-        f"{k}_answer_set_size": v for k, v in state.hidden.items()}
+        f"{k}_answer_set_size": v for k, v in state.hidden.items()} | {
+        # The ablated oracles' expected accuracy on this task (issue #12): the answer set's share of each ablation's.
+        f"{k.removeprefix('without_')}_ablation_ratio": round(len(answers) / v, 4) for k, v in state.hidden.items()}
     task["provenance"] = _provenance(ctx, state.attempt)
     return []
 

@@ -53,6 +53,8 @@ FIELD_TYPES: dict[str, Any] = {
     "without_persona_answer_set_size": "integer", "without_clarification_answer_set_size": "integer",
     "min_hidden_answer_set": "integer", "persona_fields": ["list", "string"],
     "clarification_fields": ["list", "string"], "excluded": ["list", "string"], "title": "text",
+    "weak_sources": ["list", "string"], "min_hidden_division": "integer", "persona_ablation_ratio": "number",
+    "clarification_ablation_ratio": "number",
     # answer sets (stage 7)
     "target": "string", "answer_set_size": "integer", "bound": "integer",
     # LLM calls (stages 2, 5, 7) and the judge
@@ -93,6 +95,10 @@ REASON_FIELDS: dict[str, tuple[str, ...]] = {
     "persona_not_needed": ("without_persona_answer_set_size", "min_hidden_answer_set", "persona_fields"),
     "clarification_not_needed": ("without_clarification_answer_set_size", "min_hidden_answer_set",
                                  "clarification_fields"),
+    "hidden_source_too_weak": ("weak_sources", "answer_set_size", "min_hidden_division",
+                               "without_persona_answer_set_size", "without_clarification_answer_set_size",
+                               "persona_ablation_ratio", "clarification_ablation_ratio", "persona_fields",
+                               "clarification_fields"),
     "exclusion_excludes_nothing": ("field", "excluded"),
     "no_product_type": ("title",),
     "query_without_product_type": ("query_fields",),

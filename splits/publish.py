@@ -190,7 +190,69 @@ def _hidden_source_sizes(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     both = [t for t in tasks if t["difficulty"].get("without_persona_answer_set_size") is not None]
     out["both_at_least_2"] = sum(min(t["difficulty"]["without_persona_answer_set_size"],
                                      t["difficulty"]["without_clarification_answer_set_size"]) >= 2 for t in both)
+    # The ablated oracles' expected accuracy per task (answer_set_size / each ablation's; issue #12).
+    out["ablation_ratios"] = {}
+    for source in ("persona", "clarification"):
+        ratios = [t["difficulty"][f"{source}_ablation_ratio"] for t in tasks
+                  if t["difficulty"].get(f"{source}_ablation_ratio") is not None]
+        counts = Counter(_ratio_bucket(r) for r in ratios)
+        out["ablation_ratios"][source] = {label: counts[label] for _, label in RATIO_BUCKETS} | {
+            "tasks": len(ratios), "mean": round(sum(ratios) / len(ratios), 4) if ratios else None,
+            "max": max(ratios, default=None)}
     return out
+
+
+# Buckets of difficulty.<source>_ablation_ratio (|answer set| / |answer set without the source|), upper bounds.
+RATIO_BUCKETS = ((1.0, "> 1/2"), (0.5, "(1/5, 1/2]"), (0.2, "(1/7, 1/5]"), (1 / 7, "(1/10, 1/7]"),
+                 (0.1, "(1/20, 1/10]"), (0.05, "<= 1/20"))
+
+
+def _ratio_bucket(ratio: float) -> str:
+    """The label of the smallest RATIO_BUCKETS bound at or above `ratio` (a fraction in (0, 1])."""
+    return [label for bound, label in RATIO_BUCKETS if ratio <= bound + 1e-4][-1]  # ratios are rounded to 4 places
+
+
+def _evidence(rejection: dict[str, Any]) -> dict[str, Any]:
+    """A rejection's evidence as a dict (published records hold it as JSON text)."""
+    evidence = rejection.get("evidence") or {}
+    return json.loads(evidence) if isinstance(evidence, str) else evidence
+
+
+def _limiting_rules(manifest: dict[str, Any], rejections: list[dict[str, Any]], floor: int = 20) -> list[str]:
+    """report.md lines naming, for each intent under `floor` accepted tasks, the rule that limits it with counts.
+
+    Issue #12 ("every intent >= 20; where the data cannot give that, report.md names the limiting rule with its
+    counts"): every rejection reason of the intent's candidates (its last attempt), the most frequent one past
+    stage 2 named as the limiting rule with the stage it reached, and for the hidden-source rules the
+    answer-set sizes their evidence recorded.
+    """
+    lines: list[str] = []
+    for intent, v in manifest["counts"]["per_intent"].items():
+        if v["accepted"] >= floor:
+            continue
+        mine = [r for r in rejections if r["intent"] == intent]
+        reasons = Counter(r["reason"] for r in mine)
+        later = Counter(r["reason"] for r in mine if r["stage"] > 2)
+        reached = sum(1 for r in mine if r["stage"] > 2) + v["accepted"]
+        listed = ", ".join(f"`{k}` {n}" for k, n in reasons.most_common())
+        line = (f"- **{intent}**: {v['accepted']} accepted of {v['accepted'] + v['rejected']} candidates; "
+                f"rejected: {listed}.")
+        if later:
+            rule, n = later.most_common(1)[0]
+            line += (f" The limiting rule is `{rule}`: it rejected {n} of the {reached} candidates that got past "
+                     "feature extraction.")
+            evidence = [_evidence(r) for r in mine if r["reason"] == rule]
+            sizes = Counter(str(e[f"without_{s}_answer_set_size"]) for e in evidence
+                            for s in ("persona", "clarification")
+                            if rule.startswith(s) and e.get(f"without_{s}_answer_set_size") is not None)
+            if sizes:
+                line += (" Products the other sources' rubrics left: "
+                         + ", ".join(f"{k}: {n}" for k, n in sorted(sizes.items(), key=lambda kv: int(kv[0])))
+                         + " (candidates).")
+        lines.append(line)
+    if lines:
+        lines = ["", f"Intents under {floor} accepted tasks, and the rule that limits each:", "", *lines]
+    return lines
 
 
 def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) -> str:
@@ -240,7 +302,7 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                       + (f" The build required at least {floor} (`min_query_answer_set`); only intents that "
                          "override it in `stages/intents.toml` (review_driven) can still pin the target."
                          if floor and floor > 1 else "")]
-    lines += _quality_sections(manifest)
+    lines += _quality_sections(manifest, rejections)
     hidden = c.get("hidden_source_answer_sets") or {}
     if hidden.get("without_persona", {}).get("tasks"):
         n = hidden["without_persona"]["tasks"]
@@ -257,6 +319,23 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
             lines.append(f"| {key.replace('_', ' ')} | "
                          + " | ".join(str(hidden[key][label]) for _, label in SIZE_BUCKETS)
                          + " |")
+        ratios = hidden.get("ablation_ratios") or {}
+        if ratios.get("persona", {}).get("tasks"):
+            k = manifest.get("config", {}).get("min_hidden_division", "–")
+            checks = manifest.get("agent_checks") or {}
+            lines += ["", "An ablated oracle recommends the first product that fits what it can learn, so on a task "
+                          "it is right about `answer_set_size / without_<source>_answer_set_size` of the time "
+                          "(`difficulty.<source>_ablation_ratio`). The build requires each hidden source to divide "
+                          f"the answer set at least {k} times (`min_hidden_division`; `hidden_source_too_weak`), "
+                          f"so each ratio is at most 1/{k}.", "",
+                      "| ratio | " + " | ".join(label for _, label in RATIO_BUCKETS) + " | mean (expected accuracy) "
+                      "| measured accuracy |", "|---|" + "---:|" * (len(RATIO_BUCKETS) + 2)]
+            for source, oracle in (("persona", "oracle_no_profile"), ("clarification", "oracle_no_ask")):
+                r = ratios[source]
+                measured = (checks.get(oracle) or {}).get("accuracy")
+                lines.append(f"| without {source} | " + " | ".join(str(r[label]) for _, label in RATIO_BUCKETS)
+                             + f" | {r['mean']} | " + (f"{measured} (`{oracle}`)" if measured is not None else "–")
+                             + " |")
     checks = manifest.get("agent_checks") or {}
     if checks.get("oracle"):
         o, n = checks["oracle"], checks.get("null") or {}
@@ -305,7 +384,7 @@ def _catalog_manifest(manifest: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _quality_sections(manifest: dict[str, Any]) -> list[str]:
+def _quality_sections(manifest: dict[str, Any], rejections: list[dict[str, Any]] | None = None) -> list[str]:
     """report.md sections of issue #12.
 
     Intent mix, product types, implicit requirements, persona fields, rejected values.
@@ -324,6 +403,7 @@ def _quality_sections(manifest: dict[str, Any]) -> list[str]:
     for intent, v in c["per_intent"].items():
         reasons = ", ".join(f"`{r}` {n}" for r, n in top.get(intent, []))
         lines.append(f"| {intent} | {v['accepted']} | {100 * v['accepted'] / n_tasks:.0f} % | {reasons or '–'} |")
+    lines += _limiting_rules(manifest, rejections or [])
     lines += ["", f"Queries naming a product type: {c['queries_with_product_type']} of {c['tasks']} "
                   "(a target whose title names none is rejected as `no_product_type`)."]
     dist = c["implicit_per_task"]

@@ -344,11 +344,13 @@ def _agent_checks(manifest: dict[str, Any]) -> list[str]:
             "<th class=n>accuracy</th></tr></thead>",
             "<tbody>", f"<tr><td>oracle (validated candidates)</td><td class=n>{o['candidates']}</td>"
                        f"<td class=n>{o['solved']}</td><td class=n>{o['accuracy']:.1%}</td></tr>"]
-    for name, v in (("null", n), ("diligent", d)):
+    for name, v in (("null", n), ("diligent", d), ("oracle_no_ask", checks.get("oracle_no_ask") or {}),
+                    ("oracle_no_profile", checks.get("oracle_no_profile") or {})):
         if v.get("tasks"):
             rows.append(f"<tr><td>{name}</td><td class=n>{v['tasks']}</td><td class=n>{v['correct']}</td>"
                         f"<td class=n>{v['accuracy']:.1%}</td></tr>")
     rows.append("</tbody></table>")
+    rows += _ablation_ratios(manifest)
     if d.get("by_intent"):
         rows += [f"<p>The diligent agent knows no rubric; its questions opened {d['slots_opened']} of {d['slots']} "
                  "clarification slots.</p>", '<table id="diligent-by-intent">',
@@ -357,6 +359,36 @@ def _agent_checks(manifest: dict[str, Any]) -> list[str]:
         rows += [f"<tr><td><code>{e(i)}</code></td><td class=n>{v['tasks']}</td><td class=n>{v['correct']}</td>"
                  f"<td class=n>{v['accuracy']:.1%}</td></tr>" for i, v in d["by_intent"].items()]
         rows.append("</tbody></table>")
+    return rows
+
+
+def _ablation_ratios(manifest: dict[str, Any]) -> list[str]:
+    """Tasks by ablation ratio (difficulty.<source>_ablation_ratio); its mean is the ablated oracle's expected accuracy.
+
+    Issue #12: an oracle that skips a source recommends the first product fitting what it knows, so it is right
+    about answer_set_size / without_<source>_answer_set_size of the time; the build bounds that by
+    1 / min_hidden_division. Empty for a split without the figures.
+    """
+    from splits.publish import RATIO_BUCKETS
+
+    ratios = ((manifest["counts"].get("hidden_source_answer_sets") or {}).get("ablation_ratios") or {})
+    if not (ratios.get("persona") or {}).get("tasks"):
+        return []
+    checks = manifest.get("agent_checks") or {}
+    k = manifest.get("config", {}).get("min_hidden_division", "–")
+    rows = [f"<p>Ablation ratio per task: answer_set_size / the answer set without the source (the build requires "
+            f"at most 1/{k}, <code>min_hidden_division</code>); its mean is the ablated oracle's expected "
+            "accuracy.</p>", '<table id="ablation-ratios">',
+            "<thead><tr><th>without</th>" + "".join(f"<th class=n>{html.escape(label)}</th>"
+                                                    for _, label in RATIO_BUCKETS)
+            + "<th class=n>mean (expected)</th><th class=n>measured</th></tr></thead>", "<tbody>"]
+    for source, oracle in (("persona", "oracle_no_profile"), ("clarification", "oracle_no_ask")):
+        r = ratios[source]
+        measured = (checks.get(oracle) or {}).get("accuracy")
+        rows.append(f"<tr><td>{source}</td>" + "".join(f"<td class=n>{r[label]}</td>" for _, label in RATIO_BUCKETS)
+                    + f"<td class=n>{r['mean']:.1%}</td><td class=n>"
+                    + (f"{measured:.1%}" if measured is not None else "–") + "</td></tr>")
+    rows.append("</tbody></table>")
     return rows
 
 

@@ -17,6 +17,7 @@ feature is placed exactly once):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Mapping
@@ -70,6 +71,8 @@ class Assignment:
     persona: list[Feature] = field(default_factory=list)
     clarification: list[Feature] = field(default_factory=list)
     optional: list[Feature] = field(default_factory=list)
+    # Whether the answer-set-driven search found a placement meeting every goal of its plan (None: no plan).
+    planned: bool | None = None
 
     def replace(self, old: Feature, new: Feature) -> None:
         """Put `new` where `old` is (whichever source holds it)."""
@@ -215,11 +218,12 @@ def split_features(
     n_persona = max(config.min_persona, math.floor(n * config.persona_ratio))
     n_clar = max(config.min_clarification, math.floor(n * config.clarification_ratio))
     left_out: list[Feature] = []
+    planned = None
     if plan is None:
         persona, clarification = _fill_hidden(free, n_persona, n_clar, config)
     else:
-        persona, clarification, left_out = _search_hidden(features, fixed + reserved, free, n_persona, n_clar,
-                                                          config, plan, intent.min_query_attributes)
+        persona, clarification, left_out, planned = _search_hidden(features, fixed + reserved, free, n_persona,
+                                                                   n_clar, config, plan, intent.min_query_attributes)
     query = [f for f in features if f not in persona and f not in clarification and f not in left_out]
     persona.sort(key=features.index)
     clarification.sort(key=features.index)
@@ -250,7 +254,7 @@ def split_features(
             f"query has {len(q_details)} attribute constraints over {len({f.field for f in q_details})} fields; "
             f"{intent.name} needs {intent.min_query_attributes} over {intent.min_query_fields}", evidence)
     optional = [f for f in free if f in query and f.kind in ("detail", "numeric")]
-    return Assignment(query=query, persona=persona, clarification=clarification, optional=optional)
+    return Assignment(query=query, persona=persona, clarification=clarification, optional=optional, planned=planned)
 
 
 def _by_support(features: list[Feature], support: Mapping[str, int], rng: random.Random) -> list[Feature]:
@@ -313,6 +317,8 @@ class SplitGoals:
         min_query: products the query alone must leave (min_query_answer_set).
         min_hidden: products the task without the persona, and without the clarification, must each leave.
         max_total: products the whole task may leave (max_answer_set).
+        min_division: how many times each hidden source must divide the answer set (min_hidden_division):
+            the task without it must leave at least this many times the products the whole task leaves.
     """
 
     masks: Mapping[int, int]
@@ -320,6 +326,7 @@ class SplitGoals:
     min_query: int = 3
     min_hidden: int = 2
     max_total: int = 5
+    min_division: int = 1
     cap: int = 10  # sizes above this count as this much: past it, more products say no more
 
     def sizes(self, query: int, persona: int, clarification: int) -> tuple[int, int, int, int]:
@@ -327,30 +334,47 @@ class SplitGoals:
         return (query.bit_count(), (query & clarification).bit_count(), (query & persona).bit_count(),
                 (query & persona & clarification).bit_count())
 
+    def division(self, no_persona: int, no_clarification: int, total: int) -> float:
+        """How many times the weaker hidden source divides the answer set: min(without each) / whole task.
+
+        An ablated oracle that skips that source is right about 1 / division of the time (issue #12).
+        Counted up to twice `min_division` (past it, the search prefers its other goals).
+        """
+        return min(min(no_persona, no_clarification) / max(total, 1), 2 * self.min_division)
+
+    def met(self, alone: int, no_persona: int, no_clarification: int, total: int) -> bool:
+        """Whether sizes (as `sizes` returns them) meet every goal: floors, division and the whole task's bound."""
+        return (total <= self.max_total and alone >= self.min_query and no_persona >= self.min_hidden
+                and no_clarification >= self.min_hidden
+                and min(no_persona, no_clarification) >= self.min_division * max(total, 1))
+
 
 def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Feature], n_persona: int, n_clar: int,
                    config: SplitConfig, goals: SplitGoals, min_query_details: int = 0
-                   ) -> tuple[list[Feature], list[Feature], list[Feature]]:
+                   ) -> tuple[list[Feature], list[Feature], list[Feature], bool | None]:
     """Persona and clarification features chosen by their answer sets, not one by one (issue #12).
 
     Every placement of the free features in query / persona / clarification the field table allows,
     with min..n places per hidden source, is scored by set arithmetic on the masks: first whether it
-    meets every goal, then the smaller of the two ablated answer sets (each hidden source must cut
-    the products the other sources leave), then the query's own answer set, then the hidden places
-    used. `free` comes most selective first with rng-shuffled ties, and the first best placement
-    wins, so the result is deterministic for a seed. Falls back to the greedy fill when no mask is
-    known for some feature. A free attribute or bound may also be left out of the task (the query
-    keeps at least `config.min_query` features and `min_query_details` attributes), the fewer the
-    better once the ablated answer sets are as large as they can be (up to `goals.cap`).
+    meets every goal, then how many times the weaker hidden source divides the answer set (`SplitGoals.
+    division`: an oracle that skips it guesses among that many times the answer set), then the smaller
+    of the two ablated answer sets (each hidden source must cut the products the other sources leave),
+    then the query's own answer set, then the hidden places used. `free` comes most selective first
+    with rng-shuffled ties, and the first best placement wins, so the result is deterministic for a
+    seed. Falls back to the greedy fill when no mask is known for some feature. A free attribute or
+    bound may also be left out of the task (the query keeps at least `config.min_query` features and
+    `min_query_details` attributes), the fewer the better once the ablated answer sets are as large as
+    they can be (up to `goals.cap`).
 
     Returns:
-        (persona features, clarification features, features left out of the task).
+        (persona features, clarification features, features left out of the task, whether that placement
+        meets every goal; None when the greedy fill was used).
     """
     from itertools import product as placements
 
     pos = {id(f): i for i, f in enumerate(features)}
     if any(pos[id(f)] not in goals.masks for f in pinned + free):
-        return (*_fill_hidden(free, n_persona, n_clar, config), [])
+        return (*_fill_hidden(free, n_persona, n_clar, config), [], None)
     everything = (1 << goals.universe) - 1
     base = everything
     for f in pinned:
@@ -366,6 +390,7 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
             break
         options[i] = ("q",)
     best, best_key = None, None
+    undivided = dataclasses.replace(goals, min_division=1)  # the goals without the division
     for choice in placements(*options):
         n_p, n_c, n_x = choice.count("p"), choice.count("c"), choice.count("x")
         if not (config.min_persona <= n_p <= n_persona and config.min_clarification <= n_c <= n_clar):
@@ -382,14 +407,17 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
             elif where == "c":
                 c &= m
         alone, no_persona, no_clar, total = goals.sizes(q, p, c)
-        meets = (total <= goals.max_total and alone >= goals.min_query and no_persona >= goals.min_hidden
-                 and no_clar >= goals.min_hidden)
-        key = (meets, total <= goals.max_total, min(no_persona, no_clar, goals.cap), -n_x, min(alone, goals.cap),
-               n_p + n_c)
+        meets = goals.met(alone, no_persona, no_clar, total)
+        # Where no placement divides enough, one meeting the other goals still wins: stage 4 then rejects it for
+        # the division (hidden_source_too_weak), not for a floor the search gave up.
+        floors = undivided.met(alone, no_persona, no_clar, total)
+        key = (meets, floors, total <= goals.max_total, goals.division(no_persona, no_clar, total),
+               min(no_persona, no_clar, goals.cap), -n_x, min(alone, goals.cap), n_p + n_c)
         if best_key is None or key > best_key:
             best, best_key = choice, key
     if best is None:
-        return (*_fill_hidden(free, n_persona, n_clar, config), [])
+        return (*_fill_hidden(free, n_persona, n_clar, config), [], None)
     persona = [f for f, where in zip(free, best) if where == "p"]
     clarification = [f for f, where in zip(free, best) if where == "c"]
-    return persona, clarification, [f for f, where in zip(free, best) if where == "x"]
+    assert best_key is not None
+    return persona, clarification, [f for f, where in zip(free, best) if where == "x"], best_key[0]

@@ -18,7 +18,9 @@ from typing import Any
 # type nor an attribute; stage 4's query_pins_target: the query's rubrics alone leave fewer than
 # min_query_answer_set catalog products (issue #7), checked before any text is written; persona_not_needed /
 # clarification_not_needed: the rubrics without that source's already leave fewer than
-# min_hidden_answer_set products (issue #12); exclusion_excludes_nothing: a negative rubric's excluded
+# min_hidden_answer_set products (issue #12); hidden_source_too_weak: they leave fewer than min_hidden_division
+# times the products all rubrics leave, so an oracle skipping that source guesses right too often (issue #12);
+# exclusion_excludes_nothing: a negative rubric's excluded
 # values occur in no product the other rubrics leave (issue #12).
 # Stage 2's no_product_type: the title's head names no product noun and no category (issue #12).
 # LLM-written parts add: opinion_unknown_review / opinion_unsupported (stage 2, an opinion citing a
@@ -39,7 +41,7 @@ REASONS: dict[int, tuple[str, ...]] = {
         "no_product_type"),
     3: ("partition_infeasible", "query_not_searchable"),
     4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target", "persona_not_needed",
-        "clarification_not_needed", "exclusion_excludes_nothing"),
+        "clarification_not_needed", "hidden_source_too_weak", "exclusion_excludes_nothing"),
     5: ("llm_error", "llm_invalid_output", "llm_refusal", "schema_invalid", "no_implicit_cue",
         "query_without_product_type"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted",

@@ -329,16 +329,31 @@ def hidden_source_answer_sets(rubrics: list[Any], index: CatalogIndex,
             for source in ("persona", "clarification")}
 
 
-def hidden_source_findings(sizes: dict[str, int], floor: int, rubrics: list[Any]) -> list[Finding]:
-    """Findings for each hidden source whose ablation leaves fewer than `floor` products (its rubrics add nothing).
+def hidden_source_findings(sizes: dict[str, int], floor: int, rubrics: list[Any], full: int | None = None,
+                           division: int = 1) -> list[Finding]:
+    """Findings for each hidden source whose ablation leaves too few products: its rubrics add (almost) nothing.
 
-    Reason codes: persona_not_needed (the rubrics without the persona's already leave fewer than `floor`),
-    clarification_not_needed (likewise without the clarification's).
+    Issue #12, DESIGN "Every source is needed". An ablated oracle (sandbox/agents.py) recommends the first
+    product that satisfies the rubrics it can learn, so it is right about |full| / |without source| of the
+    time: a source that leaves two products where the task leaves one still lets it guess right half the time.
+
+    Args:
+        sizes: `hidden_source_answer_sets` of the task's rubrics ({"without_persona": n, "without_clarification": n}).
+        floor: min_hidden_answer_set.
+        rubrics: the task's rubrics (dicts or typed models).
+        full: products all the task's rubrics leave (None: the division is not checked).
+        division: min_hidden_division: each ablation must leave at least `division` x `full` products.
+
+    Returns:
+        Reason codes persona_not_needed / clarification_not_needed (that ablation leaves fewer than `floor`),
+        else one hidden_source_too_weak naming every source that divides the answer set fewer than `division`
+        times (ratios |full| / |without source| in its evidence).
     """
     findings = []
-    for source in ("persona", "clarification"):
+    present = [s for s in ("persona", "clarification") if any(_field_of(r, "info_source") == s for r in rubrics)]
+    for source in present:
         n = sizes[f"without_{source}"]
-        if n < floor and any(_field_of(r, "info_source") == source for r in rubrics):
+        if n < floor:
             findings.append(Finding(f"{source}_not_needed",
                                     f"without the {source}'s rubrics the task's other rubrics leave {n} catalog "
                                     f"product(s), fewer than min_hidden_answer_set={floor}: an agent that skips the "
@@ -346,6 +361,20 @@ def hidden_source_findings(sizes: dict[str, int], floor: int, rubrics: list[Any]
                                     {f"without_{source}_answer_set_size": n, "min_hidden_answer_set": floor,
                                      f"{source}_fields": [_field_of(r, "field") for r in rubrics
                                                           if _field_of(r, "info_source") == source]}))
+    if findings or full is None or division <= 1:
+        return findings
+    weak = [s for s in present if sizes[f"without_{s}"] < division * max(full, 1)]
+    if weak:
+        ratios = ", ".join(f"without the {s}'s rubrics {sizes[f'without_{s}']}" for s in weak)
+        findings.append(Finding("hidden_source_too_weak",
+                                f"the task leaves {full} catalog product(s) and {ratios}: fewer than "
+                                f"min_hidden_division={division} times as many, so an oracle that skips "
+                                f"the {' or the '.join(weak)} guesses the target too often",
+                                {"weak_sources": weak, "answer_set_size": full, "min_hidden_division": division,
+                                 **{f"without_{s}_answer_set_size": sizes[f"without_{s}"] for s in present},
+                                 **{f"{s}_ablation_ratio": round(full / sizes[f"without_{s}"], 4) for s in present},
+                                 **{f"{s}_fields": [_field_of(r, "field") for r in rubrics
+                                                    if _field_of(r, "info_source") == s] for s in present}}))
     return findings
 
 

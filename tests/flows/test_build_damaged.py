@@ -51,7 +51,8 @@ def test_a_build_over_damaged_records_keeps_their_products_and_publishes(tmp_pat
     assert products.filter(pl.col("average_rating") > 5).height == 0
     assert products.filter(pl.col("rating_number") < 0).height == 0
 
-    config = BuildConfig(catalog=str(tmp_path / "catalog"), intents=["product_search", "rating_quality"],
+    config = BuildConfig(min_hidden_division=1,
+                         catalog=str(tmp_path / "catalog"), intents=["product_search", "rating_quality"],
                          candidates_per_intent=12, resume=False)
     result = build_split(config, "damaged", root=tmp_path / "splits", artifacts=artifacts)
     # publish_split refuses on a failed ERROR expectation, so a published version is the proof.

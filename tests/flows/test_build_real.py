@@ -29,7 +29,8 @@ def built(tmp_path_factory):
     catalog = tmp / "catalog"
     manifest = write_catalog_snapshot([DATA / "meta_electronics_beauty_office.jsonl",
                                        DATA / "meta_hf_form_sample.jsonl"], [], catalog)
-    config = BuildConfig(catalog=str(catalog), intents=["product_search", "rating_quality", "feature_combination"],
+    config = BuildConfig(min_hidden_division=1,
+                         catalog=str(catalog), intents=["product_search", "rating_quality", "feature_combination"],
                          candidates_per_intent=100, resume=False)  # both builds compute everything
     first = build_split(config, "real", root=tmp / "splits", artifacts=tmp / "artifacts")
     second = build_split(config, "real", root=tmp / "splits", artifacts=tmp / "artifacts")

@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 def version(sample_catalog, tmp_path_factory, artifacts) -> Path:
     """One real version of split "sample" over the bundled sample."""
     root = tmp_path_factory.mktemp("splits")
-    build_split(BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=10), "sample", root=root,
+    build_split(BuildConfig(min_hidden_division=1,
+                            catalog=str(sample_catalog.path), candidates_per_intent=10), "sample", root=root,
                 artifacts=artifacts)
     return root / "sample" / "v1"
 

@@ -62,7 +62,8 @@ def test_a_bad_build_config_names_the_problem(tmp_path, content, expected):
 
 def test_a_category_with_no_products_builds_nothing(sample_catalog, artifacts):
     with pytest.raises(NoCandidates, match=r"no product of the catalog is eligible for any intent .*No Such Category"):
-        plan_build(BuildConfig(catalog=str(sample_catalog.path), categories=["No Such Category"]), artifacts)
+        plan_build(BuildConfig(min_hidden_division=1,
+                               catalog=str(sample_catalog.path), categories=["No Such Category"]), artifacts)
 
 
 def test_debug_shows_the_user_error_with_its_traceback(tmp_path):

@@ -22,7 +22,7 @@ def versions(sample_catalog, tmp_path_factory, artifacts) -> Path:
     for seed in (0, 1):
         # issue #12's quality rules off: in the 420-product sample they leave too few tasks to diff
         build_split(BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=20, seed=seed,
-                                min_hidden_answer_set=1, min_value_support=1), "sample",
+                                min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1), "sample",
                     root=root, artifacts=artifacts)
     return root
 

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from flows.build import build_split
 from flows.settings import BuildConfig
-out = build_split(BuildConfig(catalog=sys.argv[1], intents=["product_search"], candidates_per_intent=8),
+out = build_split(BuildConfig(min_hidden_division=1,
+                              catalog=sys.argv[1], intents=["product_search"], candidates_per_intent=8),
                   "same", root=Path(sys.argv[2]), artifacts=Path(sys.argv[3]))
 print(out.path.name)
 """

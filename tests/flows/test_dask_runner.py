@@ -27,7 +27,7 @@ SCRIPT = """
 import json, sys
 from flows.build import run_build
 from flows.settings import BuildConfig, artifacts_root
-config = BuildConfig(catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
+config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
 out = {}
 for runner in ("threads", "dask"):
     result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner,

@@ -31,7 +31,8 @@ def built(tmp_path_factory, artifacts):
     write_catalog_snapshot([tmp / "other.jsonl"], [], tmp / "other", workers=1)
     # issue #12's quality rules off: in the 420-product sample they leave no task to edit
     outcome = build_split(BuildConfig(catalog=str(tmp / "catalog"), intents=["product_search", "rating_quality"],
-                                      candidates_per_intent=30, min_hidden_answer_set=1, min_value_support=1),
+                                      candidates_per_intent=30, min_hidden_answer_set=1, min_hidden_division=1,
+                                      min_value_support=1),
                           "trust", root=tmp / "splits", artifacts=artifacts)
     return tmp, outcome.path
 
@@ -77,7 +78,8 @@ def test_a_changed_snapshot_file_stops_the_build_naming_it(built, tmp_path, dama
         data = data[: len(data) // 2]
     products.write_bytes(bytes(data))
     with pytest.raises(SnapshotError, match="products.parquet") as err:
-        build_split(BuildConfig(catalog=str(catalog), intents=["product_search"], candidates_per_intent=5),
+        build_split(BuildConfig(min_hidden_division=1,
+                                catalog=str(catalog), intents=["product_search"], candidates_per_intent=5),
                     "x", root=tmp_path / "splits", artifacts=tmp_path / "artifacts")
     assert len(str(err.value).splitlines()) == 1
     assert _error_line(runner.invoke(app, ["verify", str(catalog)])).count("products.parquet") == 1

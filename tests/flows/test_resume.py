@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from flows.build import build_split
 from flows.settings import BuildConfig, artifacts_root
-out = build_split(BuildConfig(catalog=sys.argv[1], batch_size=5), "resume", root=Path(sys.argv[2]),
+out = build_split(BuildConfig(min_hidden_division=1,
+                              catalog=sys.argv[1], batch_size=5), "resume", root=Path(sys.argv[2]),
                   artifacts=artifacts_root())
 print("PATH", out.path)
 """
@@ -44,7 +45,8 @@ def test_a_killed_build_resumes_with_identical_output(sample_catalog, tmp_path):
     manifest = json.loads((resumed / "manifest.json").read_text())
     assert manifest["resumed_candidates"] >= 3 * 5  # at least the batches finished before the kill
 
-    clean = build_split(BuildConfig(catalog=str(sample_catalog.path), batch_size=5, resume=False), "clean",
+    clean = build_split(BuildConfig(min_hidden_division=1, catalog=str(sample_catalog.path), batch_size=5,
+                                    resume=False), "clean",
                         root=tmp_path / "clean", artifacts=tmp_path / "clean-art")
     assert (resumed / "tasks.jsonl").read_bytes() == (clean.path / "tasks.jsonl").read_bytes()
     assert (resumed / "rejections.jsonl").read_bytes() == (clean.path / "rejections.jsonl").read_bytes()

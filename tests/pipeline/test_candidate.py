@@ -116,7 +116,8 @@ from flows.build import plan_build
 from pipeline.candidate import build_candidate
 from flows.settings import BuildConfig, artifacts_root
 from stages.hashing import canonical_json
-ctx, products, sampling, _ = plan_build(BuildConfig(catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
+ctx, products, sampling, _ = plan_build(BuildConfig(min_hidden_division=1,
+                                                    catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
 rows = {r["parent_asin"]: r for r in products.to_dicts()}
 out = []
 for intent, s in sampling.items():
@@ -180,7 +181,7 @@ def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich
     # The query floor alone (issue #7): issue #12's hidden-source and vocabulary rules are off here.
     ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_hidden_answer_set": 1,
                                                                         "min_value_support": 1}))
-    product = rich_catalog.product("B07LB62ZD5")  # draws change with the split rules and the per-stage generators
+    product = rich_catalog.product("B08B8HDQB2")  # draws change with the split rules and the per-stage generators
     first, findings, stage = run_attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
     assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
     result = build_candidate(product, "product_search", ctx)

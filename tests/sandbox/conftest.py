@@ -36,7 +36,7 @@ def built_tasks(full_build, full_catalog, tmp_path_factory, artifacts) -> list[d
     from flows.settings import BuildConfig
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=["review_driven"], candidates_per_intent=40,
-                         oracle_check=True, min_hidden_answer_set=1)
+                         oracle_check=True, min_hidden_answer_set=1, min_hidden_division=1)
     reviews = load_version(build_split(config, "reviews", root=tmp_path_factory.mktemp("splits"),
                                        artifacts=artifacts).path).tasks
     return full_build.tasks + reviews

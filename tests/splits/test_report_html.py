@@ -73,7 +73,7 @@ class Page(HTMLParser):
 @pytest.fixture(scope="module")
 def sample_split(sample_catalog, tmp_path_factory, artifacts):
     """The bundled sample built and published as sample/v1: (version dir, manifest, tasks, rejections)."""
-    outcome = build_split(BuildConfig(catalog=str(sample_catalog.path)), "sample",
+    outcome = build_split(BuildConfig(min_hidden_division=1, catalog=str(sample_catalog.path)), "sample",
                           root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
 
     def lines(name):

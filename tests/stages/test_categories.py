@@ -231,7 +231,8 @@ def test_a_build_restricted_to_a_category_accepts_tasks_of_that_category(home, c
     from flows.build import build_split
     from flows.settings import BuildConfig
 
-    out = build_split(BuildConfig(catalog=str(home.path), categories=[category], candidates_per_intent=12),
+    out = build_split(BuildConfig(min_hidden_division=1,
+                                  catalog=str(home.path), categories=[category], candidates_per_intent=12),
                       "one-category", root=tmp_path,
                       artifacts=artifacts)  # 4 before issue #12's checks, which accept fewer
     tasks = [json.loads(line) for line in (out.path / "tasks.jsonl").read_text().splitlines()]

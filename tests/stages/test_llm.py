@@ -156,7 +156,8 @@ def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path)
         config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search", "rating_quality"],
                              candidates_per_intent=4, verbaliser="llm", llm_model="scripted", llm_parts=["query"],
                              llm_base_url=server.base_url, llm_max_retries=2, llm_timeout=2,
-                             min_hidden_answer_set=1, min_value_support=1)  # issue #12's rules off: 4 candidates
+                             min_hidden_answer_set=1, min_hidden_division=1,
+                             min_value_support=1)  # issue #12's rules off: 4 candidates
         out = build_split(config, "llm", root=tmp_path / "splits", artifacts=tmp_path)
     manifest = out.manifest
     assert manifest["counts"]["tasks"] >= 1

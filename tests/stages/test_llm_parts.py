@@ -50,6 +50,7 @@ def review_plan(sample_catalog, artifacts):
     # Issue #12's rules off: they accept no review_driven task (its opinions single out the target).
     ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(sample_catalog.path), intents=["review_driven"],
                                                         candidates_per_intent=30, min_hidden_answer_set=1,
+                                                        min_hidden_division=1,
                                                         min_value_support=1), artifacts)
     rows = [p for _, batch in batches_of(products, sampling, 100, ctx.reviews) for p in batch]
     accepted = [p for p in rows if (r := build_candidate(p, "review_driven", ctx)).task is not None
@@ -437,7 +438,8 @@ def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(
         config = BuildConfig(catalog=str(sample_catalog.path), intents=["product_search", "review_driven"],
                              candidates_per_intent=8, verbaliser="llm", llm_model="scripted", judge=True,
                              llm_base_url=server.base_url, resume=False,
-                             min_hidden_answer_set=1, min_value_support=1)  # issue #12's rules off: 4 candidates
+                             min_hidden_answer_set=1, min_hidden_division=1,
+                             min_value_support=1)  # issue #12's rules off: 4 candidates
         first = build_split(config, "all-llm", root=tmp_path / "splits", artifacts=tmp_path)
         second = build_split(config, "all-llm", root=tmp_path / "splits", artifacts=tmp_path)
     m1, m2 = first.manifest, second.manifest

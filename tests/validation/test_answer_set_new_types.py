@@ -38,7 +38,7 @@ def full_build(full_catalog, tmp_path_factory, artifacts):
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=["negative_constraint", "coupon_budget",
                                                                   "review_driven"],
-                         candidates_per_intent=60, min_hidden_answer_set=1, min_value_support=1)
+                         candidates_per_intent=60, min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1)
     version = load_version(build_split(config, "types", root=tmp_path_factory.mktemp("splits"),
                                        artifacts=artifacts).path)
     return FullBuild(path=version.path, manifest=version.manifest, tasks=version.tasks, rejections=version.rejections)

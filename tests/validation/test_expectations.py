@@ -38,7 +38,7 @@ def sample_build(sample_catalog, tmp_path_factory, artifacts):
     # Issue #12's quality rules off: in the 420-product sample they leave no review_driven task; this file tests
     # the data expectations, not task quality.
     config = BuildConfig(catalog=str(sample_catalog.path), intents=INTENTS, candidates_per_intent=20,
-                         min_hidden_answer_set=1, min_value_support=1)
+                         min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1)
     return build_split(config, "sample", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
 
 
@@ -147,7 +147,7 @@ def test_a_failed_warn_does_not_block(sample_catalog):
 
 def test_build_refuses_to_publish_a_snapshot_with_a_duplicated_product(duplicated_snapshot, tmp_path, artifacts):
     snapshot, asin = duplicated_snapshot
-    config = BuildConfig(catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
+    config = BuildConfig(min_hidden_division=1, catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
     with pytest.raises(ExpectationsFailed, match=f"parent_asin_unique.*{asin}.*nothing was written"):
         build_split(config, "dup", root=tmp_path / "splits", artifacts=artifacts)
     assert not (tmp_path / "splits").exists() or not any((tmp_path / "splits").rglob("*"))
@@ -155,7 +155,7 @@ def test_build_refuses_to_publish_a_snapshot_with_a_duplicated_product(duplicate
 
 def test_assemble_refuses_before_writing_anything(duplicated_snapshot, tmp_path, artifacts):
     snapshot, _ = duplicated_snapshot
-    config = BuildConfig(catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
+    config = BuildConfig(min_hidden_division=1, catalog=str(snapshot), intents=INTENTS, candidates_per_intent=10)
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
