@@ -18,6 +18,7 @@ from pipeline.candidate import STAGES, CandidateState, build_candidate
 from stages.fields import FIELD_TABLE, load_field_table
 from validation.answer_set import CatalogIndex
 from stages.verbalise import OPENERS
+from stages.verbalise_v2 import OPENERS as OPENERS_V2
 
 NEW_ROW = '''
 [fields."Included Components"]
@@ -53,7 +54,8 @@ def two_builds(rich_plan, rich_catalog, tmp_path_factory):
 
 
 def _opener(query: str) -> str:
-    return next(o for o in OPENERS if query.startswith(o))
+    # template-v1's openers are prefixes, template-v2's (the default) are "I need {s}." plans
+    return next(o for o in (*OPENERS, *(p.split("{s}")[0] for p in OPENERS_V2)) if query.startswith(o))
 
 
 def _background(task):
