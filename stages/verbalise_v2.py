@@ -127,13 +127,18 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     Args:
         rubrics: the locked rubrics (the query's must include an entity: the caller rejects a target without).
         table: the field table.
-        rng: the verbalisation stage's seeded generator (plans, openers, phrasings).
+        rng: the verbalisation stage's seeded generator. The query takes exactly one draw from it, the seed
+            of its own plan generator (openers, plans, phrasings): how many choices a query makes depends on
+            its rubrics, and the persona drawn next from the same generator must not move when they change
+            (pipeline/candidate.py `CandidateState.rng`).
         cues: {rubric id: clause} for implicit rubrics: the clause replaces the rubric's phrase.
 
     Raises:
         ValueError: the query rubrics hold no entity (template-v2 always names the product type).
     """
     cues = cues or {}
+    rng = random.Random(rng.getrandbits(64))  # one draw from the stage generator; see Args
+    opener = rng.choice(OPENERS)  # first, so a change of the rubrics never moves it
     entity_rubric = product_type_rubric(rubrics)
     if entity_rubric is None:
         raise ValueError("template-v2 needs an entity rubric among the query rubrics")
@@ -165,7 +170,6 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
             budgets.append(kind_of(r).query_phrase_v2(r, table, rng))
     subject = natural_type(entity, before)
     head, rest = after[:2], after[2:]
-    opener = rng.choice(OPENERS)
     first = opener.format(s=" ".join([subject, join_clauses(head)]).strip())
     middle: list[str] = []
     if rest:
