@@ -63,6 +63,7 @@ HEAVY_FIXTURE_GROUPS = (("full", ("full_catalog", "full_build")),
                         ("rich", ("rich_catalog", "rich_plan", "rich_results", "accepted_tasks")))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
