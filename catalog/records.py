@@ -209,6 +209,8 @@ def _int(obj: dict, name: str, default: int | None = None) -> int | None:
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected an integer")
+    if not -2**63 <= value < 2**63:  # the snapshot's Int64 column: larger counts are catalog damage, not data
+        raise RecordError(OUT_OF_RANGE, f"{name} is {value}, more than a 64-bit integer holds")
     return value
 
 

@@ -92,6 +92,7 @@ def lenient_lines(sample_lines: list[bytes]) -> list[bytes]:
         orjson.dumps(dict(rec[17], parent_asin="")),
         orjson.dumps(dict(rec[18], price="None")),
         orjson.dumps(dict(rec[19], description="one string")),
+        orjson.dumps(dict(orjson.loads(sample_lines[130]), rating_number=2**63)),  # past Int64: out_of_range
     ]
 
 

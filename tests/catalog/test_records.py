@@ -90,6 +90,15 @@ def test_product_rows_have_exactly_the_contract_keys(sample_lines):
     assert list(row) == PRODUCT_SCHEMA.names
 
 
+def test_a_count_past_a_64_bit_integer_is_dropped_and_logged_not_a_crash(sample_lines):
+    # Found by the native-reader work: such a count crashed the whole ingest in pyarrow (OverflowError).
+    obj = next(o for o in map(orjson.loads, sample_lines) if o["parent_asin"] == "B091JDCYSS")
+    dropped: list[RecordError] = []
+    row = normalize_product({**obj, "rating_number": 2**63}, source_file="x", source_line=1, dropped=dropped)
+    assert row["rating_number"] is None and row["title"] == obj["title"]
+    assert [(e.reason, e.field) for e in dropped] == [("out_of_range", "rating_number")]
+
+
 # ---------------------------------------------------------------- lines
 
 @pytest.mark.parametrize(("raw", "reason"), [
