@@ -92,13 +92,19 @@ def main(argv: list[str]) -> int:
 
     artifacts = args.out / "artifacts"
     args.out.mkdir(parents=True, exist_ok=True)
-    base = BuildConfig(catalog=str(args.catalog), candidates_per_intent=args.per_intent, resume=False)
+    settings = read_build_config(args.config) if args.config else {}
+    # The template plan gets the model run's attempts: a candidate the templates accept only on a third
+    # draw is no fair test of a model run allowed two.
+    base = BuildConfig(catalog=str(args.catalog), candidates_per_intent=args.per_intent, resume=False,
+                       max_attempts=settings.get("max_attempts", BuildConfig.model_fields["max_attempts"].default))
     ctx, products, sampling, _ = plan_build(base, artifacts)
     accepted = template_accepted(ctx, products, sampling, args.judge_tasks if args.mode == "judge" else args.candidates)
-    settings = read_build_config(args.config) if args.config else {}
     update = {**settings, "llm_model": args.model, "llm_base_url": args.base_url}
     if args.mode == "judge":
-        update |= {"judge": True, "max_attempts": 1}  # one verdict per template task, never a redrawn one
+        # The plan's attempts, so each task reaches the judge on the draw the templates accepted; a
+        # judge_rejected retry keeps that draw and its template text (pipeline.candidate.TEXT_RETRY_REASONS),
+        # so it is the same verdict, from the cache.
+        update |= {"judge": True}
     else:
         update |= {"verbaliser": "llm", "llm_parts": ["query"] if args.mode == "query" else None}
     config = base.model_copy(update={k: v for k, v in update.items() if k in BuildConfig.model_fields})

@@ -19,6 +19,7 @@ WORK=${WORK:-/tmp/ecombench-qwen}
 PORT=${PORT:-8080}
 CATALOG_META=${CATALOG_META:-$REPO/../shared/data/amazon-reviews-2023/meta_electronics_beauty_office.jsonl}
 CANDIDATES=${CANDIDATES:-40}
+PER_INTENT=${PER_INTENT:-150}  # candidates per intent the template plan samples (90 gives 29 accepted on this file)
 STEPS=${*:-model engine query all judge agent}
 GGUF=$WORK/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 PY=${LLAMA_PY:-$WORK/venv/bin/python}
@@ -68,9 +69,9 @@ JSON
 BASE=http://127.0.0.1:$PORT/v1
 run() {  # run <mode> [extra]: one measurement, then the same again from the cache
   .venv/bin/python benchmarks/llm_local.py "$WORK/catalog" "$WORK/out" --mode "$1" --base-url "$BASE" --model local \
-    --config "$WORK/llm.json" --candidates "$CANDIDATES" "${@:2}" | tee "$WORK/out-$1.txt"
+    --config "$WORK/llm.json" --candidates "$CANDIDATES" --per-intent "$PER_INTENT" "${@:2}" | tee "$WORK/out-$1.txt"
   .venv/bin/python benchmarks/llm_local.py "$WORK/catalog" "$WORK/out" --mode "$1" --base-url "$BASE" --model local \
-    --config "$WORK/llm.json" --candidates "$CANDIDATES" "${@:2}" | tee "$WORK/out-$1.rerun.txt"
+    --config "$WORK/llm.json" --candidates "$CANDIDATES" --per-intent "$PER_INTENT" "${@:2}" | tee "$WORK/out-$1.rerun.txt"
 }
 if has query || has all || has judge; then serve chatml; fi
 if has query; then run query; fi

@@ -56,6 +56,13 @@ VERBALISER_V2_ID = "template-v2"
 NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric",
                       "llm_error", "opinion_unknown_review", "opinion_unsupported", "judge_unscored",
                       "query_without_product_type"})
+# Rejections of the text a model wrote (stages 5-7): an LLM build retries them on the same split.
+TEXT_RETRY_REASONS = frozenset({"llm_invalid_output", "llm_refusal", "schema_invalid", "hidden_value_in_query",
+                                "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted",
+                                "slot_incomplete", "slot_unreachable", "slot_collision", "query_missing_requirement",
+                                "implicit_cue_missing", "persona_missing_requirement", "clarification_not_revealed",
+                                "query_surface_missing", "query_surface_unanchored", "query_surface_mismatch",
+                                "judge_rejected", "query_names_other_product_type"})
 
 # difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
 # query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
@@ -100,6 +107,7 @@ class CandidateState:
     intent: IntentSpec
     attempt: int
     seed: int
+    draw: int  # the attempt whose draws stages 2-7 take: an LLM text retry keeps the split it failed on
     stats: Counter
     split_config: SplitConfig
     writes: frozenset[str]
@@ -125,13 +133,14 @@ class CandidateState:
         return self.product["parent_asin"]
 
     def rng(self, stage: str) -> Random:
-        """The generator of one stage of this attempt, seeded by sha256(seed, stage name, intent, parent_asin, attempt).
+        """The generator of one stage of this attempt, seeded by sha256(seed, stage name, intent, parent_asin, draw).
 
         One per stage (DESIGN "Determinism"): a change inside one stage (a field-table row that
-        changes the features) never moves another stage's draws (openers, persona noise).
+        changes the features) never moves another stage's draws (openers, persona noise). `draw` is the
+        attempt number except after an LLM text rejection (`TEXT_RETRY_REASONS`), whose retry keeps it.
         """
         if stage not in self._gens:
-            self._gens[stage] = rng(self.seed, stage, self.intent.name, self.asin, self.attempt)
+            self._gens[stage] = rng(self.seed, stage, self.intent.name, self.asin, self.draw)
         return self._gens[stage]
 
 
@@ -483,11 +492,13 @@ class CandidateResult:
 
 
 def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, attempt: int,
-                stats: Counter, previous: tuple[Finding, ...] = ()) -> tuple[dict[str, Any] | None, list[Finding], int]:
+                stats: Counter, previous: tuple[Finding, ...] = (),
+                draw: int | None = None) -> tuple[dict[str, Any] | None, list[Finding], int]:
     """Stages 2-7 of one attempt, in `STAGES` order.
 
     `previous` holds the first finding of each earlier attempt; only the LLM writers read it (template
-    text never depends on it, so template builds are unchanged).
+    text never depends on it, so template builds are unchanged). `draw` (default: `attempt`) seeds the
+    stages' generators.
 
     Returns:
         (task, [], 7) when every stage passes, else (None, findings, stage of the rejection).
@@ -495,7 +506,7 @@ def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, 
     """
     state = CandidateState(
         product=product, intent=intent, attempt=attempt, stats=stats,
-        seed=ctx.config.seed,
+        seed=ctx.config.seed, draw=attempt if draw is None else draw,
         split_config=ctx.config.partition.model_copy(update=intent.split_overrides()),
         writes=ctx.config.llm_writes() if ctx.llm is not None else frozenset(), previous=previous)
     for stage in STAGES:
@@ -531,8 +542,9 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
     result.stats["candidates"] += 1
     earlier: list[dict[str, Any]] = []
     previous: list[Finding] = []
+    draw = 0
     for attempt in range(ctx.config.max_attempts):
-        task, findings, stage = run_attempt(product, intent, ctx, attempt, result.stats, tuple(previous))
+        task, findings, stage = run_attempt(product, intent, ctx, attempt, result.stats, tuple(previous), draw)
         if task is not None:
             result.task = task
             result.stats["accepted"] += 1
@@ -540,6 +552,10 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
         if attempt + 1 < ctx.config.max_attempts and findings[0].reason not in NO_RETRY:
             earlier.append({"attempt": attempt, "stage": stage, "reason": findings[0].reason})
             previous.append(findings[0])
+            # The model's text failed: its retry (a new prompt naming the finding) rewrites the same
+            # split; any other failure, or template text, draws a new one (issue #14).
+            if not (ctx.llm is not None and findings[0].reason in TEXT_RETRY_REASONS):
+                draw = attempt + 1
             continue
         result.rejection = rejection_record(intent_name, product["parent_asin"], findings, attempt, stage, earlier)
         result.stats["rejected"] += 1

@@ -27,6 +27,19 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(_APOSTROPHE_S.sub(r"\1", text.lower())))
 
 
+def _plurals() -> dict[str, tuple[str, ...]]:
+    from stages.text import IRREGULAR
+
+    out: dict[str, tuple[str, ...]] = {}
+    for plural, single in IRREGULAR.items():
+        if plural != single:
+            out[single] = out.get(single, ()) + (plural,)
+    return out
+
+
+_PLURALS = _plurals()
+
+
 @lru_cache(maxsize=50_000)
 def lemmas(word: str) -> frozenset[str]:
     """Every lemma a lower-cased word may have (the word itself included).
@@ -37,7 +50,10 @@ def lemmas(word: str) -> frozenset[str]:
     from lemminflect import getAllLemmas, getAllLemmasOOV  # imported here: loading its tables costs ~0.1 s
 
     out = {word, _singular(word)}
-    found = getAllLemmas(word)
+    found = dict(getAllLemmas(word))
+    for plural in _PLURALS.get(word, ()):  # tokens() read "leaves" as "leaf": the verb "leave" stays a reading
+        for forms in getAllLemmas(plural).values():
+            out.update(f.lower() for f in forms)
     if not found and word.isalpha() and len(word) > 3:
         found = {k: v for k, v in getAllLemmasOOV(word, upos="VERB").items() if word.endswith(("ed", "ing"))}
     for forms in found.values():
@@ -70,7 +86,7 @@ def _content(phrase: str) -> list[frozenset[str]]:
     return [lemmas(t) for t in tokens(phrase) if t not in STOPWORDS]
 
 
-def stated_count(text: str, phrase: str) -> int:
+def stated_count(text: str, phrase: str, spread_over_phrase: bool = False) -> int:
     """How many times `text` states `phrase` by its content words.
 
     Each word (as a lemma, in any order) must occur within len(words) + SPREAD tokens of text
@@ -91,7 +107,9 @@ def stated_count(text: str, phrase: str) -> int:
     if not want or any(t[0].isdigit() for t in tokens(phrase)):
         return count_phrase(text, phrase)
     have = [lemmas(t) for t in tokens(text)]
-    width = len(want) + SPREAD
+    # spread_over_phrase: the window is the phrase's own length (its stopwords too) plus SPREAD, for
+    # clause-long phrases such as cues, whose content words alone undercount their span.
+    width = (len(tokens(phrase)) if spread_over_phrase else len(want)) + SPREAD
     count, i = 0, 0
     while i < len(have):
         if have[i] & want[0] or any(have[i] & w for w in want[1:]):
@@ -103,6 +121,34 @@ def stated_count(text: str, phrase: str) -> int:
                 continue
         i += 1
     return count
+
+
+_RELATIVE = ("that", "which", "whose", "who", "where")
+
+
+def states_cue(text: str, cue: str) -> bool:
+    """True when `text` states an implicit requirement's cue clause in its own words.
+
+    The cue's leading relative word goes ("that keys in the same pocket won't mark" is stated by "keys in
+    the same pocket won't mark"); its other content words must occur as lemmas within the cue's length
+    plus SPREAD tokens ("guard only the rim and corners and leave the back bare" states "that guards only
+    the rim and corners and leaves the back bare"). A cue the text holds word for word is stated.
+
+    >>> cue = "that matches the sky-coloured team shirts we wear"
+    >>> states_cue("I want cases that match the sky-coloured team shirts we wear", cue)
+    True
+    >>> states_cue("I want cases in sky blue", cue)
+    False
+    """
+    from stages.text import contains_phrase, tokens
+
+    if not cue:
+        return False
+    if contains_phrase(text, cue):
+        return True
+    first, _, rest = cue.strip().partition(" ")
+    core = rest if first.lower() in _RELATIVE and rest else cue
+    return bool(tokens(core)) and stated_count(text, core, spread_over_phrase=True) > 0
 
 
 def states_phrase(text: str, phrase: str) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -32,6 +33,7 @@ from schemas.models import Rubric
 from stages.fields import FieldTable
 from stages.hashing import sha256_hex
 from stages.llm import LLMClient
+from stages.lemmas import states_phrase
 from stages.text import contains_phrase
 from stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
 
@@ -200,23 +202,60 @@ def query_problems(reply: dict[str, Any], rubrics: list[Rubric], table: FieldTab
                    cues: dict[str, str]) -> list[str]:
     """What a query reply gets wrong that the prompt spelled out (problems for the repair turn).
 
-    A required phrase missing from user_query, a surface that is not words of user_query, a rubric id
-    without a surface or with two.
+    A requirement stage 7 would find unstated (validation.semantic.query_unstated: the same rules, so a
+    paraphrase stage 7 accepts gets no repair turn), quoted with its required phrases or its cue; a
+    rubric id without a surface or with two. Surfaces that are loosely copied or carry the wrong id are
+    not the model's text at fault: `surfaces_for` re-anchors them.
 
     A quick check for the repair turn, not the verdict: stage 7 (validation.semantic) decides.
     """
+    from validation.semantic import query_unstated
+
     query = reply["user_query"]
     ids = [r.id for r in rubrics if r.info_source == "query"]
     problems = id_problems([s["rubric_id"] for s in reply["query_surfaces"]], ids, "query_surfaces")
-    for r in rubrics:
-        phrases = required_phrases(r, table, cues) if r.info_source == "query" else []
-        if phrases and not any(contains_phrase(query, p) for p in phrases):
+    for r in query_unstated(query, rubrics, set(cues), table, cues):
+        phrases = required_phrases(r, table, cues)
+        if r.id in cues:
+            problems.append(f'{r.id}: user_query must state the cue "{cues[r.id]}" (its words, in any order)')
+        elif phrases:
             problems.append(f"{r.id}: user_query must contain " + " or ".join(f'"{p}"' for p in phrases))
-    for item in reply["query_surfaces"]:
-        if not contains_phrase(query, item["query_surface"]):
-            problems.append(f'{item["rubric_id"]}: query_surface "{item["query_surface"]}" is not words copied '
-                            "from user_query")
+        else:
+            problems.append(f"{r.id}: user_query does not state this requirement")
     return problems
+
+
+def surfaces_for(query: str, reply_surfaces: list[dict[str, str]], rubrics: list[Rubric], table: FieldTable,
+                 cues: dict[str, str]) -> dict[str, str]:
+    """{query rubric id: surface}: for each rubric, the model's surface that states it, else the query's sentence.
+
+    Small models copy a surface loosely ("wrap edges" for "wrap the edges") or under the neighbouring
+    rubric's id (issue #14): that is the metadata at fault, not the query. A rubric keeps its own surface
+    when it states the rubric (validation.semantic.states_rubric), else takes another id's surface that
+    does, else the first sentence of the query that does; a rubric the query does not state keeps what
+    the model gave, so stage 7 reports it.
+    """
+    from validation.semantic import states_rubric
+
+    given: dict[str, str] = {}
+    for item in reply_surfaces:
+        given.setdefault(item["rubric_id"], " ".join(item["query_surface"].split()))
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", query) if s.strip()]
+    out: dict[str, str] = {}
+    for r in rubrics:
+        if r.info_source != "query":
+            continue
+        cue = cues.get(r.id)
+        options = [given[r.id]] if r.id in given else []
+        options += [s for rid, s in given.items() if rid != r.id] + sentences + [query]
+        stating = next((s for s in options if states_rubric(r, s, table, cue) and states_phrase(query, s)), None)
+        if stating is not None:
+            out[r.id] = stating
+        elif r.id in given:
+            out[r.id] = given[r.id]
+    for rid, s in given.items():  # an id that is no query rubric is kept, so stage 7 reports it
+        out.setdefault(rid, s)
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0][1:])))
 
 
 def _product_type(rubrics: list[Rubric]) -> str:
@@ -238,8 +277,8 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
         previous: the first finding of each earlier attempt.
 
     Returns:
-        (query with whitespace collapsed, {rubric id: query_surface}). Stage 7
-        (validation.semantic.check_query_surfaces) checks each surface lies in the query and
+        (query with whitespace collapsed, {rubric id: query_surface} re-anchored by `surfaces_for`).
+        Stage 7 (validation.semantic.check_query_surfaces) checks each surface lies in the query and
         states its rubric; a surface for an id that is no query rubric is kept so that check reports it.
 
     Raises:
@@ -252,10 +291,8 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
                                             "attempt": attempt_note(attempt, previous)})
     reply = client.call_json([{"role": "user", "content": text}], "query_plan", query_reply_schema(rubrics),
                              purpose="query", check=lambda obj: query_problems(obj, rubrics, table, cues))
-    surfaces: dict[str, str] = {}
-    for item in reply["query_surfaces"]:
-        surfaces.setdefault(item["rubric_id"], " ".join(item["query_surface"].split()))
-    return " ".join(reply["user_query"].split()), dict(sorted(surfaces.items(), key=lambda kv: int(kv[0][1:])))
+    query = " ".join(reply["user_query"].split())
+    return query, surfaces_for(query, reply["query_surfaces"], rubrics, table, cues)
 
 
 # ---- persona background ----------------------------------------------------------------------------

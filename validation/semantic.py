@@ -13,7 +13,7 @@ from typing import Any
 
 from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from schemas.models import Rubric
-from stages.lemmas import lemmas, stated_count
+from stages.lemmas import lemmas, stated_count, states_cue, states_phrase
 from stages.product_naming import named_type, type_words
 from stages.replies import spoken_forms
 from stages.fields import FieldTable
@@ -43,7 +43,7 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
     for r in rubrics:
         forms = rubric_forms(r)
         if r.id in implicit:
-            if cues is not None and not contains_phrase(query, cues.get(r.id, "")):
+            if cues is not None and not states_cue(query, cues.get(r.id, "")):
                 findings.append(Finding("implicit_cue_missing", f"implicit rubric {r.id} ({r.field}) has no cue "
                                         "in the query", {"rubric_id": r.id, "cue": cues.get(r.id), "text": query}))
         elif r.info_source == "query":
@@ -85,11 +85,51 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
         findings.append(Finding("rubric_lock_mismatch", "rubrics changed after they were locked",
                                 {"expected": task["rubric_lock"], "found": rubric_lock(rubrics)}))
     if task.get("query_surfaces") is not None:
-        findings.extend(check_query_surfaces(task, cues))
+        findings.extend(check_query_surfaces(task, cues, table))
     return findings
 
 
-def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = None) -> list[Finding]:
+def states_rubric(rubric: Rubric, text: str, table: FieldTable | None = None, cue: str | None = None) -> bool:
+    """Whether `text` states one query rubric on its own, in any wording the query check accepts.
+
+    A cue (implicit rubric) by its content words (stages.lemmas.states_cue: "match the sky-coloured
+    shirts" states "that matches the sky-coloured shirts"); a bound by its direction and unit; a value by
+    its spoken form or the content words of any of its spellings. Unlike the whole-query check
+    (`_unstated`) it does not weigh the other rubrics' values: it reads a surface, one rubric's words.
+    """
+    if cue is not None:
+        return states_cue(text, cue)
+    kind = kind_of(rubric)
+    said = kind.stated_in(rubric, text)
+    if said is not None:
+        return said
+    if any(contains_phrase(text, f) for f in spoken_forms(rubric.expected_value, rubric.field)):
+        return True
+    spellings = (lambda f: table.spellings(f)) if table is not None else (lambda f: [f])
+    return any(states_phrase(text, s) for f in rubric_forms(rubric) if isinstance(f, str) for s in spellings(f))
+
+
+def query_unstated(query: str, rubrics: list[Rubric], implicit: set[str], table: FieldTable,
+                   cues: dict[str, str] | None) -> list[Rubric]:
+    """The query rubrics `query` does not state, by the rules of `check_sources` (cue, bound, value forms).
+
+    Shared by stage 7 and the LLM writer's repair turn (stages.verbalise_llm.query_problems), so the model
+    is asked to change exactly what stage 7 would reject (issue #14).
+    """
+    out = []
+    for r in rubrics:
+        if r.info_source != "query":
+            continue
+        if r.id in implicit:
+            if cues is not None and not states_cue(query, cues.get(r.id, "")):
+                out.append(r)
+        elif _unstated(r, rubric_forms(r), rubrics, implicit, query, table):
+            out.append(r)
+    return out
+
+
+def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = None,
+                         table: FieldTable | None = None) -> list[Finding]:
     """Findings where the `query_surfaces` an LLM gave do not hold (reference §9.1 "anchored" rule, token-aware).
 
     Each query rubric needs a surface (query_surface_missing); each surface must occur in the query
@@ -101,6 +141,7 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
     Args:
         task: a task record with `query_surfaces` ({rubric id: span of user_query}).
         cues: {rubric id: cue} of implicit rubrics; None takes the surface of an implicit rubric as given.
+        table: the field table (a value's other spellings); None reads the value forms only.
     """
     findings: list[Finding] = []
     query = task["user_query"]
@@ -117,20 +158,19 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
             findings.append(Finding("query_surface_missing", f"query rubric {rid} ({r.field}) has no query surface",
                                     {"rubric_id": rid, "field": r.field}))
             continue
-        if not contains_phrase(query, surface):
+        if not states_phrase(query, surface):
             findings.append(Finding("query_surface_unanchored",
                                     f"query surface {surface!r} of {rid} is not in the query",
                                     {"rubric_id": rid, "surface": surface, "text": query}))
             continue
-        if rid in implicit:
-            wanted = [cues[rid]] if cues and cues.get(rid) else []
-        else:
-            wanted = kind_of(r).stated_forms(r)
-        missing = [w for w in wanted if not contains_phrase(surface, w)]
-        if missing:
+        if rid in implicit and not (cues and cues.get(rid)):
+            continue
+        if not states_rubric(r, surface, table, cues[rid] if rid in implicit and cues else None):
+            forms = kind_of(r).stated_forms(r) or [str(r.expected_value)]
+            wanted = cues[rid] if rid in implicit and cues else forms[0]
             findings.append(Finding("query_surface_mismatch", f"query surface {surface!r} of {rid} ({r.field}) does "
-                                    f"not state {missing[0]!r}", {"rubric_id": rid, "surface": surface,
-                                                                  "value": missing[0]}))
+                                    f"not state {wanted!r}", {"rubric_id": rid, "surface": surface,
+                                                              "value": wanted}))
     return findings
 
 

@@ -235,7 +235,7 @@ def test_a_query_missing_a_required_phrase_gets_a_repair_turn_quoting_the_check(
 def test_a_retry_names_the_attempt_and_the_earlier_rejection_so_it_is_a_new_request(rich_plan, accepted, tmp_path):
     # At temperature 0 a retry that sent the same prompt would get the rejected reply back from the cache.
     ctx, _, _ = rich_plan
-    intent, product, _ = accepted[0]
+    intent, product, task = accepted[0]
     with ScriptedLLM([_drop_last, _drop_last, "good"]) as server:
         client = _client(server, tmp_path)
         result = _build(ctx, client, intent, product, max_attempts=2)
@@ -245,6 +245,39 @@ def test_a_retry_names_the_attempt_and_the_earlier_rejection_so_it_is_a_new_requ
     assert "This is attempt" not in first
     assert "This is attempt 2." in retry and "(query_missing_requirement: " in retry
     assert result.task is not None and result.task["provenance"]["attempt"] == 1
+    # The model's text failed, not the split: the retry rewrites the same rubrics (a template build's
+    # retry draws a new split; a redrawn one could fail for reasons the text never had).
+    assert result.task["rubric_lock"] == task["rubric_lock"]
+
+
+def _misfiled_surfaces(reply: dict) -> dict:
+    """Each surface under the next rubric's id, its first "the"/"a" dropped: how Qwen2.5-Coder-1.5B filed them."""
+    items = reply["query_surfaces"]
+    ids = [i["rubric_id"] for i in items]
+    texts = [i["query_surface"].replace(" the ", " ", 1) for i in items]
+    return reply | {"query_surfaces": [{"rubric_id": rid, "query_surface": t}
+                                       for rid, t in zip(ids, texts[1:] + texts[:1])]}
+
+
+_misfiled_surfaces.whole_reply = True  # type: ignore[attr-defined]
+
+
+def test_surfaces_under_the_wrong_ids_or_loosely_copied_are_refiled_not_rejected(rich_plan, accepted, tmp_path):
+    # The query states every requirement; only the reply's bookkeeping is off, so the task is kept and each
+    # rubric gets a surface that states it (validation.semantic.states_rubric), not the model's misfiled one.
+    from rubric_types import as_rubrics
+    from validation.semantic import states_rubric
+
+    ctx, _, _ = rich_plan
+    intent, product, _ = next(a for a in accepted if sum(r["info_source"] == "query" for r in a[2]["rubrics"]) >= 3)
+    with ScriptedLLM([_misfiled_surfaces]) as server:
+        client = _client(server, tmp_path)
+        result = _build(ctx, client, intent, product)
+    assert _reason(result) == "accepted" and client.stats["repairs"] == 0
+    task = result.task
+    for r in as_rubrics(task["rubrics"]):
+        if r.info_source == "query":
+            assert states_rubric(r, task["query_surfaces"][r.id], ctx.table), (r.id, task["query_surfaces"])
 
 
 def test_the_reply_cache_misses_when_the_served_model_changes_behind_the_same_alias(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.lemmas import stated_count, states_bound, states_phrase
+from stages.lemmas import stated_count, states_bound, states_cue, states_phrase
 
 
 @pytest.mark.parametrize("text, value", [
@@ -55,3 +55,32 @@ def test_a_rating_floor_in_any_wording_but_with_its_direction_and_unit(text, sta
 def test_a_price_cap_keeps_its_inclusiveness(text, inclusive, exclusive):
     assert states_bound(text, "price", {"max": 25.0, "max_inclusive": True}) is inclusive
     assert states_bound(text, "price", {"max": 25.0, "max_inclusive": False}) is exclusive
+
+
+# Queries Qwen2.5-Coder-1.5B-Instruct wrote for real targets of meta_electronics_beauty_office.jsonl, each
+# stating its implicit requirement's cue in its own words (stage 7 rejected all four before, issue #14).
+@pytest.mark.parametrize("asin, query, cue", [
+    ("B07LB62ZD5", "I'm looking for screen protectors that are rated at least 3 stars, cost no more than $10, "
+     "and keys in the same pocket won't mark.", "that keys in the same pocket won't mark"),
+    ("B07YNWBJQS", "I'm looking for cases that have at least 10 ratings, match the sky-coloured team shirts we "
+     "wear, and only wrap the edges so I can still see the back of my phone.",
+     "that matches the sky-coloured team shirts we wear"),
+    ("B094FKW96K", "I'm looking for cases that guard only the rim and corners and leave the back bare, and they "
+     "should cost no more than $15.", "that guards only the rim and corners and leaves the back bare"),
+    ("B083SFVKB6", "I'm looking for cases that only wrap the edges so I can still see the back of my phone, and "
+     "they should survive being knocked off the table onto a tiled floor, and they should have at least 20 "
+     "ratings.", "that survives being knocked off the table onto a tiled floor"),
+])
+def test_a_cue_in_the_models_own_words_is_stated(asin, query, cue):
+    assert states_cue(query, cue), asin
+
+
+@pytest.mark.parametrize("query, cue", [
+    # B08B8HDQB2: the model left the form-factor cue out; its words elsewhere do not make it up
+    ("I'm looking for a case that also holds my ID so I can leave my wallet at home, and it should be made of "
+     "Faux Leather.", "whose front closes over the screen when I put it in my bag"),
+    ("I'm looking for cases in sky blue.", "that matches the sky-coloured team shirts we wear"),  # the value, not the cue
+    ("a case that guards the corners", "that guards only the rim and corners and leaves the back bare"),  # part only
+])
+def test_a_cue_left_out_or_cut_short_is_not_stated(query, cue):
+    assert not states_cue(query, cue)
