@@ -65,6 +65,8 @@ class _Truncated(Exception):
 # and even a pathological 1000:1 stream stays within a few hundred MB per step.
 _READ_BYTES = 256 * 1024
 BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
+# The native reader's blocks are larger: each costs a few DuckDB queries whose fixed cost 16 MB amortises.
+NATIVE_BLOCK_BYTES = 16 * 1024 * 1024
 
 
 def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
@@ -201,15 +203,15 @@ per record with orjson (`catalog.records.convert_block`); the snapshot is the sa
 
 
 def _convert_native(kind: str, name: str, block: Block, table_path: str) -> Converted:
-    # The native reader's unit of work; a block DuckDB itself fails on (not a rule: its own error) is read
-    # by the Python rules instead, so the snapshot never depends on it.
+    # The native reader's unit of work; a block DuckDB or pyarrow itself fails on (not a rule: its own error) is
+    # read by the Python rules instead, so the snapshot never depends on it.
     import duckdb
 
     from catalog.native import convert_block_native
 
     try:
         return convert_block_native(kind, name, block, load_field_table(table_path))
-    except duckdb.Error:
+    except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
 
 
@@ -337,7 +339,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                            out_dir: str | os.PathLike, *, batch_size: int = 20_000,
                            name: str | None = None, table: FieldTable | None = None,
                            progress: Callable[[str, int], None] | None = None,
-                           workers: int | None = None, block_bytes: int = BLOCK_BYTES,
+                           workers: int | None = None, block_bytes: int | None = None,
                            reader: str = "python") -> dict[str, Any]:
     """Ingest metadata and review files into a catalog snapshot directory.
 
@@ -365,9 +367,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         progress: called as `progress(file_name, lines_read)` after each block.
         workers: processes parsing blocks; None uses `default_workers()`, 1 parses in this
             process. Inputs smaller than two blocks are always parsed in this process.
-        block_bytes: decompressed bytes per block of lines, the unit of work of a worker;
-            smaller blocks spread small inputs over the pool (as tests do). The snapshot is
-            the same for any value.
+        block_bytes: decompressed bytes per block of lines, the unit of work of a worker; None uses
+            `BLOCK_BYTES` (python reader) or `NATIVE_BLOCK_BYTES` (native); smaller blocks spread small
+            inputs over the pool (as tests do). The snapshot is the same for any value.
         reader: "native" (DuckDB's JSON reader, `catalog.native`) or "python" (orjson per record); the
             snapshot's content is the same (tests/catalog/test_native.py), the manifest records which ran.
 
@@ -389,6 +391,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if block_bytes is None:
+        block_bytes = NATIVE_BLOCK_BYTES if reader == "native" else BLOCK_BYTES
     if block_bytes < 1:
         raise ValueError(f"block_bytes must be at least 1, got {block_bytes}")
     if reader not in READERS:
@@ -408,7 +412,11 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     os.mkdir(tmp)
     executor = None
     try:
-        if workers > 1:
+        if workers > 1 and reader == "native":
+            # The native reader's work is DuckDB and pyarrow kernels, which release the GIL: threads share the
+            # blocks without pickling them to processes and the batches back.
+            executor = ThreadPoolExecutor(workers)
+        elif workers > 1:
             # fork is fast and needs no `if __name__ == "__main__"` guard in the caller's script,
             # but forking a process with other threads (a Prefect flow's) can deadlock the child:
             # then spawn, which re-imports the caller's main module (guarded, as Prefect's are).

@@ -26,8 +26,8 @@ the Python reader's on every shared real file and the damaged inputs.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -51,8 +51,10 @@ from stages.fields import FieldTable
 
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
 
-# Every character Python's str.strip() removes (str.isspace): utf8_trim with these strips exactly as the rules do.
-_WS = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+# Every character Python's str.strip() removes (str.isspace; tests/catalog/test_native.py checks the list):
+# utf8_trim with these strips exactly as the rules do.
+_WS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+       "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 _NUMBER = ("DOUBLE", "UBIGINT", "BIGINT")
 
 # What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (RE2; a match inside a string
@@ -82,64 +84,112 @@ _REVIEW_FIELDS = {"parent_asin": "VARCHAR", "asin": "VARCHAR", "rating": "DOUBLE
                   "user_id": "VARCHAR"}
 
 
-def _parsed(fields: dict[str, str]) -> str:
-    # The per-line part: one typed transform, the JSON type of each declared field (NULL: absent, 'NULL': a JSON
-    # null), the top-level keys. try(): a line that is not JSON to DuckDB gives NULLs (then the Python rules).
+def _parsed_sql(fields: dict[str, str], details: bool) -> str:
+    # The only per-line work: one typed transform, the JSON type of each declared field (NULL: absent, 'NULL': a
+    # JSON null), the top-level keys (for repeated ones) and, for products, the JSON type of every detail value.
+    # try(): a line that is not JSON to DuckDB gives NULLs (and then the Python rules).
     declared = _sql_text(orjson.dumps(fields).decode())
     paths = "[" + ", ".join(f"'$.{n}'" for n in fields) + "]"
-    return f"""SELECT k, line, try(json_transform(line, {declared})) AS j, try(json_type(line, {paths})) AS t,
-                      try(json_keys(line)) AS keys FROM lines"""
+    detail_types = ", try(json_type(line, '$.details.*')) AS details_t" if details else ""
+    return f"""SELECT k, try(json_transform(line, {declared})) AS j, try(json_type(line, {paths})) AS t,
+                      try(json_keys(line)) AS keys{detail_types} FROM lines"""
 
 
-def _types(fields: dict[str, str]) -> str:
-    return ", ".join(f"t[{i + 1}] AS t_{name}" for i, name in enumerate(fields))
+META_SQL = _parsed_sql(_META_FIELDS, details=True)
+REVIEW_SQL = _parsed_sql(_REVIEW_FIELDS, details=False)
+# The Hugging Face form holds details as the JSON text of the object: its lines (few of a raw file, all of an
+# HF one) get the map and the value types from that text.
+HF_DETAILS_SQL = """
+SELECT try(json_transform(d, '"MAP(VARCHAR, VARCHAR)"')) AS details, try(json_type(d, '$.*')) AS details_t
+FROM (SELECT k, try(json_extract_string(line, '$.details')) AS d FROM lines) ORDER BY k"""
 
 
-_HF_DETAILS = "json_extract_string(line, '$.details')"
-META_SQL = f"""
-WITH p AS MATERIALIZED ({_parsed(_META_FIELDS)})
-SELECT k, {_types(_META_FIELDS)}, len(keys) - len(list_distinct(keys)) AS repeated,
-  j.parent_asin, j.title, j.main_category, j.store, j.average_rating, j.rating_number,
-  CASE WHEN t[7] IN {_NUMBER} THEN TRY_CAST(j.price AS DOUBLE) END AS price_number,
-  CASE WHEN t[7] = 'VARCHAR' THEN j.price ->> '$' END AS price_text,
-  j.features, j.description, j.categories,
-  -- The Hugging Face form holds details as the JSON text of the object.
-  CASE WHEN t[11] = 'VARCHAR' THEN try(json_transform({_HF_DETAILS}, '"MAP(VARCHAR, VARCHAR)"'))
-       ELSE j.details END AS details,
-  CASE WHEN t[11] = 'VARCHAR' THEN try(json_type({_HF_DETAILS}, '$.*'))
-       WHEN t[11] = 'OBJECT' THEN json_type(line, '$.details.*') END AS details_t
-FROM p WHERE j IS NOT NULL AND t IS NOT NULL AND keys IS NOT NULL ORDER BY k"""
+def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa.Table:
+    """The SQL result as flat columns: k, t_<field> (JSON types), the declared fields, repeated, details."""
+    fields = _META_FIELDS if kind == "meta" else _REVIEW_FIELDS
+    valid = pc.and_kleene(pc.and_kleene(pc.is_valid(raw.column("j")), pc.is_valid(raw.column("t"))),
+                          pc.is_valid(raw.column("keys")))
+    raw = raw.filter(valid).combine_chunks()
+    j, t, keys = (raw.column(c).chunk(0) if raw.column(c).num_chunks else raw.column(c).combine_chunks()
+                  for c in ("j", "t", "keys"))
+    cols: dict[str, Any] = {"k": raw.column("k")}
+    for i, name in enumerate(fields):
+        cols[f"t_{name}"] = pc.list_element(t, i)
+    for name in fields:
+        cols[name] = j.field(name)
+    # A repeated top-level key: orjson keeps its last copy, DuckDB its first. Declared keys counted in the key
+    # list against the declared fields present.
+    present = sum(_bools(pc.is_valid(cols[f"t_{name}"])).astype(np.int64) for name in fields)
+    flat = keys.flatten()
+    declared = _bools(pc.is_in(flat, pa.array(list(fields), pa.string())))
+    parents = pc.list_parent_indices(keys).to_numpy()
+    cols["repeated"] = np.bincount(parents[declared], minlength=len(raw)) - present
+    if kind == "meta":
+        # A number's JSON text (DuckDB's shortest round-trip form) read as the double orjson reads.
+        is_number = _bools(pc.is_in(cols["t_price"], pa.array(_NUMBER, pa.string())))
+        number = pa.nulls(len(raw), pa.float64())
+        if is_number.any():
+            texts = pc.cast(cols["price"].filter(pa.array(is_number)), pa.string())
+            number = pc.replace_with_mask(number, pa.array(is_number), pc.cast(texts, pa.float64()))
+        cols["price_number"] = number
+        cols["price_text"] = _price_texts(cols["t_price"], cols["price"], con)
+        details, detail_types = cols["details"], raw.column("details_t").combine_chunks()
+        hf = np.flatnonzero(_bools(pc.equal(cols["t_details"], "VARCHAR")))
+        if len(hf):
+            lines = pa.table({"k": pa.array(np.arange(len(hf)), pa.int64()),
+                              "line": arr.take(pa.array(raw.column("k").to_numpy()[hf]))})
+            con.register("lines", lines)
+            try:
+                extra = con.sql(HF_DETAILS_SQL).to_arrow_table().combine_chunks()
+            finally:
+                con.unregister("lines")
+            where = np.arange(len(raw))
+            where[hf] = len(raw) + np.arange(len(hf))
+            details = pa.concat_arrays([details, extra.column("details").combine_chunks().cast(details.type)]
+                                       ).take(pa.array(where))
+            detail_types = pa.concat_arrays([detail_types, extra.column("details_t").combine_chunks().cast(
+                detail_types.type)]).take(pa.array(where))
+        cols["details"], cols["details_t"] = details, detail_types
+    return pa.table(cols)
 
-REVIEW_SQL = f"""
-WITH p AS MATERIALIZED ({_parsed(_REVIEW_FIELDS)})
-SELECT k, {_types(_REVIEW_FIELDS)}, len(keys) - len(list_distinct(keys)) AS repeated, j.*
-FROM p WHERE j IS NOT NULL AND t IS NOT NULL AND keys IS NOT NULL ORDER BY k"""
+
+def _price_texts(types: pa.Array, price: pa.Array, con: Any) -> pa.Array:
+    # The text of a string price (JSON-unescaped by DuckDB), None for any other type.
+    strings = _bools(pc.equal(types, "VARCHAR"))
+    out = pa.nulls(len(price), pa.string())
+    if strings.any():
+        texts = pa.table({"p": pc.cast(price.filter(pa.array(strings)), pa.string())})
+        con.register("prices", texts)
+        try:
+            unescaped = con.sql("SELECT p::JSON ->> '$' AS p FROM prices").to_arrow_table().column("p").combine_chunks()
+        finally:
+            con.unregister("prices")
+        out = pc.replace_with_mask(out, pa.array(strings), unescaped.cast(pa.string()))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
 # DuckDB, one connection per process
 
 
-_CONNECTION: tuple[int, Any] | None = None
+_LOCAL = threading.local()
 THREADS_ENV = "ECOMBENCH_DUCKDB_THREADS"
 
 
 def _connection() -> Any:
-    # One in-memory DuckDB per process, made in that process (a worker forked from a parent that had one
-    # must not share its threads). Threads: ECOMBENCH_DUCKDB_THREADS, else DuckDB's default (every core).
-    global _CONNECTION
-    if _CONNECTION is None or _CONNECTION[0] != os.getpid():
+    # One in-memory DuckDB per thread (catalog.ingest runs blocks on a pool of threads: DuckDB and pyarrow
+    # release the GIL), made in that process (a forked child must not share its parent's). Threads of DuckDB
+    # itself: ECOMBENCH_DUCKDB_THREADS, else 1 (the pool spreads blocks over the cores; one block's lines
+    # are one Arrow chunk, which DuckDB would scan on one thread anyway).
+    made = getattr(_LOCAL, "connection", None)
+    if made is None or made[0] != os.getpid():
         import duckdb
 
         con = duckdb.connect(":memory:")
-        threads = os.environ.get(THREADS_ENV)
-        if not threads and multiprocessing.parent_process() is not None:
-            threads = "1"  # a worker of catalog.ingest's pool: the pool spreads blocks over the cores
-        if threads:
-            con.execute(f"SET threads = {int(threads)}")
+        con.execute(f"SET threads = {int(os.environ.get(THREADS_ENV) or 1)}")
         con.execute("SET preserve_insertion_order = true")
-        _CONNECTION = (os.getpid(), con)
-    return _CONNECTION[1]
+        made = _LOCAL.connection = (os.getpid(), con)
+    return made[1]
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,9 +239,13 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     con = _connection()
     con.register("lines", lines)
     try:
-        result = con.sql(META_SQL if kind == "meta" else REVIEW_SQL).to_arrow_table().combine_chunks()
+        raw = con.sql(META_SQL if kind == "meta" else REVIEW_SQL).to_arrow_table()
     finally:
         con.unregister("lines")
+    result = _columns(kind, raw, arr, con)
+    k = result.column("k").to_numpy()
+    if len(k) > 1 and not (np.diff(k) > 0).all():  # DuckDB keeps the lines' order; never rely on it unchecked
+        result = result.take(pa.array(np.argsort(k, kind="stable")))
     index = np.asarray(picked, dtype=np.int64)
     k = result.column("k").to_numpy()
     seen = np.zeros(len(picked), dtype=bool)
@@ -244,7 +298,7 @@ def _parent_asin(result: pa.Table) -> pa.Array:
 def _common_ok(result: pa.Table) -> np.ndarray:
     # No repeated top-level key (orjson keeps the last copy, DuckDB the first) and a usable parent_asin.
     repeated = result.column("repeated").to_numpy(zero_copy_only=False)
-    return ((repeated == 0) & _json_type(result, "parent_asin", "VARCHAR")
+    return ((repeated <= 0) & _json_type(result, "parent_asin", "VARCHAR")
             & _bools(pc.not_equal(_parent_asin(result), "")))
 
 
