@@ -202,15 +202,16 @@ READERS = ("python", "native")
 per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
 
 
-def _convert_native(kind: str, name: str, block: Block, table_path: str) -> Converted:
-    # The native reader's unit of work; a block DuckDB or pyarrow itself fails on (not a rule: its own error) is
-    # read by the Python rules instead, so the snapshot never depends on it.
+def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None) -> Converted:
+    # The native reader's unit of work (on a thread of this process: `table` is the writer's own); a block DuckDB
+    # or pyarrow itself fails on (not a rule: its own error) is read by the Python rules instead, so the
+    # snapshot never depends on it.
     import duckdb
 
     from catalog.native import convert_block_native
 
     try:
-        return convert_block_native(kind, name, block, load_field_table(table_path))
+        return convert_block_native(kind, name, block, table or load_field_table(table_path))
     except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
 
@@ -440,8 +441,10 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 for path, kind in inputs:
                     stats = rules.start(path, kind)
                     groups = row_groups[kind]
-                    convert = _convert_native if reader == "native" else _convert_to_batch
-                    run = partial(convert, kind, path.name, table_path=table.source_path)
+                    if reader == "native":
+                        run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
+                    else:
+                        run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
                     for block, conv in _ordered(iter_blocks(path, block_bytes), run, executor, 3 * workers):
                         if isinstance(block, TruncatedInput):
                             bad = [rules.truncated(block, stats)]

@@ -39,7 +39,6 @@ import pyarrow.compute as pc
 from catalog.records import (
     Block,
     Converted,
-    _canonical_key,
     content_key,
     convert_block,
     detail_value_text,
@@ -390,9 +389,27 @@ def _prices(number: pa.Array, text: pa.Array) -> tuple[pa.Array, pa.Array]:
     return pc.if_else(has_number, number, text_price), pc.if_else(has_number, reprs, text_raw)
 
 
+_CANONICAL: dict[int, tuple[FieldTable, dict[str, str]]] = {}
+
+
+def _canonical_key(table: FieldTable, raw_key: str) -> str:
+    # `FieldTable.canonical_key` per distinct raw key, cached per table object (bounded like the Python rules'
+    # cache; the table object itself, not a reload of its file, which costs ~0.5 s).
+    entry = _CANONICAL.get(id(table))
+    if entry is None or entry[0] is not table:
+        entry = _CANONICAL[id(table)] = (table, {})
+    cache = entry[1]
+    key = cache.get(raw_key)
+    if key is None:
+        if len(cache) > 1 << 16:
+            cache.clear()
+        key = cache[raw_key] = table.canonical_key(raw_key)
+    return key
+
+
 def _canonical(raw_keys: pa.Array, table: FieldTable) -> pa.Array:
     encoded = raw_keys.dictionary_encode()
-    return pa.array([_canonical_key(table.source_path, k) for k in encoded.dictionary.to_pylist()],
+    return pa.array([_canonical_key(table, k) for k in encoded.dictionary.to_pylist()],
                     pa.string()).take(encoded.indices)
 
 
@@ -435,7 +452,7 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
             text = text.strip()
             if not key.strip() and not text:
                 keep[where[j]] = False
-            new_keys.append(_canonical_key(table.source_path, key))
+            new_keys.append(_canonical_key(table, key))
             new_raw.append(key)
             new_values.append(text)
         mask = pa.array(general)
