@@ -38,6 +38,7 @@ from catalog.records import (
     Block,
     Converted,
     DUPLICATE_PARENT_ASIN,
+    RawBlock,
     CrossRecordRules,
     RecordError,
     TruncatedInput,
@@ -102,7 +103,8 @@ def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
             raise _Truncated("Compressed file ended before the end-of-stream marker was reached")
 
 
-def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Block | TruncatedInput]:
+def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES,
+                split: bool = True) -> Iterator[Block | TruncatedInput]:
     """Lines of a plain or gzip JSONL file in blocks of about `block_bytes`, streamed.
 
     Blank lines are included (callers skip them) so line numbers match the file. A gzip file
@@ -114,6 +116,8 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
         path: the file.
         block_bytes: decompressed bytes after which a block is cut at the last line break; a
             block holds at least one whole line however long.
+        split: False yields `RawBlock`s, whose lines are split only when read (the native reader
+            parses the bytes whole); the blocks and line numbers are the same.
 
     Yields:
         `Block`s in line order, then at most one `TruncatedInput`.
@@ -135,26 +139,30 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
             if cut < 0:
                 parts = [data]
                 continue
-            lines = data[:cut].split(b"\n")
             parts, size = [data[cut + 1:]], len(data) - cut - 1
-            yield Block(line_no + 1, lines)
-            line_no += len(lines)
+            block = _block(line_no + 1, data, cut, split)
+            yield block
+            line_no += len(block.lines) if split else block.count  # type: ignore[attr-defined]
     except _Truncated as exc:
         data = b"".join(parts)
         cut = data.rfind(b"\n")
         if cut >= 0:
-            lines = data[:cut].split(b"\n")
-            yield Block(line_no + 1, lines)
-            line_no += len(lines)
+            block = _block(line_no + 1, data, cut, split)
+            yield block
+            line_no += len(block.lines) if split else block.count  # type: ignore[attr-defined]
         yield TruncatedInput(line_no + 1, f"gzip stream ends or is corrupt after line {line_no}: {exc}")
         return
     data = b"".join(parts)
     if data:
-        lines = data.split(b"\n")
         ends = data.endswith(b"\n")
-        if ends:
-            lines.pop()
-        yield Block(line_no + 1, lines, last_has_newline=ends)
+        yield _block(line_no + 1, data, len(data) - 1 if ends else len(data), split, last_has_newline=ends)
+
+
+def _block(first_line: int, data: bytes, end: int, split: bool, last_has_newline: bool = True) -> Block:
+    # The lines of data[:end] (no final line break) as a Block, or a RawBlock that splits them when read.
+    if split:
+        return Block(first_line, data[:end].split(b"\n"), last_has_newline=last_has_newline)
+    return RawBlock(first_line, data, end, data.count(b"\n", 0, end) + 1, last_has_newline=last_has_newline)
 
 
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | TruncatedInput]:
@@ -445,7 +453,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                         run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
                     else:
                         run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
-                    for block, conv in _ordered(iter_blocks(path, block_bytes), run, executor, 3 * workers):
+                    blocks = iter_blocks(path, block_bytes, split=reader != "native")
+                    for block, conv in _ordered(blocks, run, executor, 3 * workers):
                         if isinstance(block, TruncatedInput):
                             bad = [rules.truncated(block, stats)]
                         else:

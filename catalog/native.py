@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 from catalog.records import (
     Block,
     Converted,
+    RawBlock,
     content_key,
     convert_block,
     detail_value_text,
@@ -195,44 +196,46 @@ def _connection() -> Any:
 # A block through SQL
 
 
-def _line_array(lines: list[bytes], picked: list[int]) -> pa.LargeStringArray | None:
-    # The picked lines as one Arrow string array over a single buffer (no Python str per line); None when
-    # some line is not UTF-8 (the caller then sends those lines to the Python rules).
-    lengths = np.fromiter((len(lines[i]) for i in picked), dtype=np.int64, count=len(picked))
-    offsets = np.zeros(len(picked) + 1, dtype=np.int64)
+def _block_lines(block: Block) -> pa.LargeBinaryArray:
+    """Every line of the block (blank ones included, no newline) as one Arrow binary array."""
+    if isinstance(block, RawBlock):  # split in Arrow: no Python object per line
+        whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array(
+            [0, block.end], dtype=np.int64).tobytes()), pa.py_buffer(block.data)])
+        return pc.split_pattern(whole, b"\n").flatten()
+    lengths = np.fromiter((len(x) for x in block.lines), dtype=np.int64, count=len(block.lines))
+    offsets = np.zeros(len(block.lines) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    data = b"".join([lines[i] for i in picked])
-    arr = pa.LargeStringArray.from_buffers(len(picked), pa.py_buffer(offsets.tobytes()), pa.py_buffer(data))
-    try:
-        arr.validate(full=True)
-    except pa.ArrowInvalid:
-        return None
-    return arr
+    return pa.Array.from_buffers(pa.large_binary(), len(block.lines), [None, pa.py_buffer(offsets.tobytes()),
+                                                                        pa.py_buffer(b"".join(block.lines))])
 
 
 def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list[int]]:
     """Parse the block's non-blank UTF-8 lines in DuckDB.
 
     Returns:
-        (the SQL result, column k = position in `picked`, or None; `picked`, the block indices of the lines
-        given to DuckDB; block indices of the lines that must take the Python rules whatever the checks say:
-        not UTF-8, or what DuckDB could not read as a JSON object).
+        (the normalisable rows' columns (`_columns`, column k = position in `picked`) or None; `picked`, the
+        block indices of the lines given to DuckDB; block indices of the lines for the Python rules: not
+        UTF-8, not a JSON object to DuckDB, or failing a check of `_meta_ok` / `_review_ok` / the screen).
     """
-    picked = [i for i, raw in enumerate(block.lines) if raw and not raw.isspace()]
+    every = _block_lines(block)
+    # bytes.isspace: the blank lines convert_block skips.
+    picked = np.flatnonzero(~_bools(pc.match_substring_regex(every, r"^[ \t\n\r\x0b\x0c]*$")))
     python: list[int] = []
-    arr = _line_array(block.lines, picked) if picked else None
-    if arr is None and picked:
+    chosen = every.take(pa.array(picked))
+    try:
+        arr = chosen.cast(pa.large_string())  # validates UTF-8
+    except pa.ArrowInvalid:
         good = []
-        for i in picked:
+        for i in picked.tolist():
             try:
                 block.lines[i].decode("utf-8")
                 good.append(i)
             except UnicodeDecodeError:
                 python.append(i)
-        picked = good
-        arr = _line_array(block.lines, picked) if picked else None
-    if not picked or arr is None:
-        return None, np.zeros(0, dtype=np.int64), sorted(python + picked)
+        picked = np.asarray(good, dtype=np.int64)
+        arr = every.take(pa.array(picked)).cast(pa.large_string())
+    if not len(picked):
+        return None, picked, sorted(python)
     screen = _bools(pc.invert(pc.match_substring_regex(arr, _META_SCREEN if kind == "meta" else _REVIEW_SCREEN)))
     lines = pa.table({"k": pa.array(np.arange(len(picked)), pa.int64()), "line": arr})
     con = _connection()
@@ -245,7 +248,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     k = result.column("k").to_numpy()
     if len(k) > 1 and not (np.diff(k) > 0).all():  # DuckDB keeps the lines' order; never rely on it unchecked
         result = result.take(pa.array(np.argsort(k, kind="stable")))
-    index = np.asarray(picked, dtype=np.int64)
+    index = picked
     k = result.column("k").to_numpy()
     seen = np.zeros(len(picked), dtype=bool)
     seen[k] = True
@@ -507,8 +510,9 @@ def _review_batch(result: pa.Table, name: str, lines: np.ndarray) -> tuple[pa.Re
 
 def _python_rows(kind: str, name: str, block: Block, table: FieldTable, python: list[int]) -> Converted:
     """The Python rules (`convert_block`) on the given lines of the block, each as a one-line block."""
-    out = Converted([], [], [], [], [], block.first_line + len(block.lines) - 1)
-    last = len(block.lines) - 1
+    count = block.count if isinstance(block, RawBlock) else len(block.lines)
+    out = Converted([], [], [], [], [], block.first_line + count - 1)
+    last = count - 1
     for i in python:
         one = Block(block.first_line + i, [block.lines[i]], last_has_newline=block.last_has_newline or i < last)
         conv = convert_block(kind, name, one, table)
