@@ -206,8 +206,8 @@ def rows_to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBat
 
 
 READERS = ("python", "native")
-"""`write_catalog_snapshot(reader=...)`: "native" parses blocks through DuckDB (`catalog.native`), "python"
-per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
+"""`write_catalog_snapshot(reader=...)`: "native" (the default) parses blocks through DuckDB and Arrow kernels
+(`catalog.native`), "python" per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
 
 
 def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None) -> Converted:
@@ -349,7 +349,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                            name: str | None = None, table: FieldTable | None = None,
                            progress: Callable[[str, int], None] | None = None,
                            workers: int | None = None, block_bytes: int | None = None,
-                           reader: str = "python") -> dict[str, Any]:
+                           reader: str = "native") -> dict[str, Any]:
     """Ingest metadata and review files into a catalog snapshot directory.
 
     Writes `out_dir/` with `products.parquet`, `reviews.parquet` (`catalog.schema.PRODUCT_SCHEMA`
@@ -360,8 +360,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     added in a second streamed pass over the products part.
 
     Files are cut into blocks of lines (`iter_blocks`); with `workers` > 1 the blocks are parsed
-    and normalised (`catalog.records.convert_block`) by a pool of processes while this process
-    decompresses, applies the cross-record rules in order (`CrossRecordRules.claim`) and writes. The snapshot's
+    and normalised (`catalog.native.convert_block_native` on a pool of threads, or with the python
+    reader `catalog.records.convert_block` on a pool of processes) while this process decompresses,
+    applies the cross-record rules in order (`CrossRecordRules.claim`) and writes. The snapshot's
     bytes are the same for any worker count.
 
     Args:
@@ -379,8 +380,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         block_bytes: decompressed bytes per block of lines, the unit of work of a worker; None uses
             `BLOCK_BYTES` (python reader) or `NATIVE_BLOCK_BYTES` (native); smaller blocks spread small
             inputs over the pool (as tests do). The snapshot is the same for any value.
-        reader: "native" (DuckDB's JSON reader, `catalog.native`) or "python" (orjson per record); the
-            snapshot's content is the same (tests/catalog/test_native.py), the manifest records which ran.
+        reader: "native" (DuckDB's JSON reader, `catalog.native`; its blocks go to a pool of `workers`
+            threads, not processes) or "python" (orjson per record); the snapshot's content is the same
+            (tests/catalog/test_native.py), the manifest records which ran.
 
     Returns:
         The manifest dict (also written to `manifest.json`).
@@ -419,7 +421,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     # os.mkdir (not mkdtemp, which makes 0700) so the renamed snapshot gets the usual umask.
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.mkdir(tmp)
-    executor = None
+    executor: Executor | None = None
     try:
         if workers > 1 and reader == "native":
             # The native reader's work is DuckDB and pyarrow kernels, which release the GIL: threads share the

@@ -209,19 +209,20 @@ def _block_lines(block: Block) -> pa.LargeBinaryArray:
                                                                         pa.py_buffer(b"".join(block.lines))])
 
 
-def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list[int]]:
+def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list[int], pa.LargeBinaryArray]:
     """Parse the block's non-blank UTF-8 lines in DuckDB.
 
     Returns:
         (the normalisable rows' columns (`_columns`, column k = position in `picked`) or None; `picked`, the
         block indices of the lines given to DuckDB; block indices of the lines for the Python rules: not
-        UTF-8, not a JSON object to DuckDB, or failing a check of `_meta_ok` / `_review_ok` / the screen).
+        UTF-8, not a JSON object to DuckDB, or failing a check of `_meta_ok` / `_review_ok` / the screen;
+        every line of the block, `_block_lines`).
     """
     every = _block_lines(block)
     # bytes.isspace: the blank lines convert_block skips.
     picked = np.flatnonzero(~_bools(pc.match_substring_regex(every, r"^[ \t\n\r\x0b\x0c]*$")))
     python: list[int] = []
-    chosen = every.take(pa.array(picked))
+    chosen = every if len(picked) == len(every) else every.take(pa.array(picked))
     try:
         arr = chosen.cast(pa.large_string())  # validates UTF-8
     except pa.ArrowInvalid:
@@ -235,7 +236,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
         picked = np.asarray(good, dtype=np.int64)
         arr = every.take(pa.array(picked)).cast(pa.large_string())
     if not len(picked):
-        return None, picked, sorted(python)
+        return None, picked, sorted(python), every
     screen = _bools(pc.invert(pc.match_substring_regex(arr, _META_SCREEN if kind == "meta" else _REVIEW_SCREEN)))
     lines = pa.table({"k": pa.array(np.arange(len(picked)), pa.int64()), "line": arr})
     con = _connection()
@@ -255,7 +256,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     python.extend(index[~seen].tolist())  # not a JSON object to DuckDB
     ok = (_meta_ok(result) if kind == "meta" else _review_ok(result)) & screen[k]
     python.extend(index[k[~ok]].tolist())
-    return result.filter(pa.array(ok)), index, sorted(python)
+    return result.filter(pa.array(ok)), index, sorted(python), every
 
 
 # --------------------------------------------------------------------------------------------
@@ -508,13 +509,14 @@ def _review_batch(result: pa.Table, name: str, lines: np.ndarray) -> tuple[pa.Re
     return pa.RecordBatch.from_arrays(columns, schema=REVIEW_SCHEMA), keys
 
 
-def _python_rows(kind: str, name: str, block: Block, table: FieldTable, python: list[int]) -> Converted:
-    """The Python rules (`convert_block`) on the given lines of the block, each as a one-line block."""
+def _python_rows(kind: str, name: str, block: Block, table: FieldTable, python: list[int],
+                 every: pa.LargeBinaryArray) -> Converted:
+    """The Python rules (`convert_block`) on the given lines of the block (`every`: its lines), each as one block."""
     count = block.count if isinstance(block, RawBlock) else len(block.lines)
     out = Converted([], [], [], [], [], block.first_line + count - 1)
     last = count - 1
     for i in python:
-        one = Block(block.first_line + i, [block.lines[i]], last_has_newline=block.last_has_newline or i < last)
+        one = Block(block.first_line + i, [every[i].as_py()], last_has_newline=block.last_has_newline or i < last)
         conv = convert_block(kind, name, one, table)
         out.rows += conv.rows
         out.ids += conv.ids
@@ -542,8 +544,8 @@ def convert_block_native(kind: str, name: str, block: Block, table: FieldTable) 
         duckdb.Error: DuckDB failed on the block for a reason of its own (the caller may retry it with
             the Python rules).
     """
-    result, picked, python = _run_sql(kind, block)
-    slow = _python_rows(kind, name, block, table, python)
+    result, picked, python, every = _run_sql(kind, block)
+    slow = _python_rows(kind, name, block, table, python, every)
     schema = _PRODUCT_PART_SCHEMA if kind == "meta" else REVIEW_SCHEMA
     slow_batch = pa.RecordBatch.from_pylist(slow.rows, schema=schema)
     if result is None or result.num_rows == 0:

@@ -595,7 +595,7 @@ class RawBlock(Block):
 
     Attributes:
         first_line: 1-based number of the block's first line in its file.
-        data: bytes whose first `end` bytes are the block's lines joined by b"\n" (no final line break).
+        data: bytes whose first `end` bytes are the block's lines joined by line breaks (no final one).
         end: where the block's lines stop in `data`.
         count: number of lines in the block (line breaks in `data[:end]`, plus one).
         last_has_newline: False only for a file's last line when the file does not end in one.
@@ -606,8 +606,8 @@ class RawBlock(Block):
         self.last_has_newline = last_has_newline
         self._lines: list[bytes] | None = None
 
-    @property  # type: ignore[override]  # a read-only view of Block.lines, made on first use
-    def lines(self) -> list[bytes]:
+    @property  # a read-only view of Block.lines, made on first use
+    def lines(self) -> list[bytes]:  # type: ignore[override]
         """The lines without their newline, split from `data` on first use."""
         if self._lines is None:
             self._lines = self.data[:self.end].split(b"\n")
