@@ -206,8 +206,9 @@ def ingest(
     name: Annotated[str, typer.Option(help="Snapshot name under artifacts/catalogs/.")] = "sample",
     out: Annotated[Optional[Path], typer.Option(help="Snapshot directory (overrides --name).")] = None,
     batch_size: Annotated[int, typer.Option(help="Rows per parquet row group.")] = 20_000,
-    workers: Annotated[Optional[int], typer.Option(help="Processes parsing the input (default: every CPU); "
-                                                   "the snapshot is the same for any count.")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Workers parsing the input (default: every CPU; threads "
+                                                   "for --reader native, processes for python); the snapshot is "
+                                                   "the same for any count.")] = None,
     reader: Annotated[str, typer.Option(help="How lines are parsed: native (DuckDB's JSON reader, the default) or "
                                         "python (orjson per record); the snapshot's content is the same.")] = "native",
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "

@@ -69,8 +69,9 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         review_paths: review JSONL files.
         out_dir: snapshot directory to create (e.g. artifacts/catalogs/<name>); must not exist.
         batch_size: rows per parquet row group (and per streamed batch).
-        workers: processes parsing blocks of lines; None uses every CPU this process may use,
-            1 parses in the flow's own process. The snapshot is the same for any count.
+        workers: threads (native reader) or processes (python reader) parsing blocks of lines; None uses
+            every CPU this process may use, 1 parses in the flow's own thread. The snapshot is the same
+            for any count.
         reader: "native" (the default: DuckDB's JSON reader, catalog.native) or "python" (orjson per
             record); the snapshot's content is the same.
         with_stats: also write the snapshot's statistics (`validation.catalog_stats`: normalised text,
