@@ -109,7 +109,7 @@ def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa
     fields = _META_FIELDS if kind == "meta" else _REVIEW_FIELDS
     valid = pc.and_kleene(pc.and_kleene(pc.is_valid(raw.column("j")), pc.is_valid(raw.column("t"))),
                           pc.is_valid(raw.column("keys")))
-    raw = raw.filter(valid).combine_chunks()
+    raw = (raw if valid.null_count == 0 and pc.all(valid).as_py() else raw.filter(valid)).combine_chunks()
     j, t, keys = (raw.column(c).chunk(0) if raw.column(c).num_chunks else raw.column(c).combine_chunks()
                   for c in ("j", "t", "keys"))
     cols: dict[str, Any] = {"k": raw.column("k")}
@@ -256,7 +256,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     python.extend(index[~seen].tolist())  # not a JSON object to DuckDB
     ok = (_meta_ok(result) if kind == "meta" else _review_ok(result)) & screen[k]
     python.extend(index[k[~ok]].tolist())
-    return result.filter(pa.array(ok)), index, sorted(python), every
+    return (result if ok.all() else result.filter(pa.array(ok))), index, sorted(python), every
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,7 +265,14 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
 
 def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """An Arrow boolean array as numpy, null as False."""
-    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+    if mask.null_count:
+        mask = pc.fill_null(mask, False)
+    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _or_empty(strings: pa.Array) -> pa.Array:
+    """Null strings as "" (a copy only when there is a null)."""
+    return pc.fill_null(strings, "") if strings.null_count else strings
 
 
 def _absent(result: pa.Table, name: str) -> np.ndarray:
@@ -438,31 +445,37 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
     fast = is_str & key_ok & _bools(pc.not_equal(trimmed, ""))
     is_object = _bools(pc.equal(kinds, "OBJECT")) & key_ok
     keys = _canonical(raw_keys, table)
-    out_values = pc.fill_null(trimmed, "")
-    if is_object.any():
-        texts = values.filter(pa.array(is_object)).to_pylist()
-        out_values = pc.replace_with_mask(out_values, pa.array(is_object), pa.array(
-            [orjson.dumps(orjson.loads(t)).decode() for t in texts], pa.string()))
+    out_values = trimmed  # null only where the value is a JSON null, an entry of the general path below
     general = ~(fast | is_object)
     keep = np.ones(len(raw_keys), dtype=bool)
-    if general.any():
-        where = np.flatnonzero(general)
-        key_list, value_list, kind_list = (raw_keys.take(where).to_pylist(), values.take(where).to_pylist(),
-                                           kinds.take(where).to_pylist())
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        # Off the fast path, in entry order: an object's compact orjson text, or the rule's general path.
+        value_list, kind_list = values.take(slow).to_pylist(), kinds.take(slow).to_pylist()
+        key_list = raw_keys.take(slow).to_pylist()
         new_keys, new_raw, new_values = [], [], []
         for j, (raw_key, value, kind) in enumerate(zip(key_list, value_list, kind_list, strict=True)):
+            if is_object[slow[j]]:
+                new_keys.append(None)
+                new_raw.append(raw_key)
+                new_values.append(orjson.dumps(orjson.loads(value)).decode())
+                continue
             raw_value = value if kind == "VARCHAR" else None if kind == "NULL" else orjson.loads(value)
             key, text = table.split_fused(raw_key, detail_value_text(raw_value))
             text = text.strip()
             if not key.strip() and not text:
-                keep[where[j]] = False
+                keep[slow[j]] = False
             new_keys.append(_canonical_key(table, key))
             new_raw.append(key)
             new_values.append(text)
-        mask = pa.array(general)
-        keys = pc.replace_with_mask(keys, mask, pa.array(new_keys, pa.string()))
-        raw_keys = pc.replace_with_mask(raw_keys, mask, pa.array(new_raw, pa.string()))
+        mask = pa.array(~fast)
         out_values = pc.replace_with_mask(out_values, mask, pa.array(new_values, pa.string()))
+        if general.any():
+            changed = pa.array(general)
+            keys = pc.replace_with_mask(keys, changed, pa.array(
+                [k for k, g in zip(new_keys, general[slow], strict=True) if g], pa.string()))
+            raw_keys = pc.replace_with_mask(raw_keys, changed, pa.array(
+                [k for k, g in zip(new_raw, general[slow], strict=True) if g], pa.string()))
     struct = pa.StructArray.from_arrays([keys, raw_keys, out_values], names=["key", "raw_key", "value"])
     if not keep.all():
         rows = np.repeat(np.arange(n), lengths)
@@ -478,7 +491,7 @@ def _meta_batch(result: pa.Table, name: str, lines: np.ndarray, table: FieldTabl
     col = lambda c: result.column(c).combine_chunks()  # noqa: E731
     columns = [
         _parent_asin(result).combine_chunks().cast(pa.string()),
-        pc.fill_null(col("title"), "").cast(pa.string()),
+        _or_empty(col("title")).cast(pa.string()),
         _label(col("main_category")).cast(pa.string()),
         _label(col("store")).cast(pa.string()),
         col("average_rating").cast(pa.float64()),
@@ -495,7 +508,7 @@ def _meta_batch(result: pa.Table, name: str, lines: np.ndarray, table: FieldTabl
 def _review_batch(result: pa.Table, name: str, lines: np.ndarray) -> tuple[pa.RecordBatch, list[bytes]]:
     col = lambda c: result.column(c).combine_chunks()  # noqa: E731
     parent, asin, user = _parent_asin(result).combine_chunks(), _label(col("asin")), _label(col("user_id"))
-    title, text = pc.fill_null(col("title"), ""), pc.fill_null(col("text"), "")
+    title, text = _or_empty(col("title")), _or_empty(col("text"))
     rating, stamps = col("rating").cast(pa.float64()), col("timestamp").cast(pa.int64())
     keys = [content_key(*v) for v in zip(parent.to_pylist(), user.to_pylist(), stamps.to_pylist(),
                                          rating.to_pylist(), title.to_pylist(), text.to_pylist(), strict=True)]
