@@ -453,7 +453,9 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
         # Off the fast path, in entry order: an object's compact orjson text, or the rule's general path.
         value_list, kind_list = values.take(slow).to_pylist(), kinds.take(slow).to_pylist()
         key_list = raw_keys.take(slow).to_pylist()
-        new_keys, new_raw, new_values = [], [], []
+        new_keys: list[str | None] = []
+        new_raw: list[str] = []
+        new_values: list[str] = []
         for j, (raw_key, value, kind) in enumerate(zip(key_list, value_list, kind_list, strict=True)):
             if is_object[slow[j]]:
                 new_keys.append(None)
