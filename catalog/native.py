@@ -158,10 +158,12 @@ def _price_texts(types: pa.Array, price: pa.Array, con: Any) -> pa.Array:
     strings = _bools(pc.equal(types, "VARCHAR"))
     out = pa.nulls(len(price), pa.string())
     if strings.any():
-        texts = pa.table({"p": pc.cast(price.filter(pa.array(strings)), pa.string())})
+        chosen = pc.cast(price.filter(pa.array(strings)), pa.string())
+        texts = pa.table({"k": pa.array(np.arange(len(chosen)), pa.int64()), "p": chosen})
         con.register("prices", texts)
         try:
-            unescaped = con.sql("SELECT p::JSON ->> '$' AS p FROM prices").to_arrow_table().column("p").combine_chunks()
+            unescaped = con.sql("SELECT p::JSON ->> '$' AS p FROM prices ORDER BY k").to_arrow_table().column(
+                "p").combine_chunks()
         finally:
             con.unregister("prices")
         out = pc.replace_with_mask(out, pa.array(strings), unescaped.cast(pa.string()))
@@ -169,7 +171,7 @@ def _price_texts(types: pa.Array, price: pa.Array, con: Any) -> pa.Array:
 
 
 # --------------------------------------------------------------------------------------------
-# DuckDB, one connection per process
+# DuckDB, one connection per thread
 
 
 _LOCAL = threading.local()
@@ -408,6 +410,8 @@ def _canonical_key(table: FieldTable, raw_key: str) -> str:
     # cache; the table object itself, not a reload of its file, which costs ~0.5 s).
     entry = _CANONICAL.get(id(table))
     if entry is None or entry[0] is not table:
+        if len(_CANONICAL) >= 8:  # a process ingesting with many tables (tests) keeps only the latest few
+            _CANONICAL.clear()
         entry = _CANONICAL[id(table)] = (table, {})
     cache = entry[1]
     key = cache.get(raw_key)
