@@ -375,8 +375,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         name: snapshot name for the manifest; defaults to `out_dir`'s name.
         table: field table; None loads the bundled one. Workers reload it from its file.
         progress: called as `progress(file_name, lines_read)` after each block.
-        workers: processes parsing blocks; None uses `default_workers()`, 1 parses in this
-            process. Inputs smaller than two blocks are always parsed in this process.
+        workers: threads (native reader) or processes (python reader) parsing blocks; None uses
+            `default_workers()`, 1 parses in this thread. Inputs smaller than two blocks are always
+            parsed in this thread.
         block_bytes: decompressed bytes per block of lines, the unit of work of a worker; None uses
             `BLOCK_BYTES` (python reader) or `NATIVE_BLOCK_BYTES` (native); smaller blocks spread small
             inputs over the pool (as tests do). The snapshot is the same for any value.
