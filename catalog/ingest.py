@@ -38,6 +38,7 @@ from catalog.records import (
     Block,
     Converted,
     DUPLICATE_PARENT_ASIN,
+    RawBlock,
     CrossRecordRules,
     RecordError,
     TruncatedInput,
@@ -65,6 +66,8 @@ class _Truncated(Exception):
 # and even a pathological 1000:1 stream stays within a few hundred MB per step.
 _READ_BYTES = 256 * 1024
 BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
+# The native reader's blocks are larger: each costs a few DuckDB queries whose fixed cost 16 MB amortises.
+NATIVE_BLOCK_BYTES = 16 * 1024 * 1024
 
 
 def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
@@ -100,7 +103,8 @@ def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
             raise _Truncated("Compressed file ended before the end-of-stream marker was reached")
 
 
-def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iterator[Block | TruncatedInput]:
+def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES,
+                split: bool = True) -> Iterator[Block | TruncatedInput]:
     """Lines of a plain or gzip JSONL file in blocks of about `block_bytes`, streamed.
 
     Blank lines are included (callers skip them) so line numbers match the file. A gzip file
@@ -112,6 +116,8 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
         path: the file.
         block_bytes: decompressed bytes after which a block is cut at the last line break; a
             block holds at least one whole line however long.
+        split: False yields `RawBlock`s, whose lines are split only when read (the native reader
+            parses the bytes whole); the blocks and line numbers are the same.
 
     Yields:
         `Block`s in line order, then at most one `TruncatedInput`.
@@ -133,26 +139,30 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES) -> Iter
             if cut < 0:
                 parts = [data]
                 continue
-            lines = data[:cut].split(b"\n")
             parts, size = [data[cut + 1:]], len(data) - cut - 1
-            yield Block(line_no + 1, lines)
-            line_no += len(lines)
+            block = _block(line_no + 1, data, cut, split)
+            yield block
+            line_no += len(block.lines) if split else block.count  # type: ignore[attr-defined]
     except _Truncated as exc:
         data = b"".join(parts)
         cut = data.rfind(b"\n")
         if cut >= 0:
-            lines = data[:cut].split(b"\n")
-            yield Block(line_no + 1, lines)
-            line_no += len(lines)
+            block = _block(line_no + 1, data, cut, split)
+            yield block
+            line_no += len(block.lines) if split else block.count  # type: ignore[attr-defined]
         yield TruncatedInput(line_no + 1, f"gzip stream ends or is corrupt after line {line_no}: {exc}")
         return
     data = b"".join(parts)
     if data:
-        lines = data.split(b"\n")
         ends = data.endswith(b"\n")
-        if ends:
-            lines.pop()
-        yield Block(line_no + 1, lines, last_has_newline=ends)
+        yield _block(line_no + 1, data, len(data) - 1 if ends else len(data), split, last_has_newline=ends)
+
+
+def _block(first_line: int, data: bytes, end: int, split: bool, last_has_newline: bool = True) -> Block:
+    # The lines of data[:end] (no final line break) as a Block, or a RawBlock that splits them when read.
+    if split:
+        return Block(first_line, data[:end].split(b"\n"), last_has_newline=last_has_newline)
+    return RawBlock(first_line, data, end, data.count(b"\n", 0, end) + 1, last_has_newline=last_has_newline)
 
 
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | TruncatedInput]:
@@ -196,20 +206,21 @@ def rows_to_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBat
 
 
 READERS = ("python", "native")
-"""`write_catalog_snapshot(reader=...)`: "native" parses blocks through DuckDB (`catalog.native`), "python"
-per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
+"""`write_catalog_snapshot(reader=...)`: "native" (the default) parses blocks through DuckDB and Arrow kernels
+(`catalog.native`), "python" per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
 
 
-def _convert_native(kind: str, name: str, block: Block, table_path: str) -> Converted:
-    # The native reader's unit of work; a block DuckDB itself fails on (not a rule: its own error) is read
-    # by the Python rules instead, so the snapshot never depends on it.
+def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None) -> Converted:
+    # The native reader's unit of work (on a thread of this process: `table` is the writer's own); a block DuckDB
+    # or pyarrow itself fails on (not a rule: its own error) is read by the Python rules instead, so the
+    # snapshot never depends on it.
     import duckdb
 
     from catalog.native import convert_block_native
 
     try:
-        return convert_block_native(kind, name, block, load_field_table(table_path))
-    except duckdb.Error:
+        return convert_block_native(kind, name, block, table or load_field_table(table_path))
+    except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
 
 
@@ -337,8 +348,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                            out_dir: str | os.PathLike, *, batch_size: int = 20_000,
                            name: str | None = None, table: FieldTable | None = None,
                            progress: Callable[[str, int], None] | None = None,
-                           workers: int | None = None, block_bytes: int = BLOCK_BYTES,
-                           reader: str = "python") -> dict[str, Any]:
+                           workers: int | None = None, block_bytes: int | None = None,
+                           reader: str = "native") -> dict[str, Any]:
     """Ingest metadata and review files into a catalog snapshot directory.
 
     Writes `out_dir/` with `products.parquet`, `reviews.parquet` (`catalog.schema.PRODUCT_SCHEMA`
@@ -349,8 +360,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     added in a second streamed pass over the products part.
 
     Files are cut into blocks of lines (`iter_blocks`); with `workers` > 1 the blocks are parsed
-    and normalised (`catalog.records.convert_block`) by a pool of processes while this process
-    decompresses, applies the cross-record rules in order (`CrossRecordRules.claim`) and writes. The snapshot's
+    and normalised (`catalog.native.convert_block_native` on a pool of threads, or with the python
+    reader `catalog.records.convert_block` on a pool of processes) while this process decompresses,
+    applies the cross-record rules in order (`CrossRecordRules.claim`) and writes. The snapshot's
     bytes are the same for any worker count.
 
     Args:
@@ -363,13 +375,15 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         name: snapshot name for the manifest; defaults to `out_dir`'s name.
         table: field table; None loads the bundled one. Workers reload it from its file.
         progress: called as `progress(file_name, lines_read)` after each block.
-        workers: processes parsing blocks; None uses `default_workers()`, 1 parses in this
-            process. Inputs smaller than two blocks are always parsed in this process.
-        block_bytes: decompressed bytes per block of lines, the unit of work of a worker;
-            smaller blocks spread small inputs over the pool (as tests do). The snapshot is
-            the same for any value.
-        reader: "native" (DuckDB's JSON reader, `catalog.native`) or "python" (orjson per record); the
-            snapshot's content is the same (tests/catalog/test_native.py), the manifest records which ran.
+        workers: threads (native reader) or processes (python reader) parsing blocks; None uses
+            `default_workers()`, 1 parses in this thread. Inputs smaller than two blocks are always
+            parsed in this thread.
+        block_bytes: decompressed bytes per block of lines, the unit of work of a worker; None uses
+            `BLOCK_BYTES` (python reader) or `NATIVE_BLOCK_BYTES` (native); smaller blocks spread small
+            inputs over the pool (as tests do). The snapshot is the same for any value.
+        reader: "native" (DuckDB's JSON reader, `catalog.native`; its blocks go to a pool of `workers`
+            threads, not processes) or "python" (orjson per record); the snapshot's content is the same
+            (tests/catalog/test_native.py), the manifest records which ran.
 
     Returns:
         The manifest dict (also written to `manifest.json`).
@@ -389,6 +403,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if block_bytes is None:
+        block_bytes = NATIVE_BLOCK_BYTES if reader == "native" else BLOCK_BYTES
     if block_bytes < 1:
         raise ValueError(f"block_bytes must be at least 1, got {block_bytes}")
     if reader not in READERS:
@@ -406,9 +422,13 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     # os.mkdir (not mkdtemp, which makes 0700) so the renamed snapshot gets the usual umask.
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.mkdir(tmp)
-    executor = None
+    executor: Executor | None = None
     try:
-        if workers > 1:
+        if workers > 1 and reader == "native":
+            # The native reader's work is DuckDB and pyarrow kernels, which release the GIL: threads share the
+            # blocks without pickling them to processes and the batches back.
+            executor = ThreadPoolExecutor(workers)
+        elif workers > 1:
             # fork is fast and needs no `if __name__ == "__main__"` guard in the caller's script,
             # but forking a process with other threads (a Prefect flow's) can deadlock the child:
             # then spawn, which re-imports the caller's main module (guarded, as Prefect's are).
@@ -432,9 +452,12 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 for path, kind in inputs:
                     stats = rules.start(path, kind)
                     groups = row_groups[kind]
-                    convert = _convert_native if reader == "native" else _convert_to_batch
-                    run = partial(convert, kind, path.name, table_path=table.source_path)
-                    for block, conv in _ordered(iter_blocks(path, block_bytes), run, executor, 3 * workers):
+                    if reader == "native":
+                        run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
+                    else:
+                        run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
+                    blocks = iter_blocks(path, block_bytes, split=reader != "native")
+                    for block, conv in _ordered(blocks, run, executor, 3 * workers):
                         if isinstance(block, TruncatedInput):
                             bad = [rules.truncated(block, stats)]
                         else:

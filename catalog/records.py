@@ -586,6 +586,34 @@ class Block:
         return self.lines[k] + b"\n" if has_newline else self.lines[k]
 
 
+class RawBlock(Block):
+    """A `Block` kept as the decompressed bytes it was cut from: its lines are split only when read.
+
+    The native reader (`catalog.native`) splits and parses `data[:end]` as whole Arrow columns, so the
+    reading process makes no Python object per line; `lines` (and so `raw`) split the bytes on first use,
+    for the few lines the Python rules read.
+
+    Attributes:
+        first_line: 1-based number of the block's first line in its file.
+        data: bytes whose first `end` bytes are the block's lines joined by line breaks (no final one).
+        end: where the block's lines stop in `data`.
+        count: number of lines in the block (line breaks in `data[:end]`, plus one).
+        last_has_newline: False only for a file's last line when the file does not end in one.
+    """
+
+    def __init__(self, first_line: int, data: bytes, end: int, count: int, last_has_newline: bool = True):
+        self.first_line, self.data, self.end, self.count = first_line, data, end, count
+        self.last_has_newline = last_has_newline
+        self._lines: list[bytes] | None = None
+
+    @property  # a read-only view of Block.lines, made on first use
+    def lines(self) -> list[bytes]:  # type: ignore[override]
+        """The lines without their newline, split from `data` on first use."""
+        if self._lines is None:
+            self._lines = self.data[:self.end].split(b"\n")
+        return self._lines
+
+
 # --------------------------------------------------------------------------------------------
 # Blocks to rows (pure; runs in worker processes)
 

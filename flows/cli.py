@@ -145,7 +145,7 @@ def _print_timing(verbose: bool) -> None:
 
 
 def _ingest(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None,
-            reader: str = "python") -> dict:
+            reader: str = "native") -> dict:
     """Check the inputs and options, then run the ingest flow.
 
     Raises:
@@ -206,10 +206,11 @@ def ingest(
     name: Annotated[str, typer.Option(help="Snapshot name under artifacts/catalogs/.")] = "sample",
     out: Annotated[Optional[Path], typer.Option(help="Snapshot directory (overrides --name).")] = None,
     batch_size: Annotated[int, typer.Option(help="Rows per parquet row group.")] = 20_000,
-    workers: Annotated[Optional[int], typer.Option(help="Processes parsing the input (default: every CPU); "
-                                                   "the snapshot is the same for any count.")] = None,
-    reader: Annotated[str, typer.Option(help="How lines are parsed: python (orjson per record) or native "
-                                        "(DuckDB's JSON reader); the snapshot's content is the same.")] = "python",
+    workers: Annotated[Optional[int], typer.Option(help="Workers parsing the input (default: every CPU; threads "
+                                                   "for --reader native, processes for python); the snapshot is "
+                                                   "the same for any count.")] = None,
+    reader: Annotated[str, typer.Option(help="How lines are parsed: native (DuckDB's JSON reader, the default) or "
+                                        "python (orjson per record); the snapshot's content is the same.")] = "native",
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "
                                           "server, imports, flow) to stderr.")] = False,
 ) -> None:

@@ -30,7 +30,7 @@ def sample_inputs() -> tuple[list[Path], list[Path]]:
 # stand in for a directory that was since deleted.
 @task(name="write-catalog-snapshot", cache_policy=NO_CACHE)
 def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], out_dir: str,
-                        batch_size: int, workers: int | None = None, reader: str = "python") -> dict[str, Any]:
+                        batch_size: int, workers: int | None = None, reader: str = "native") -> dict[str, Any]:
     """Stream every input into the snapshot directory; returns the manifest."""
     logger = progress_logger("ecombench.ingest")
     seen: dict[str, int] = {}
@@ -60,7 +60,7 @@ def write_stats_task(out_dir: str) -> dict[str, Any]:
 @flow(name="ingest")
 def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[str | os.PathLike],
                 out_dir: str | os.PathLike, batch_size: int = 20_000, workers: int | None = None,
-                reader: str = "python", with_stats: bool = True) -> dict[str, Any]:
+                reader: str = "native", with_stats: bool = True) -> dict[str, Any]:
     """Ingest metadata and review files into the catalog snapshot `out_dir`.
 
     Args:
@@ -69,10 +69,11 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         review_paths: review JSONL files.
         out_dir: snapshot directory to create (e.g. artifacts/catalogs/<name>); must not exist.
         batch_size: rows per parquet row group (and per streamed batch).
-        workers: processes parsing blocks of lines; None uses every CPU this process may use,
-            1 parses in the flow's own process. The snapshot is the same for any count.
-        reader: "python" (orjson per record) or "native" (DuckDB's JSON reader, catalog.native); the
-            snapshot's content is the same.
+        workers: threads (native reader) or processes (python reader) parsing blocks of lines; None uses
+            every CPU this process may use, 1 parses in the flow's own thread. The snapshot is the same
+            for any count.
+        reader: "native" (the default: DuckDB's JSON reader, catalog.native) or "python" (orjson per
+            record); the snapshot's content is the same.
         with_stats: also write the snapshot's statistics (`validation.catalog_stats`: normalised text,
             value vocabulary, the catalog suite), which builds then read instead of recomputing.
 

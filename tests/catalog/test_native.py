@@ -62,6 +62,7 @@ def lenient_lines(sample_lines: list[bytes]) -> list[bytes]:
     """Real lines edited into what DuckDB reads differently from orjson, or what only the Python rules decide."""
     rec = [orjson.loads(line) for line in sample_lines[100:120]]
     text = [line.rstrip(b"\n") for line in sample_lines[120:130]]
+    assert b'"details": {' in text[6]
     padded = dict(rec[6], store="\u3000 Acme \x1c", main_category=" ", details={" ": "Shape Irregular",
                   "Color": "  Red\u00a0", "Battery Cell Composition Sealed Lead Acid": "", "Rank": {"Toys": 12},
                   "Size": ["S", None, " M "], "Weight": 2.5, "Flag": True, "Nothing": None})
@@ -93,6 +94,19 @@ def lenient_lines(sample_lines: list[bytes]) -> list[bytes]:
         orjson.dumps(dict(rec[18], price="None")),
         orjson.dumps(dict(rec[19], description="one string")),
         orjson.dumps(dict(orjson.loads(sample_lines[130]), rating_number=2**63)),  # past Int64: out_of_range
+        # Detail values of every kind in the Hugging Face form (details as JSON text), then in the raw form with
+        # a nested object DuckDB re-serialises (floats, an exponent, a repeated key orjson collapses).
+        orjson.dumps(dict(orjson.loads(sample_lines[131]), details=orjson.dumps(padded["details"]).decode())),
+        text[6][:-1].replace(b'"details": {', b'"details": {"Rank": {"Toys": 1.50, "Big": 1e20, "Toys": 3}, ', 1)
+        + b"}",
+        orjson.dumps(dict(orjson.loads(sample_lines[132]), price=-0.0)),        # a negative zero price
+        orjson.dumps(dict(orjson.loads(sample_lines[133]), price=5)),           # an integer price: raw "5.0"
+        orjson.dumps(dict(orjson.loads(sample_lines[134]), price="  9.99 ")),   # a padded price text
+        orjson.dumps(dict(orjson.loads(sample_lines[135]), features="one")),   # a string for a list
+        orjson.dumps(dict(orjson.loads(sample_lines[136]), details={})),        # no details at all
+        b"   ", b"\t",                                                          # blank lines, skipped
+        text[7] + b"\r",                                                        # a CRLF line end
+        text[8].replace(b'"title":', b'"\\u0074itle": "escaped", "title":', 1),  # a key spelt with an escape
     ]
 
 
@@ -103,6 +117,26 @@ def test_lines_duckdb_reads_leniently_take_the_python_rules(sample_lines, tmp_pa
     assert_same_snapshot(py, native)
     reasons = [b["reason"] for b in map(orjson.loads, (py / "bad_records.jsonl").read_bytes().splitlines())]
     assert reasons.count("invalid_json") >= 4 and "wrong_type" in reasons and "out_of_range" in reasons
+
+
+def test_the_whitespace_set_is_pythons():
+    from catalog.native import _WS
+
+    assert _WS == "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+
+
+def test_repeated_declared_keys_take_the_python_rules(shared, tmp_path):
+    # Real lines whose videos hold nested "title" keys (not repeats), and copies with a repeated top-level key.
+    lines = [x for x in (shared / "meta_home_toys_sports.jsonl").read_bytes().splitlines() if b'"videos": [{' in x][:20]
+    # First in the file, so that they claim their parent_asin before the originals do.
+    lines = [lines[0][:-1] + b', "store": "Later Store"}', lines[1][:-1] + b', "title": "Later title"}',
+             lines[2][:-1] + b', "details": {"Color": "Teal"}}', *lines]
+    path = tmp_path / "repeated.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    py, native = snapshots(tmp_path, [path], workers=1)
+    assert_same_snapshot(py, native)
+    titles = pq.read_table(native / "products.parquet").column("title").to_pylist()
+    assert "Later title" in titles
 
 
 def test_reviews_damaged_give_the_same_snapshot(shared, tmp_path):
@@ -120,3 +154,20 @@ def test_reviews_damaged_give_the_same_snapshot(shared, tmp_path):
 def test_an_unknown_reader_is_refused(tmp_path, shared):
     with pytest.raises(ValueError, match="reader must be one of"):
         write_catalog_snapshot([shared / "meta_hf_form_sample.jsonl"], [], tmp_path / "s", reader="fast")
+
+
+def test_the_columns_not_the_python_rules_read_nearly_every_real_line(shared):
+    # The equality tests above would also pass if every line took the Python rules; this one holds the fast
+    # path to the real files (and the Hugging Face form) so that the column rules are what they test.
+    from catalog.ingest import iter_blocks
+    from catalog.native import _run_sql
+    from catalog.records import RawBlock
+
+    for name, kind in (("meta_home_toys_sports.jsonl", "meta"), ("meta_hf_form_sample.jsonl", "meta"),
+                       ("with-reviews/reviews_electronics.jsonl", "reviews")):
+        lines = python = 0
+        for block in iter_blocks(shared / name, split=False):
+            assert isinstance(block, RawBlock)
+            lines += block.count
+            python += len(_run_sql(kind, block)[2])
+        assert lines > 250 and python <= lines // 100, (name, python, lines)
