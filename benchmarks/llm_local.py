@@ -15,8 +15,8 @@ Against an OpenAI-compatible server already running (benchmarks/llm_local.sh sta
 
 Prints and writes <out>/<mode>.json: keep rate over the template-accepted candidates, rejections by
 reason with two quoted examples each (the rejected text and the finding), accepted queries naming
-another product type (the entity rubric's type absent from the query), usage (calls, cache hits,
-repairs, tokens) and the files' sha256.
+another product type (the entity rubric's type absent from the query), each kept task's template and
+model query side by side, usage (calls, cache hits, repairs, tokens) and the files' sha256.
 """
 
 from __future__ import annotations
@@ -115,11 +115,13 @@ def main(argv: list[str]) -> int:
 
     started = time.perf_counter()
     tasks, rejections, examples = [], [], defaultdict(list)
-    wrong_type = []
+    wrong_type, pairs = [], []
     for intent, product, template in accepted:
         result = build_candidate(product, intent, llm_ctx)
         if result.task is not None:
             tasks.append(result.task)
+            pairs.append({"candidate": f"{intent}/{product['parent_asin']}", "template": template["user_query"],
+                          "model": result.task["user_query"]})
             entity = next((r["expected_value"] for r in result.task["rubrics"] if r["type"] == "entity_match"), None)
             if args.mode != "judge" and entity and not contains_phrase(result.task["user_query"], str(entity)):
                 wrong_type.append({"task": result.task["id"], "entity": entity, "query": result.task["user_query"]})
@@ -134,7 +136,7 @@ def main(argv: list[str]) -> int:
         "template_accepted": len(accepted), "kept": len(tasks),
         "keep_rate": round(len(tasks) / len(accepted), 4) if accepted else None,
         "rejections": dict(Counter(r["reason"] for r in rejections).most_common()),
-        "examples": examples, "query_without_entity_type": wrong_type,
+        "examples": examples, "query_without_entity_type": wrong_type, "queries": pairs,
         "usage": client.usage(), "seconds": round(time.perf_counter() - started, 1),
         "tasks_sha256": _jsonl(sorted(tasks, key=lambda t: t["id"]), args.out / f"{args.mode}.tasks.jsonl"),
         "rejections_sha256": _jsonl(sorted(rejections, key=lambda r: (r["intent"], r["parent_asin"])),
@@ -147,7 +149,8 @@ def main(argv: list[str]) -> int:
                                         "unsupported": _evidence(r).get("unsupported")}
                                        for r in rejections if r["reason"] == "judge_rejected"]
     (args.out / f"{args.mode}.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
-    print(json.dumps({k: v for k, v in summary.items() if k not in ("examples",)}, indent=1, ensure_ascii=False))
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("examples", "queries")}, indent=1,
+                     ensure_ascii=False))
     return 0
 
 

@@ -701,6 +701,9 @@ def run_agent(
     tool_result_role: Annotated[Literal["tool", "user"], typer.Option(
         help="llm: how tool results go back: tool (OpenAI role: tool messages) or user (a user message naming the "
              "tool; for llama-cpp-python's chatml-function-calling, which drops role: tool).")] = "tool",
+    max_result_chars: Annotated[int, typer.Option(
+        help="llm: the most characters of one tool result sent to the model (0: all); longer results are "
+             "compacted (long texts cut first), so a 4,096-token local model holds a whole episode.")] = 0,
     user: Annotated[Literal["scripted", "llm"], typer.Option(
         help="Who answers ask_user: scripted (the slot matcher, default) or llm (a chat model checked by the "
              "leakage rules; see sandbox/llm_user.py).")] = "scripted",
@@ -726,7 +729,8 @@ def run_agent(
         llm = LLMAgent(LLMSettings.from_env("the LLM agent", base_url=base_url, model=model, temperature=temperature,
                                             max_tokens=max_tokens, timeout=timeout,
                                             tool_choice=None if tool_choice == "none-sent" else tool_choice,
-                                            tool_result_role=tool_result_role))
+                                            tool_result_role=tool_result_role,
+                                            tool_result_chars=max_result_chars))
     if user not in ("scripted", "llm"):
         raise SettingError(f"--user {user!r}: use scripted or llm")
     shopper_settings = None

@@ -242,9 +242,51 @@ class LLMAgent:
             for c in calls:
                 result = ({"error": "the episode has ended"} if episode.done
                           else episode.call(c.function.name, c.function.arguments))
-                results.append((c, json.dumps(result, ensure_ascii=False)))
+                results.append((c, compact_result(result, s.tool_result_chars)))
             messages.extend(tool_result_messages(results, s.tool_result_role))
         return episode.record("llm", model=s.model, error=error)
+
+
+def compact_result(result: Any, limit: int = 0) -> str:
+    """A tool result as JSON text of at most `limit` characters (0: the whole result), keeping its shape.
+
+    Long strings (a product's description, review texts) are cut first, to 400, 160 and then 60
+    characters with "…", then lists to their first 10, 5 and 3 items and, last, an object's fields to its
+    first 12 (a note says how many were left out); what is still too long is cut at `limit` with a
+    closing note. Ids, numbers and field names are never shortened, so the model can still name any
+    product it was shown.
+
+    >>> text = compact_result({"description": "x" * 1000, "product_id": "B0TEST"}, 300)
+    >>> len(text) <= 300, json.loads(text)["product_id"], json.loads(text)["description"][-3:]
+    (True, 'B0TEST', 'xx…')
+    """
+    text = json.dumps(result, ensure_ascii=False)
+    if not limit or len(text) <= limit:
+        return text
+    for chars, items in ((400, None), (160, None), (60, None), (60, 10), (60, 5), (40, 3)):
+        text = json.dumps(_shortened(result, chars, items), ensure_ascii=False)
+        if len(text) <= limit:
+            return text
+    note = f" … (cut: {len(text)} characters in all)"
+    return text[:max(0, limit - len(note))] + note
+
+
+def _shortened(value: Any, chars: int, items: int | None) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= chars else value[:chars] + "…"
+    if isinstance(value, dict):
+        keys = list(value)
+        if items is not None and items <= 3 and len(keys) > 4 * items:  # the last step: a product's many details
+            keys = keys[:4 * items]
+        out = {k: value[k] if k in ("product_id", "parent_asin") else _shortened(value[k], chars, items) for k in keys}
+        if len(keys) < len(value):
+            out["…"] = f"{len(value) - len(keys)} more fields left out"
+        return out
+    if isinstance(value, list):
+        kept = value if items is None or len(value) <= items else value[:items]
+        shown = [_shortened(v, chars, items) for v in kept]
+        return shown + [f"({len(value) - len(kept)} more left out)"] if len(kept) < len(value) else shown
+    return value
 
 
 def tool_result_messages(results: list[tuple[Any, str]], role: str) -> list[ChatCompletionMessageParam]:

@@ -82,6 +82,9 @@ class LLMSettings:
             message with the call id) or "user" (a user message naming the tool and call id; for
             llama-cpp-python's chatml-function-calling, whose template renders only system, user and
             assistant messages and so drops `role: tool` ones).
+        tool_result_chars: the most characters of one tool result the LLM agent sends back (0: all);
+            longer ones are compacted by sandbox.agents.compact_result, so a small context window (a
+            4,096-token llama.cpp server) holds a whole episode.
     """
 
     base_url: str
@@ -99,6 +102,7 @@ class LLMSettings:
     model_fingerprint: str | None = None
     tool_choice: str | None = "auto"
     tool_result_role: str = "tool"
+    tool_result_chars: int = 0
 
     def __post_init__(self) -> None:
         """Reject an unknown tool_result_role (one line naming the setting)."""

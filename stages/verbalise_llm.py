@@ -418,9 +418,21 @@ def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
 
 
 def slots_reply_schema(rubrics: list[Rubric]) -> dict[str, Any]:
-    """schemas/llm/clarification_slots.schema.json narrowed: rubric_id an enum of the clarification ids, one each."""
+    """schemas/llm/clarification_slots.schema.json narrowed: rubric ids an enum, one slot each, 7-10 keywords.
+
+    The keyword count is stage 6's (validation.leakage.SLOT_KEYWORDS).
+
+    A llama.cpp server's grammar then writes exactly that many: Qwen2.5-Coder-1.5B wrote 6 or 11 well-chosen
+    keywords in 5 of 40 slot replies, each rejected as slot_incomplete though its reply stated the value
+    (issue #14). A server without grammars gets the count quoted in the repair turn.
+    """
+    from validation.leakage import SLOT_KEYWORDS
+
     ids = [r.id for r in rubrics if r.info_source == "clarification"]
-    return _with_ids(reply_schema("slots"), ("slots", "rubric_id"), ids)
+    schema = _with_ids(reply_schema("slots"), ("slots", "rubric_id"), ids)
+    keywords = schema["properties"]["slots"]["items"]["properties"]["trigger_keywords"]
+    keywords["minItems"], keywords["maxItems"] = SLOT_KEYWORDS
+    return schema
 
 
 def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable, max_turns: int,

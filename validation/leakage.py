@@ -23,6 +23,9 @@ from stages.verbalise import noise_whitelist, persona_vocab
 from validation.findings import Finding
 from validation.slots import check_reachability
 
+# How many trigger keywords a slot has (reference §9.2): stage 6 checks it, the LLM's slot schema enforces it.
+SLOT_KEYWORDS = (7, 10)
+
 
 def rubric_forms(rubric: RubricLike | Mapping[str, Any]) -> list[str]:
     """The strings whose presence in text states this rubric's value (its rubric type's `forms`)."""
@@ -158,7 +161,7 @@ def check_slots(script: dict[str, Any], rubrics: list[Rubric] | list[dict[str, A
             problems.append("links a rubric that is missing or not a clarification rubric")
         kws = slot["trigger_keywords"]
         distinct = list(dict.fromkeys(normalize(k) for k in kws))  # text order: findings come out the same every run
-        if not 7 <= len(kws) <= 10:
+        if not SLOT_KEYWORDS[0] <= len(kws) <= SLOT_KEYWORDS[1]:
             problems.append(f"has {len(kws)} trigger keywords (7-10 required)")
         elif len(distinct) < 7:
             problems.append(f"has {len(distinct)} distinct trigger keywords after normalisation (7-10 required)")

@@ -286,3 +286,26 @@ def test_the_diligent_agent_reads_template_v2_bounds():
 
 def test_a_coupon_threshold_is_no_price_floor_for_the_diligent_agent():
     assert numeric_bounds("a shop coupon for $2 off orders of $16 or more") == {}
+
+
+def test_a_long_tool_result_is_compacted_to_the_limit_keeping_ids(sandbox_catalog, built_tasks):
+    # A real product's details and a real search page (shared data): with a 4,096-token server the Qwen
+    # 1.5B agent overflowed its context on the first get_product_details of every episode (issue #14).
+    import json as _json
+
+    from sandbox.agents import compact_result
+
+    task = built_tasks[0]
+    ep = Episode(sandbox_catalog, task, EpisodeLimits())
+    asin = task["target_product"]["parent_asin"]
+    details = ep.call("get_product_details", {"product_id": asin})
+    page = ep.call("search_products", {"query": task["user_query"]})
+    full = _json.dumps(details, ensure_ascii=False)
+    assert len(full) > 1500
+    text = compact_result(details, 1500)
+    assert len(text) <= 1500 and text.startswith("{")
+    short = _json.loads(text)
+    assert short["product"]["product_id"] == asin and set(short["product"]) - {"…"} <= set(details["product"])
+    ids = [p["product_id"] for p in page["products"]]
+    assert [p["product_id"] for p in _json.loads(compact_result(page, 4000))["products"]][:len(ids)] == ids
+    assert compact_result(details, 0) == full

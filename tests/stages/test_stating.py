@@ -79,7 +79,8 @@ def test_a_cue_in_the_models_own_words_is_stated(asin, query, cue):
     # B08B8HDQB2: the model left the form-factor cue out; its words elsewhere do not make it up
     ("I'm looking for a case that also holds my ID so I can leave my wallet at home, and it should be made of "
      "Faux Leather.", "whose front closes over the screen when I put it in my bag"),
-    ("I'm looking for cases in sky blue.", "that matches the sky-coloured team shirts we wear"),  # the value, not the cue
+    # the value, not the cue
+    ("I'm looking for cases in sky blue.", "that matches the sky-coloured team shirts we wear"),
     ("a case that guards the corners", "that guards only the rim and corners and leaves the back bare"),  # part only
 ])
 def test_a_cue_left_out_or_cut_short_is_not_stated(query, cue):
