@@ -34,7 +34,7 @@ from stages.fields import FieldTable
 from stages.hashing import sha256_hex
 from stages.llm import LLMClient
 from stages.lemmas import states_phrase
-from stages.text import contains_phrase
+from stages.text import contains_phrase, normalize
 from stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
 
 if TYPE_CHECKING:
@@ -418,21 +418,43 @@ def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
 
 
 def slots_reply_schema(rubrics: list[Rubric]) -> dict[str, Any]:
-    """schemas/llm/clarification_slots.schema.json narrowed: rubric ids an enum, one slot each, 7-10 keywords.
+    """schemas/llm/clarification_slots.schema.json narrowed: rubric_id an enum of the clarification ids, one each.
 
-    The keyword count is stage 6's (validation.leakage.SLOT_KEYWORDS).
+    The keyword count is not narrowed: seven required strings of at most 40 characters made llama.cpp's
+    grammar grow past 20 GB (the server was OOM-killed on the first such request, issue #14), so the
+    count is settled by `fit_keywords` instead.
+    """
+    ids = [r.id for r in rubrics if r.info_source == "clarification"]
+    return _with_ids(reply_schema("slots"), ("slots", "rubric_id"), ids)
 
-    A llama.cpp server's grammar then writes exactly that many: Qwen2.5-Coder-1.5B wrote 6 or 11 well-chosen
-    keywords in 5 of 40 slot replies, each rejected as slot_incomplete though its reply stated the value
-    (issue #14). A server without grammars gets the count quoted in the repair turn.
+
+def fit_keywords(keywords: list[str], suggested: list[str], taken: set[str]) -> list[str]:
+    """A slot's trigger keywords brought to stage 6's 7-10 (validation.leakage.SLOT_KEYWORDS), or as written.
+
+    More than 10: the first 10 distinct ones (after stages.text.normalize). Fewer than 7: the field
+    table's own keywords (`suggested`, the prompt's suggestions, the words template slots use) added in
+    order, skipping any already there or `taken` by another slot, until 7. Qwen2.5-Coder-1.5B wrote 6 or
+    11 well-chosen keywords in 5 of 40 slot replies whose answers stated the value (issue #14). A list
+    that cannot reach 7 is left short for stage 6 to reject.
     """
     from validation.leakage import SLOT_KEYWORDS
 
-    ids = [r.id for r in rubrics if r.info_source == "clarification"]
-    schema = _with_ids(reply_schema("slots"), ("slots", "rubric_id"), ids)
-    keywords = schema["properties"]["slots"]["items"]["properties"]["trigger_keywords"]
-    keywords["minItems"], keywords["maxItems"] = SLOT_KEYWORDS
-    return schema
+    low, high = SLOT_KEYWORDS
+    out: list[str] = []
+    seen: set[str] = set()
+    for k in keywords:
+        if normalize(k) not in seen:
+            seen.add(normalize(k))
+            out.append(k)
+    if len(out) >= low:
+        return out[:high]
+    for k in suggested:
+        if len(out) >= low:
+            break
+        if normalize(k) not in seen and normalize(k) not in taken:
+            seen.add(normalize(k))
+            out.append(k)
+    return out if len(out) >= low else keywords
 
 
 def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable, max_turns: int,
@@ -466,11 +488,14 @@ def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: Fie
                              purpose="slots",
                              check=lambda obj: id_problems([x["rubric_id"] for x in obj["slots"]], ids, "slots"))
     slots = []
-    for i, item in enumerate(reply["slots"], 1):
+    written = [[" ".join(k.split()) for k in item["trigger_keywords"]] for item in reply["slots"]]
+    for i, (item, keywords) in enumerate(zip(reply["slots"], written), 1):
         rubric = by_id.get(item["rubric_id"])
+        taken = {normalize(k) for j, other in enumerate(written, 1) if j != i for k in other}
+        suggested = table.by_rubric_field(rubric.field).keywords if rubric else []
         slots.append({"slot_id": f"s{i}", "linked_rubric_ids": [item["rubric_id"]],
                       "field": rubric.field if rubric else "",
-                      "trigger_keywords": [" ".join(k.split()) for k in item["trigger_keywords"]],
+                      "trigger_keywords": fit_keywords(keywords, list(suggested), taken) if rubric else keywords,
                       "user_response": " ".join(item["user_response"].split())})
     return {"clarification_slots": slots, "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}
 

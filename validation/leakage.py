@@ -23,7 +23,7 @@ from stages.verbalise import noise_whitelist, persona_vocab
 from validation.findings import Finding
 from validation.slots import check_reachability
 
-# How many trigger keywords a slot has (reference §9.2): stage 6 checks it, the LLM's slot schema enforces it.
+# How many trigger keywords a slot has (reference §9.2): stage 6 checks it, the LLM slot writer fits a reply to it.
 SLOT_KEYWORDS = (7, 10)
 
 

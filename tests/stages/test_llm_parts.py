@@ -233,27 +233,29 @@ def _slot_edit(fn):
     return behaviour
 
 
-def test_a_slot_with_too_few_keywords_breaks_the_narrowed_schema_and_gets_a_repair_turn(rich_plan, hidden_rich,
-                                                                                        tmp_path):
-    # The schema sent asks for 7-10 keywords per slot (a llama.cpp grammar writes exactly that many); a server
-    # without grammars that sends 3 gets the count quoted back, and a model that repeats itself is rejected.
+@pytest.mark.parametrize(("edit", "expected"), [
+    (lambda s, _: s.update(trigger_keywords=s["trigger_keywords"][:3]), 7),       # padded from the field table
+    (lambda s, _: s.update(trigger_keywords=s["trigger_keywords"] + ["wanted", "needed", "asked"]), 10),  # cut
+    (lambda s, _: s.update(trigger_keywords=[s["trigger_keywords"][0].upper()] * 4 + s["trigger_keywords"][:4]), 7),
+])
+def test_a_slot_keyword_list_of_the_wrong_length_is_fitted_not_rejected(rich_plan, hidden_rich, tmp_path, edit,
+                                                                         expected):
+    # Qwen2.5-Coder-1.5B wrote 6 or 11 good keywords in 5 of 40 slot replies whose answers stated the value;
+    # the writer fits the list to 7-10 distinct ones (stages.verbalise_llm.fit_keywords), the rest of the
+    # model's slot unchanged. Narrowing the schema instead made llama.cpp's grammar grow past 20 GB.
+    from stages.text import normalize
+
     ctx, _, _ = rich_plan
     intent, product, _ = hidden_rich[0]
-    with ScriptedLLM({"slots": [_slot_edit(lambda s, _: s.update(trigger_keywords=s["trigger_keywords"][:3]))]}) \
-            as server:
-        client = _client(server, tmp_path)
-        result = _build(ctx, client, intent, product)
-        slot_requests = [r for r in server.requests if "trigger_keywords" in json.dumps(r.get("response_format"))]
-    keywords = slot_requests[0]["response_format"]["json_schema"]["schema"]["properties"]["slots"]["items"][
-        "properties"]["trigger_keywords"]
-    assert (keywords["minItems"], keywords["maxItems"]) == (7, 10)
-    assert len(slot_requests) == 2 and "trigger_keywords" in slot_requests[1]["messages"][-1]["content"]
-    assert _reason(result) == "llm_invalid_output" and result.rejection["stage"] == 5
+    with ScriptedLLM({"slots": [_slot_edit(edit)]}) as server:
+        result = _build(ctx, _client(server, tmp_path), intent, product)
+    assert _reason(result) == "accepted"
+    slots = result.task["clarification_script"]["clarification_slots"]
+    edited = slots[0]  # the reply's first slot, the one edited
+    assert len({normalize(k) for k in edited["trigger_keywords"]}) == expected
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda s, _: s.update(trigger_keywords=[s["trigger_keywords"][0].upper()] * 4 + s["trigger_keywords"][:4]),
-     "distinct trigger keywords after normalisation"),
     (lambda s, _: s.update(user_response="I'd rather not say."), "reply does not contain the value"),
 ])
 def test_a_bad_slot_is_incomplete(rich_plan, hidden_rich, tmp_path, edit, message):
