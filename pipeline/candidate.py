@@ -107,10 +107,10 @@ class CandidateState:
     intent: IntentSpec
     attempt: int
     seed: int
-    draw: int  # the attempt whose draws stages 2-7 take: an LLM text retry keeps the split it failed on
     stats: Counter
     split_config: SplitConfig
     writes: frozenset[str]
+    draw: int | None = None  # the attempt whose draws stages 2-7 take (None: `attempt`); an LLM text retry keeps it
     opinions: list[dict[str, Any]] | None = None
     features: list[Feature] = field(default_factory=list)
     product_type: str | None = None
@@ -140,7 +140,8 @@ class CandidateState:
         attempt number except after an LLM text rejection (`TEXT_RETRY_REASONS`), whose retry keeps it.
         """
         if stage not in self._gens:
-            self._gens[stage] = rng(self.seed, stage, self.intent.name, self.asin, self.draw)
+            draw = self.attempt if self.draw is None else self.draw
+            self._gens[stage] = rng(self.seed, stage, self.intent.name, self.asin, draw)
         return self._gens[stage]
 
 

@@ -171,6 +171,11 @@ text. You have at most {max_calls} tool calls; recommend your best candidate bef
 words, so try shorter or different wording when a search finds nothing useful."""
 
 NUDGE = "Please continue with a tool call, or call recommend_product."
+# Added to a turn's results when this many tool calls or fewer are left: a small model does not count its
+# calls, and an episode that runs out ends without a recommendation (issue #14).
+LAST_CALLS = 3
+LAST_CALLS_NOTE = ("You have {left} tool call(s) left. Call recommend_product now with the product_id of your best "
+                   "candidate so far.")
 
 
 class LLMAgent:
@@ -189,6 +194,8 @@ class LLMAgent:
     call id ("Result of search_products (call_1): {...}"); "tool" keeps OpenAI's form.
 
     A reply without a tool call gets one reminder; a second one in a row ends the episode unfinished.
+    When LAST_CALLS or fewer tool calls are left, a user message says how many and asks for the
+    recommendation (a small model does not count its calls).
     Transport failures left after the client's retries end the episode with `error` set (graded as a
     failure to recommend, never a crash).
     """
@@ -244,6 +251,9 @@ class LLMAgent:
                           else episode.call(c.function.name, c.function.arguments))
                 results.append((c, compact_result(result, s.tool_result_chars)))
             messages.extend(tool_result_messages(results, s.tool_result_role))
+            left = episode.limits.max_tool_calls - episode.tool_calls
+            if not episode.done and 0 < left <= LAST_CALLS:
+                messages.append({"role": "user", "content": LAST_CALLS_NOTE.format(left=left)})
         return episode.record("llm", model=s.model, error=error)
 
 

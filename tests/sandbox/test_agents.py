@@ -309,3 +309,23 @@ def test_a_long_tool_result_is_compacted_to_the_limit_keeping_ids(sandbox_catalo
     ids = [p["product_id"] for p in page["products"]]
     assert [p["product_id"] for p in _json.loads(compact_result(page, 4000))["products"]][:len(ids)] == ids
     assert compact_result(details, 0) == full
+
+
+def test_llm_agent_is_told_how_many_calls_are_left_near_the_cap(sandbox_catalog, built_tasks):
+    # Qwen2.5-Coder-1.5B searched and filtered until its budget or context ran out in 8 of 10 episodes; from
+    # LAST_CALLS calls left each turn ends with how many are left and a request to recommend (issue #14).
+    from sandbox.agents import LAST_CALLS
+    from stages.llm import LLMSettings
+
+    task = built_tasks[0]
+    title = task["target_product"]["title"]
+    with ScriptedLLM([Reply(lambda body: {"tool_calls": [tool_call(f"c{len(body['messages'])}", "search_products",
+                                                                   {"query": title})]})]) as server:
+        settings = LLMSettings(base_url=server.base_url, model="local", max_retries=0, tool_result_role="user")
+        record = LLMAgent(settings).run(Episode(sandbox_catalog, task, EpisodeLimits(max_tool_calls=6)))
+        requests = server.requests
+    assert not record["finished"] and record["tool_calls"] == 6
+    notes = [r["messages"][-1]["content"] for r in requests if "tool call(s) left" in r["messages"][-1]["content"]]
+    assert notes == [f"You have {n} tool call(s) left. Call recommend_product now with the product_id of your best "
+                     "candidate so far." for n in range(LAST_CALLS, 0, -1)]
+    assert "tool call(s) left" not in requests[1]["messages"][-1]["content"]  # 4 left: not yet
