@@ -43,10 +43,12 @@ if has engine && [ -z "${LLAMA_PY:-}" ] && [ ! -x "$PY" ]; then
 fi
 
 SERVER=
-serve() {  # serve <chat_format>: one thread (two collapse when the CPU is shared), no logits_all, no interrupts
+serve() {  # serve <chat_format> <n_ctx>: one thread (two collapse when the CPU is shared), no logits_all, no
+  # interrupts; --cache keeps each prompt's KV state, so the alternating query/persona/slot prompts each reuse theirs
   stop
-  "$PY" -m llama_cpp.server --model "$GGUF" --model_alias local --host 127.0.0.1 --port "$PORT" --n_ctx 4096 \
-    --chat_format "$1" --n_threads 1 --logits_all False --interrupt_requests False > "$WORK/server-$1.log" 2>&1 &
+  "$PY" -m llama_cpp.server --model "$GGUF" --model_alias local --host 127.0.0.1 --port "$PORT" --n_ctx "$2" \
+    --chat_format "$1" --n_threads 1 --logits_all False --interrupt_requests False --cache True \
+    > "$WORK/server-$1.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 1 240); do curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null && return; sleep 0.5; done
   echo "server did not start (see $WORK/server-$1.log)" >&2; exit 1
@@ -73,18 +75,21 @@ run() {  # run <mode> [extra]: one measurement, then the same again from the cac
   .venv/bin/python benchmarks/llm_local.py "$WORK/catalog" "$WORK/out" --mode "$1" --base-url "$BASE" --model local \
     --config "$WORK/llm.json" --candidates "$CANDIDATES" --per-intent "$PER_INTENT" "${@:2}" | tee "$WORK/out-$1.rerun.txt"
 }
-if has query || has all || has judge; then serve chatml; fi
+if has query || has all || has judge; then serve chatml 4096; fi
 if has query; then run query; fi
 if has all; then run all; fi
 if has judge; then run judge --judge-tasks 20; fi
 if has agent; then
   # The agent needs tool calling: chatml-function-calling renders the tools when tool_choice is "auto" and drops
   # role: tool messages, so results go back as user messages.
-  serve chatml-function-calling
+  # A whole episode must fit the context: 8,192 tokens, each tool result compacted to 1,000 characters, 10 calls
+  # (at 4,096 tokens and full results every episode overflowed on its first product details).
+  serve chatml-function-calling 8192
   .venv/bin/ecombench build --catalog "$WORK/catalog" --candidates 90 --split qwen-agent
   SPLIT=$(ls -d "$ECOMBENCH_ARTIFACTS"/splits/qwen-agent/* | tail -1)
   .venv/bin/ecombench run-agent "$SPLIT" --agent llm --limit 10 --model local --base-url "$BASE" \
-    --tool-choice auto --tool-result-role user --max-tokens 320 --timeout 300 --out "$WORK/agent.trajectories.jsonl"
+    --tool-choice auto --tool-result-role user --max-result-chars 1000 --max-tool-calls 10 --max-tokens 320 \
+    --timeout 600 --out "$WORK/agent.trajectories.jsonl"
   .venv/bin/ecombench grade "$WORK/agent.trajectories.jsonl" --split "$SPLIT" --out "$WORK/agent.metrics.json"
 fi
 echo "results: $WORK/out/*.json, $WORK/agent.metrics.json, $WORK/gguf.json"
