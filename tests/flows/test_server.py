@@ -10,6 +10,18 @@ import pytest
 from flows import server as shared
 
 
+@pytest.fixture(autouse=True)
+def api_url_restored():
+    """Put PREFECT_API_URL back as it was: `start_or_reuse` sets it in os.environ itself, and
+    monkeypatch.delenv(raising=False) of an unset variable records nothing to undo, so a test's URL
+    leaked into every later test of the worker (the CI failure of the fault drill's ingest cases)."""
+    saved = os.environ.get("PREFECT_API_URL")
+    yield
+    os.environ.pop("PREFECT_API_URL", None)
+    if saved is not None:
+        os.environ["PREFECT_API_URL"] = saved
+
+
 @pytest.fixture
 def isolated(tmp_path, monkeypatch):
     """A private artifacts folder and Prefect home; no PREFECT_API_URL; the shared mode (not the tests' default)."""
