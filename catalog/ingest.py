@@ -7,8 +7,8 @@ parquet, `bad_records.jsonl` and `manifest.json` under a temporary name renamed 
 The snapshot is the same whatever the worker count or block size.
 
 Memory is bounded by the blocks in flight and one row group being written, plus one dict entry
-per ingested product id (which doubles as the review counter) and one integer per distinct
-review content (the occurrence counter of `review_id`); for the full release (48M products,
+per ingested product id (which doubles as the review counter), one per reviewed parent_asin (the
+reviews converted before the products are written) and one integer per distinct review content (the occurrence counter of `review_id`); for the full release (48M products,
 571M reviews) budget roughly 100 bytes per product and 70 bytes per review for those two
 tables.
 """
@@ -50,8 +50,7 @@ from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from stages.errors import InputError
 from stages.fields import FieldTable, load_field_table
 
-# products.parquet without review_count: what the first pass writes (the counts are known only
-# once every review is read).
+# products.parquet without review_count: what a block's conversion gives (the count is added as it is written).
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
 
 # --------------------------------------------------------------------------------------------
@@ -332,6 +331,71 @@ def _ordered(jobs: Iterator, run: Callable, executor: Executor | None, ahead: in
         yield done_job, fut.result()
 
 
+# A review block as spilled by `_spill_reviews`: its rows plus each row's content key (for `review_id` copies).
+_REVIEW_SPILL_SCHEMA = REVIEW_SCHEMA.append(pa.field("_content_key", pa.binary(), nullable=False))
+
+
+def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tuple[Any, Converted | None]]],
+                   spill: Any, progress: Callable[[str, int], None] | None
+                   ) -> tuple[list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]], dict[str, int]]:
+    """Convert every review file in order, writing each block's rows to `spill` (one IPC batch per block).
+
+    Returns:
+        (per file, per block: (last line, bad records) or the file's `TruncatedInput`; converted reviews per
+        parent_asin — a product's review_count, since a review is dropped later only when it has no product).
+    """
+    spilled: list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]] = []
+    per_product: Counter = Counter()
+    for path in paths:
+        entries: list[tuple[int, list[dict[str, Any]]] | TruncatedInput] = []
+        for block, conv in convert(path, "reviews"):
+            if isinstance(block, TruncatedInput):
+                entries.append(block)
+                continue
+            assert conv is not None and conv.batch is not None  # a Block is always converted
+            per_product.update(conv.ids)
+            spill.write_batch(pa.RecordBatch.from_arrays(
+                [*conv.batch.columns, pa.array(conv.keys, pa.binary())], schema=_REVIEW_SPILL_SCHEMA))
+            entries.append((conv.last_line, conv.bad))
+            if progress is not None:
+                progress(path.name, conv.last_line)
+        spilled.append(entries)
+    return spilled, per_product
+
+
+def _claim_spilled_reviews(paths: list[Path], spilled: list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]],
+                           spill_path: Path, rules: CrossRecordRules, groups: _RowGroups,
+                           write_bad: Callable[[list[dict[str, Any]]], None]) -> None:
+    """The cross-record rules on the spilled review blocks, in file and line order, after every metadata file."""
+    # Plain reads, not a memory map: mapped pages would count in this process's RSS.
+    with pa.OSFile(str(spill_path)) as source:
+        part = pa.ipc.open_file(source)
+        k = 0
+        for path, entries in zip(paths, spilled, strict=True):
+            stats = rules.start(path, "reviews")
+            for entry in entries:
+                if isinstance(entry, TruncatedInput):
+                    write_bad([rules.truncated(entry, stats)])
+                    continue
+                last_line, bad = entry
+                rb = part.get_batch(k)
+                k += 1
+                keys = rb.column(rb.num_columns - 1).to_pylist()
+                batch = pa.RecordBatch.from_arrays(rb.columns[:-1], schema=REVIEW_SCHEMA)
+                conv = Converted(rows=[], ids=batch.column("parent_asin").to_pylist(), lines=[], keys=keys, bad=bad,
+                                 last_line=last_line)
+                done = rules.claim(conv, None, stats)
+                if done.new_ids:
+                    ids = batch.column("review_id").to_pylist()
+                    for i, rid in done.new_ids.items():
+                        ids[i] = rid
+                    batch = batch.set_column(0, batch.schema.field(0), pa.array(ids, pa.string()))
+                if done.keep is not None:
+                    batch = batch.take(pa.array(done.keep, pa.int64()))
+                groups.add(batch)
+                write_bad(done.bad)
+
+
 def default_workers() -> int:
     """Worker processes used by `write_catalog_snapshot` when not told.
 
@@ -356,8 +420,10 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     and `REVIEW_SCHEMA`, row groups of `batch_size` rows), `bad_records.jsonl` and
     `manifest.json` (DESIGN.md "Artifacts").
     Everything goes to a temporary sibling directory renamed to `out_dir` only when complete,
-    so a crash leaves no half snapshot. Products keep file and line order; `review_count` is
-    added in a second streamed pass over the products part.
+    so a crash leaves no half snapshot. Products keep file and line order. The review files are
+    converted first and spilled to a temporary Arrow file, so each product's `review_count` is known
+    when its row is written; the cross-record rules then claim the spilled reviews after every
+    metadata file, as if read in that order.
 
     Files are cut into blocks of lines (`iter_blocks`); with `workers` > 1 the blocks are parsed
     and normalised (`catalog.native.convert_block_native` on a pool of threads, or with the python
@@ -439,67 +505,69 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             executor = ProcessPoolExecutor(workers, mp_context=context)
         rules = CrossRecordRules()
         bad_total: Counter = Counter()
-        # The products part is Arrow IPC, not parquet: it is read back once, batch by batch, to
-        # add review_count, and an IPC write and read cost ~0.4 s per 100k products against ~4.4 s
-        # for parquet (benchmarks/RESULTS.md); it takes ~2.1 KB per product of temporary disk.
-        with open(tmp / "bad_records.jsonl", "wb") as bad_fh, \
-                pa.ipc.new_file(tmp / "products.part.arrow", _PRODUCT_PART_SCHEMA) as products_w, \
-                pq.ParquetWriter(tmp / "reviews.parquet", REVIEW_SCHEMA) as reviews_w:
-            row_groups = {"meta": _RowGroups(products_w.write_table, batch_size),
-                          "reviews": _RowGroups(lambda t: reviews_w.write_table(t, row_group_size=batch_size),
-                                                batch_size)}
-            try:
-                for path, kind in inputs:
-                    stats = rules.start(path, kind)
-                    groups = row_groups[kind]
-                    if reader == "native":
-                        run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
-                    else:
-                        run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
-                    blocks = iter_blocks(path, block_bytes, split=reader != "native")
-                    for block, conv in _ordered(blocks, run, executor, 3 * workers):
-                        if isinstance(block, TruncatedInput):
-                            bad = [rules.truncated(block, stats)]
-                        else:
-                            done = rules.claim(conv, block, stats)
-                            bad = done.bad
-                            batch = conv.batch
-                            if done.new_ids:
-                                ids = batch.column("review_id").to_pylist()
-                                for i, rid in done.new_ids.items():
-                                    ids[i] = rid
-                                batch = batch.set_column(0, batch.schema.field(0), pa.array(ids, pa.string()))
-                            if done.keep is not None:
-                                batch = batch.take(pa.array(done.keep, pa.int64()))
-                            groups.add(batch)
-                        for rec in bad:
-                            bad_fh.write(orjson.dumps(rec) + b"\n")
-                            bad_total[rec["reason"]] += 1
-                        if progress is not None:
-                            progress(path.name, stats.lines)
-                    # A file of copies of products already ingested is fine; one with no product at all is not.
-                    if kind == "meta" and stats.records_ok == 0 and not stats.bad_by_reason[DUPLICATE_PARENT_ASIN]:
-                        raise InputError(_no_products(path, stats))
-                for groups in row_groups.values():
-                    groups.flush()
-            finally:
-                for groups in row_groups.values():
-                    groups.close()
 
-        # Second pass: the counts are only known once every review is read.
+        def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
+            if reader == "native":
+                run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
+            else:
+                run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
+            return _ordered(iter_blocks(path, block_bytes, split=reader != "native"), run, executor, 3 * workers)
+
+        def write_bad(records: list[dict[str, Any]]) -> None:
+            for rec in records:
+                bad_fh.write(orjson.dumps(rec) + b"\n")
+                bad_total[rec["reason"]] += 1
+
+        # Reviews are converted first and spilled (Arrow IPC, ~0.5 KB per review of temporary disk): the
+        # reviews each product has are then known when its row is written, so products.parquet is written
+        # in one pass. Before, the products went to a temporary file and were read back to add review_count:
+        # a second, single-threaded pass over the largest file (29 s of 217 s at 3.7M products,
+        # benchmarks/RESULTS.md). The cross-record rules still see every metadata file first, then the
+        # reviews, in file and line order (`_claim_spilled_reviews`).
+        review_paths_in = [path for path, kind in inputs if kind == "reviews"]
+        with open(tmp / "bad_records.jsonl", "wb") as bad_fh:
+            spill_path = tmp / "reviews.part.arrow"
+            with pa.ipc.new_file(spill_path, _REVIEW_SPILL_SCHEMA) as spill:
+                spilled, per_product = _spill_reviews(review_paths_in, convert, spill, progress)
+            with pq.ParquetWriter(tmp / "products.parquet", PRODUCT_SCHEMA) as products_w:
+                groups = _RowGroups(lambda t: products_w.write_table(t, row_group_size=batch_size), batch_size)
+                try:
+                    for path, kind in inputs:
+                        if kind != "meta":
+                            continue
+                        stats = rules.start(path, kind)
+                        for block, conv in convert(path, kind):
+                            if isinstance(block, TruncatedInput):
+                                write_bad([rules.truncated(block, stats)])
+                            else:
+                                assert conv is not None and conv.batch is not None  # a Block is always converted
+                                done = rules.claim(conv, block, stats)
+                                batch = conv.batch
+                                if done.keep is not None:
+                                    batch = batch.take(pa.array(done.keep, pa.int64()))
+                                counts = pa.array([per_product.get(a, 0) for a in batch.column(0).to_pylist()],
+                                                  pa.int64())
+                                groups.add(pa.RecordBatch.from_arrays([*batch.columns, counts], schema=PRODUCT_SCHEMA))
+                                write_bad(done.bad)
+                            if progress is not None:
+                                progress(path.name, stats.lines)
+                        # A file of copies of products already ingested is fine; one with no product at all is not.
+                        if stats.records_ok == 0 and not stats.bad_by_reason[DUPLICATE_PARENT_ASIN]:
+                            raise InputError(_no_products(path, stats))
+                    groups.flush()
+                finally:
+                    groups.close()
+            with pq.ParquetWriter(tmp / "reviews.parquet", REVIEW_SCHEMA) as reviews_w:
+                groups = _RowGroups(lambda t: reviews_w.write_table(t, row_group_size=batch_size), batch_size)
+                try:
+                    _claim_spilled_reviews(review_paths_in, spilled, spill_path, rules, groups, write_bad)
+                    groups.flush()
+                finally:
+                    groups.close()
+            spill_path.unlink()
         counts = rules.review_counts
-        # Plain reads, not a memory map: mapped pages would count in this process's RSS.
-        with pa.OSFile(str(tmp / "products.part.arrow")) as source, \
-                pq.ParquetWriter(tmp / "products.parquet", PRODUCT_SCHEMA) as writer:
-            part = pa.ipc.open_file(source)
-            for k in range(part.num_record_batches):  # each batch is one row group of batch_size rows
-                rb = part.get_batch(k)
-                ids = rb.column(0).to_pylist()
-                review_count = pa.array([counts[i] for i in ids], type=pa.int64())
-                writer.write_batch(pa.RecordBatch.from_arrays([*rb.columns, review_count], schema=PRODUCT_SCHEMA))
         if progress is not None:
             progress("products.parquet", len(counts))
-        (tmp / "products.part.arrow").unlink()
 
         input_stats = rules.inputs
         manifest = {

@@ -772,7 +772,7 @@ class CrossRecordRules:
         self.inputs.append(stats)
         return stats
 
-    def claim(self, conv: Converted, block: Block, stats: InputStats) -> Claimed:
+    def claim(self, conv: Converted, block: Block | None, stats: InputStats) -> Claimed:
         """Apply the cross-record rules to a converted block and count it into `stats`.
 
         Products: a parent_asin already ingested makes the row a `duplicate_parent_asin` bad
@@ -781,7 +781,8 @@ class CrossRecordRules:
 
         Args:
             conv: the block after `convert_block` (its `rows` or `batch` are not read).
-            block: the same block's lines (excerpts of duplicates come from them).
+            block: the same block's lines (excerpts of duplicate products come from them); None for reviews,
+                which the rules never quote.
             stats: the counters `start` returned for the block's file.
 
         Returns:
@@ -800,6 +801,7 @@ class CrossRecordRules:
                     if keep is None:
                         keep = list(range(i))
                     line = conv.lines[i]
+                    assert block is not None, "claim: a metadata block needs its lines"
                     extra_bad.append(_bad(name, line, DUPLICATE_PARENT_ASIN,
                                           f"parent_asin {asin} was already ingested", block.raw(line)))
                     continue

@@ -214,12 +214,12 @@ sources = ["query", "clarification"]
 keywords = ["blade material", "blade", "handle", "knife blade", "steel type", "edge", "cutting edge"]
 """, encoding="utf-8")
     monkeypatch.setattr(stages.fields, "FIELD_TABLE", bad)
-    stages.fields.load_field_table.cache_clear()
+    stages.fields._load_field_table.cache_clear()
     try:
         result = CliRunner().invoke(app, ["categories", "--catalog", str(sample.path)])
     finally:
         monkeypatch.undo()
-        stages.fields.load_field_table.cache_clear()
+        stages.fields._load_field_table.cache_clear()
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "'Blade Material'" in lines[0]
