@@ -402,37 +402,97 @@ def field_vocabulary(products: "pl.DataFrame", table: FieldTable, fields: list[s
         {main_category (or "(none)"): {field: [value, ...]}},
         each value in its most common spelling, ranked by how many products have it (ties by
         normalised text), so negative rubrics exclude values shoppers of that category meet.
+        The same as `VocabularyCounts` fed the products in slices (what ingest does, `validation.catalog_stats`).
     """
+    counts = VocabularyCounts(table, fields)
+    counts.add(products, details)
+    return counts.vocabulary(top)
+
+
+def owned_strings(frame: "pl.DataFrame") -> "pl.DataFrame":
+    """`frame` with its string columns copied into buffers of their own.
+
+    Polars strings are views: a small aggregate kept from a slice (its distinct values) pins the
+    slice's whole string buffers. Measured on a 1M-product snapshot in slices of 60k: keeping each
+    slice's distinct titles and detail pairs held 1.15 GB, copied 0.61 GB.
+    """
+    import pyarrow as pa
     import polars as pl
 
-    if details is None:
-        details = detail_rows(products, table)
-    categories = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"),
-                                 pl.col("main_category").fill_null("(none)"))
-    rows = (details.filter(pl.col("key").is_in(fields)).join(categories, on="row")
-            .select(pl.col("row").alias("parent_asin"), "main_category", "key", "value").unique())
-    # Clean each distinct (field, value) once in Python; counting and ranking are polars (no loop over products).
-    options = []
-    for key, value in rows.select("key", "value").unique().iter_rows():
-        spec = table.fields[key]
-        for opt in split_options(spec, strip_markup(value)):
-            clean, _ = clean_value(spec, opt, table)
-            if clean:
-                options.append((key, value, normalize(clean), clean))
-    opts = pl.DataFrame(options, schema={"key": pl.String, "value": pl.String, "norm": pl.String, "clean": pl.String},
-                        orient="row")
-    hits = rows.join(opts, on=["key", "value"])  # one row per (product, option): a value's repeated option counts twice
-    ranked = (hits.group_by("main_category", "key", "norm").agg(pl.col("parent_asin").n_unique().alias("n"))
-              .sort(["n", "norm"], descending=[True, False])
-              .group_by("main_category", "key", maintain_order=True).head(top)
-              .with_columns(pl.int_range(pl.len()).over("main_category", "key").alias("rank")))
-    # The most common spelling of each ranked value (ties: the larger string, as max() of (count, spelling) does).
-    spelled = (hits.group_by("main_category", "key", "norm", "clean").len()
-               .sort(["len", "clean"], descending=[True, True])
-               .group_by("main_category", "key", "norm", maintain_order=True).first())
-    best = (ranked.join(spelled.select("main_category", "key", "norm", "clean"), on=["main_category", "key", "norm"])
-            .sort("main_category", "key", "rank"))
-    out: dict[str, dict[str, list[str]]] = {}
-    for scope, key, clean in best.select("main_category", "key", "clean").iter_rows():
-        out.setdefault(scope, {}).setdefault(key, []).append(clean)
+    table = frame.to_arrow()
+    strings = pa.schema([f.with_type(pa.large_string()) if pa.types.is_string_view(f.type) or pa.types.is_string(f.type)
+                         or pa.types.is_large_string(f.type) else f for f in table.schema])
+    out = pl.from_arrow(table.cast(strings))
+    assert isinstance(out, pl.DataFrame)
     return out
+
+
+class VocabularyCounts:
+    """`field_vocabulary` over products given in slices: per slice, counts; at the end, the ranking.
+
+    A product's (field, value) rows are counted within its slice, and slices hold distinct products,
+    so summed counts are the whole catalog's: the result equals `field_vocabulary` on the whole frame
+    while only one slice of products is in memory (ingest's statistics at 3.7M products held the whole
+    table, 6.5 GB, benchmarks/RESULTS.md). Each distinct (field, value) is cleaned once.
+    """
+
+    def __init__(self, table: FieldTable, fields: list[str]):
+        self.table, self.fields = table, fields
+        self._clean: dict[tuple[str, str], list[tuple[str, str]]] = {}  # (key, value) -> [(norm, clean)]
+        self._products: list["pl.DataFrame"] = []  # main_category, key, norm, n (products)
+        self._spellings: list["pl.DataFrame"] = []  # main_category, key, norm, clean, len (product options)
+
+    def add(self, products: "pl.DataFrame", details: "pl.DataFrame | None" = None) -> None:
+        """Count one slice of products (main_category, details; `details` = its `detail_rows` if at hand)."""
+        import polars as pl
+
+        if details is None:
+            details = detail_rows(products, self.table)
+        categories = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"),
+                                     pl.col("main_category").fill_null("(none)"))
+        rows = (details.filter(pl.col("key").is_in(self.fields)).join(categories, on="row")
+                .select(pl.col("row").alias("parent_asin"), "main_category", "key", "value").unique())
+        # Clean each distinct (field, value) once in Python; counting and ranking are polars (no loop over products).
+        options: list[tuple[str, str, str, str]] = []
+        for key, value in rows.select("key", "value").unique().iter_rows():
+            known = self._clean.get((key, value))
+            if known is None:
+                spec = self.table.fields[key]
+                known = []
+                for opt in split_options(spec, strip_markup(value)):
+                    clean, _ = clean_value(spec, opt, self.table)
+                    if clean:
+                        known.append((normalize(clean), clean))
+                self._clean[(key, value)] = known
+            options.extend((key, value, norm, clean) for norm, clean in known)
+        opts = pl.DataFrame(options, schema={"key": pl.String, "value": pl.String, "norm": pl.String,
+                                             "clean": pl.String}, orient="row")
+        # One row per (product, option): a value's repeated option counts twice.
+        hits = rows.join(opts, on=["key", "value"])
+        self._products.append(owned_strings(hits.group_by("main_category", "key", "norm")
+                                            .agg(pl.col("parent_asin").n_unique().cast(pl.Int64).alias("n"))))
+        self._spellings.append(owned_strings(hits.group_by("main_category", "key", "norm", "clean").len()
+                                             .with_columns(pl.col("len").cast(pl.Int64))))
+
+    def vocabulary(self, top: int = 20) -> dict[str, dict[str, list[str]]]:
+        """The `field_vocabulary` of every slice added (`top` values per field and category)."""
+        import polars as pl
+
+        if not self._products:
+            return {}
+        products = pl.concat(self._products).group_by("main_category", "key", "norm").agg(pl.col("n").sum())
+        spellings = (pl.concat(self._spellings).group_by("main_category", "key", "norm", "clean")
+                     .agg(pl.col("len").sum()))
+        ranked = (products.sort(["n", "norm"], descending=[True, False])
+                  .group_by("main_category", "key", maintain_order=True).head(top)
+                  .with_columns(pl.int_range(pl.len()).over("main_category", "key").alias("rank")))
+        # The most common spelling of each ranked value (ties: the larger string, as max() of (count, spelling) does).
+        spelled = (spellings.sort(["len", "clean"], descending=[True, True])
+                   .group_by("main_category", "key", "norm", maintain_order=True).first())
+        best = (ranked.join(spelled.select("main_category", "key", "norm", "clean"),
+                            on=["main_category", "key", "norm"])
+                .sort("main_category", "key", "rank"))
+        out: dict[str, dict[str, list[str]]] = {}
+        for scope, key, clean in best.select("main_category", "key", "clean").iter_rows():
+            out.setdefault(scope, {}).setdefault(key, []).append(clean)
+        return out

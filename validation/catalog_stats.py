@@ -19,6 +19,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import polars as pl
@@ -84,6 +85,32 @@ def negative_fields(table: FieldTable) -> list[str]:
     return sorted({f for i in load_intents().values() for f in i.negative_fields if f in table.fields})
 
 
+# What the statistics read of products.parquet (not features or description, the largest columns).
+_PRODUCT_COLUMNS = ("parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price",
+                    "categories", "details")
+SLICE_ROWS = 200_000
+
+
+def _slices(path: Path, columns: tuple[str, ...], rows: int | None = None) -> Iterator[pl.DataFrame]:
+    """A parquet file's `columns` in consecutive frames of `rows` rows (default `SLICE_ROWS`), in file order.
+
+    Raises:
+        SnapshotError: the file cannot be read (names it).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from catalog.snapshot import SnapshotError
+
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows or SLICE_ROWS, columns=list(columns)):
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            yield frame
+    except (OSError, pa.ArrowException) as exc:
+        raise SnapshotError(f"{path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None
+
+
 def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool = True) -> dict[str, Any]:
     """Compute the snapshot's statistics and write them to `<snapshot>/stats/`.
 
@@ -101,26 +128,52 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
     """
     import time
 
-    from catalog.snapshot import load_reviews, load_snapshot
-    from stages.features import detail_rows, field_vocabulary
+    from catalog.snapshot import check_snapshot
+    from stages.features import VocabularyCounts, detail_rows, owned_strings
+    from validation.answer_set import option_norms, review_text_norms, title_norms
+    from validation.expectations import catalog_table
 
-    products, manifest = load_snapshot(snapshot)
-    reviews = load_reviews(snapshot) if (snapshot / "reviews.parquet").is_file() else None
-    seconds: dict[str, float] = {}
-    start = time.perf_counter()
-    details = detail_rows(products, table)
-    norms = CatalogNorms.compute(products, table, reviews, details=details)
-    seconds["normalisation"] = time.perf_counter() - start
-    start = time.perf_counter()
+    check_snapshot(snapshot)
+    manifest = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))
+    seconds: dict[str, float] = {"normalisation": 0.0, "vocabulary": 0.0}
     fields = negative_fields(table)
-    vocabulary = field_vocabulary(products, table, fields, details=details) if fields else {}
-    seconds["vocabulary"] = time.perf_counter() - start
+    vocabulary_counts = VocabularyCounts(table, fields)
+    titles: list[pl.Series] = []
+    pairs: list[pl.DataFrame] = []
+    scalars: list[pl.DataFrame] = []  # the suite's columns (`catalog_table`), list columns as lengths
+    # Products in slices of whole row groups: only one slice's details are in memory at a time.
+    for products in _slices(snapshot / "products.parquet", _PRODUCT_COLUMNS):
+        start = time.perf_counter()
+        details = detail_rows(products, table)
+        titles.append(owned_strings(products.select(pl.col("title").fill_null("").unique())).to_series())
+        pairs.append(owned_strings(details.select("key", "value").unique()))
+        seconds["normalisation"] += time.perf_counter() - start
+        start = time.perf_counter()
+        if fields:
+            vocabulary_counts.add(products, details)
+        seconds["vocabulary"] += time.perf_counter() - start
+        if with_suite:
+            scalars.append(catalog_table(products))
+        del details, products
+    start = time.perf_counter()
+    reviews_path = snapshot / "reviews.parquet"
+    review_texts = (pl.concat([owned_strings(r.select("title", "text").unique())
+                               for r in _slices(reviews_path, ("title", "text"))])
+                    if reviews_path.is_file() else None)
+    norms = CatalogNorms(title_norms(pl.concat(titles)), option_norms(pl.concat(pairs), table),
+                         None if review_texts is None else review_text_norms(review_texts))
+    del titles, pairs, review_texts
+    seconds["normalisation"] += time.perf_counter() - start
+    start = time.perf_counter()
+    vocabulary = vocabulary_counts.vocabulary() if fields else {}
+    seconds["vocabulary"] += time.perf_counter() - start
     suite = None
     if with_suite:
-        from validation.expectations import catalog_suite
+        from validation.expectations import catalog_suite_of_table
+
 
         start = time.perf_counter()
-        suite = catalog_suite(products)
+        suite = catalog_suite_of_table(pl.concat(scalars))
         seconds["catalog_suite"] = time.perf_counter() - start
     tmp = snapshot / f".{STATS_DIR}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.mkdir(tmp)
