@@ -8,9 +8,9 @@ The snapshot is the same whatever the worker count or block size.
 
 Memory is bounded by the blocks in flight and one row group being written, plus one dict entry
 per ingested product id (which doubles as the review counter), one per reviewed parent_asin (the
-reviews converted before the products are written) and one integer per distinct review content (the occurrence counter of `review_id`); for the full release (48M products,
-571M reviews) budget roughly 100 bytes per product and 70 bytes per review for those two
-tables.
+reviews are converted before the products are written) and one integer per distinct review
+content (the occurrence counter of `review_id`); for the full release (48M products, 571M
+reviews) budget roughly 200 bytes per product and 70 bytes per review for those tables.
 """
 
 from __future__ import annotations
