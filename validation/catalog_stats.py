@@ -111,6 +111,15 @@ def _slices(path: Path, columns: tuple[str, ...], rows: int | None = None) -> It
         raise SnapshotError(f"{path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None
 
 
+def _concat(frames: list[pl.DataFrame], schema: dict[str, Any] | None) -> pl.DataFrame:
+    """The slices' frames end to end; an empty frame of `schema` when there is none (a snapshot without reviews)."""
+    if frames:
+        return pl.concat(frames)
+    if schema is None:
+        raise ValueError("no slice to concatenate and no schema for an empty frame")
+    return pl.DataFrame(schema=schema)
+
+
 def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool = True) -> dict[str, Any]:
     """Compute the snapshot's statistics and write them to `<snapshot>/stats/`.
 
@@ -138,14 +147,14 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
     seconds: dict[str, float] = {"normalisation": 0.0, "vocabulary": 0.0}
     fields = negative_fields(table)
     vocabulary_counts = VocabularyCounts(table, fields)
-    titles: list[pl.Series] = []
+    titles: list[pl.DataFrame] = []
     pairs: list[pl.DataFrame] = []
     scalars: list[pl.DataFrame] = []  # the suite's columns (`catalog_table`), list columns as lengths
     # Products in slices of whole row groups: only one slice's details are in memory at a time.
     for products in _slices(snapshot / "products.parquet", _PRODUCT_COLUMNS):
         start = time.perf_counter()
         details = detail_rows(products, table)
-        titles.append(owned_strings(products.select(pl.col("title").fill_null("").unique())).to_series())
+        titles.append(owned_strings(products.select(pl.col("title").fill_null("").unique())))
         pairs.append(owned_strings(details.select("key", "value").unique()))
         seconds["normalisation"] += time.perf_counter() - start
         start = time.perf_counter()
@@ -157,10 +166,13 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
         del details, products
     start = time.perf_counter()
     reviews_path = snapshot / "reviews.parquet"
-    review_texts = (pl.concat([owned_strings(r.select("title", "text").unique())
-                               for r in _slices(reviews_path, ("title", "text"))])
-                    if reviews_path.is_file() else None)
-    norms = CatalogNorms(title_norms(pl.concat(titles)), option_norms(pl.concat(pairs), table),
+    review_texts = None
+    if reviews_path.is_file():
+        review_texts = _concat([owned_strings(r.select("title", "text").unique())
+                                for r in _slices(reviews_path, ("title", "text"))],
+                               {"title": pl.String, "text": pl.String})
+    norms = CatalogNorms(title_norms(_concat(titles, {"title": pl.String}).to_series()),
+                         option_norms(_concat(pairs, {"key": pl.String, "value": pl.String}), table),
                          None if review_texts is None else review_text_norms(review_texts))
     del titles, pairs, review_texts
     seconds["normalisation"] += time.perf_counter() - start
@@ -173,7 +185,7 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
 
 
         start = time.perf_counter()
-        suite = catalog_suite_of_table(pl.concat(scalars))
+        suite = catalog_suite_of_table(_concat(scalars, None))
         seconds["catalog_suite"] = time.perf_counter() - start
     tmp = snapshot / f".{STATS_DIR}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.mkdir(tmp)

@@ -114,3 +114,16 @@ def test_the_suite_reads_presence_only_where_it_checks_presence(snapshot):
     assert result == _validate(_context(), "catalog", full_texts, catalog_expectations(), "parent_asin")
     failed = {e["name"] for e in result["expectations"] if not e["success"]}
     assert {"title_present", "main_category_mostly_present", "store_mostly_present"} <= failed
+
+
+def test_a_snapshot_without_reviews_gets_its_statistics(tmp_path):
+    # The real products ingested alone: reviews.parquet has no row (the sliced reader once failed on it).
+    if not SHARED.is_dir():
+        pytest.skip(f"shared real data not found at {SHARED}")
+    out = tmp_path / "snap"
+    write_catalog_snapshot([SHARED / "meta_electronics_with_reviews.jsonl"], [], out, workers=1)
+    write_catalog_stats(out, load_field_table(), with_suite=False)
+    products, manifest = load_snapshot(out)
+    stats = load_catalog_stats(out, manifest["fingerprint"], load_field_table())
+    assert stats is not None and stats.norms.review_texts is not None and stats.norms.review_texts.height == 0
+    assert stats.norms.titles.equals(CatalogNorms.compute(products, load_field_table()).titles)
