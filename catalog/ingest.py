@@ -69,17 +69,38 @@ BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work 
 NATIVE_BLOCK_BYTES = 16 * 1024 * 1024
 
 
-def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
+class _Hashed:
+    """A binary file read through `read`, every byte read also fed to `digest` (when given)."""
+
+    def __init__(self, fh: Any, digest: Any | None):
+        self.fh, self.digest = fh, digest
+
+    def read(self, n: int) -> bytes:
+        data = self.fh.read(n)
+        if self.digest is not None:
+            self.digest.update(data)
+        return data
+
+    def drain(self) -> None:
+        """Feed the rest of the file to the digest (a truncated stream is not read to its end)."""
+        if self.digest is not None:
+            while self.read(1 << 20):
+                pass
+
+
+def _decompressed_chunks(path: Path, plain_bytes: int, digest: Any | None = None) -> Iterator[bytes]:
     # ISA-L's inflate (`isal`) is about 2x zlib's on this data (benchmarks/RESULTS.md). A stream
     # of concatenated gzip members is read whole, like gzip.open does. Raises _Truncated when the
-    # stream stops early or is corrupt; every byte decoded before that has been yielded.
-    with open(path, "rb") as fh:
-        if fh.read(2) != b"\x1f\x8b":
-            fh.seek(0)
+    # stream stops early or is corrupt; every byte decoded before that has been yielded. `digest`
+    # (a hashlib object) gets every byte of the file, so it is hashed in the same read.
+    with open(path, "rb") as raw:
+        fh = _Hashed(raw, digest)
+        if raw.read(2) != b"\x1f\x8b":
+            raw.seek(0)
             while chunk := fh.read(plain_bytes):
                 yield chunk
             return
-        fh.seek(0)
+        raw.seek(0)
         inflater = isal_zlib.decompressobj(wbits=31)
         in_member = False
         while buf := fh.read(_READ_BYTES):
@@ -88,6 +109,7 @@ def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
                 try:
                     out = inflater.decompress(buf)
                 except isal_zlib.error as exc:  # type: ignore[misc]  # isal's stub declares error an instance, not a class
+                    fh.drain()
                     raise _Truncated(str(exc)) from None
                 if out:
                     yield out
@@ -103,7 +125,7 @@ def _decompressed_chunks(path: Path, plain_bytes: int) -> Iterator[bytes]:
 
 
 def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES,
-                split: bool = True) -> Iterator[Block | TruncatedInput]:
+                split: bool = True, digest: Any | None = None) -> Iterator[Block | TruncatedInput]:
     """Lines of a plain or gzip JSONL file in blocks of about `block_bytes`, streamed.
 
     Blank lines are included (callers skip them) so line numbers match the file. A gzip file
@@ -117,6 +139,8 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES,
             block holds at least one whole line however long.
         split: False yields `RawBlock`s, whose lines are split only when read (the native reader
             parses the bytes whole); the blocks and line numbers are the same.
+        digest: a hashlib object fed every byte of the file as it is read (a truncated stream's
+            rest too), so ingest hashes its inputs without reading them twice.
 
     Yields:
         `Block`s in line order, then at most one `TruncatedInput`.
@@ -128,7 +152,7 @@ def iter_blocks(path: str | os.PathLike, block_bytes: int = BLOCK_BYTES,
     parts: list[bytes] = []
     size = 0
     try:
-        for chunk in _decompressed_chunks(Path(path), block_bytes):
+        for chunk in _decompressed_chunks(Path(path), block_bytes, digest):
             parts.append(chunk)
             size += len(chunk)
             if size < block_bytes:
@@ -480,8 +504,10 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         raise ValueError(f"workers must be at least 1, got {workers}")
     table = table or load_field_table()
     field_table_sha = file_sha256(table.source_path)
-    digests = [(str(path), kind, file_sha256(path), path.stat().st_size) for path, kind in inputs]
-    if sum(size for *_, size in digests) < 2 * block_bytes:
+    # Each input is hashed as it is read (`iter_blocks`' digest), not in a pass of its own before.
+    hashers = [hashlib.sha256() for _ in inputs]
+    sizes = [path.stat().st_size for path, _ in inputs]
+    if sum(sizes) < 2 * block_bytes:
         workers = 1  # a pool's start-up (~1 s) costs more than it saves
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -511,7 +537,10 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
             else:
                 run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
-            return _ordered(iter_blocks(path, block_bytes, split=reader != "native"), run, executor, 3 * workers)
+            # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).
+            digest = hashers[next(k for k, (p, kd) in enumerate(inputs) if p is path and kd == kind)]
+            return _ordered(iter_blocks(path, block_bytes, split=reader != "native", digest=digest), run, executor,
+                            3 * workers)
 
         def write_bad(records: list[dict[str, Any]]) -> None:
             for rec in records:
@@ -570,6 +599,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             progress("products.parquet", len(counts))
 
         input_stats = rules.inputs
+        digests = [(str(path), kind, hasher.hexdigest(), size)
+                   for (path, kind), hasher, size in zip(inputs, hashers, sizes, strict=True)]
         manifest = {
             "schema_version": SCHEMA_VERSION,
             "kind": "catalog_snapshot",

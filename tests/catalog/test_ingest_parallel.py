@@ -94,3 +94,25 @@ def test_concatenated_gzip_members_read_whole_and_truncation_keeps_complete_line
     read = [line for b in items[:-1] if isinstance(b, Block) for line in b.lines]
     assert 0 < len(read) < len(lines) and items[-1].line == len(read) + 1
     assert [line + b"\n" for line in read] == lines[: len(read)]
+
+
+def test_inputs_are_hashed_in_the_read_itself_truncated_corrupt_or_whole(tmp_path):
+    # iter_blocks' digest sees every byte of the file, even past the point where a gzip stream breaks; the
+    # manifest's sha256 is the file's.
+    import hashlib
+
+    from catalog.ingest import file_sha256
+
+    whole = (SAMPLE / "meta.jsonl.gz").read_bytes()
+    cut, corrupt = tmp_path / "cut.jsonl.gz", tmp_path / "corrupt.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    corrupt.write_bytes(whole[:4000] + bytes(b ^ 0x5A for b in whole[4000:9000]) + whole[9000:])
+    for path in (SAMPLE / "meta.jsonl.gz", cut, corrupt):
+        digest = hashlib.sha256()
+        items = list(iter_blocks(path, block_bytes=10_000, split=False, digest=digest))
+        assert digest.hexdigest() == file_sha256(path)
+        assert isinstance(items[-1], TruncatedInput) == (path != SAMPLE / "meta.jsonl.gz")
+    manifest = write_catalog_snapshot([SAMPLE / "meta.jsonl.gz", cut], [SAMPLE / "reviews.jsonl.gz"],
+                                      tmp_path / "snap", workers=1)
+    assert [i["sha256"] for i in manifest["inputs"]] == [file_sha256(p) for p in
+                                                         (SAMPLE / "meta.jsonl.gz", cut, SAMPLE / "reviews.jsonl.gz")]
