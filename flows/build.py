@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.agent_check import check_agents
+from pipeline.batched import build_batched
 from pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
@@ -47,6 +48,7 @@ from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex, CatalogNorms
+from validation.partitioned import PartitionedCatalog
 
 
 class NoCandidates(InputError):
@@ -159,11 +161,18 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
     if ctx.config.resume and marker.is_file():
         return [CandidateResult(task=r["task"], rejection=r["rejection"], stats=Counter(r["stats"]), resumed=True)
                 for r in json.loads(marker.read_text(encoding="utf-8"))]
-    results = []
-    for p in products:
+    results: list[CandidateResult] = []
+    if ctx.answer_engine is not None:
+        # Every candidate of the batch on its own thread, their questions answered a round at a time by
+        # partition passes (pipeline/batched.py); a signal stops the batch before it starts.
         if STOP.is_set():
             raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
-        results.append(build_candidate(p, intent, ctx))
+        results, _ = build_batched(products, intent, ctx, ctx.answer_engine, build_candidate)
+    else:
+        for p in products:
+            if STOP.is_set():
+                raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
+            results.append(build_candidate(p, intent, ctx))
     marker.parent.mkdir(parents=True, exist_ok=True)
     tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
@@ -221,7 +230,15 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     verify_snapshot(Path(config.catalog), cache_dir=artifacts / "cache" / "verified")
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
-    reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
+    review_intents = any(i.review_opinions for i in chosen)
+    # answer_sets "partitioned": partition passes over the snapshot answer the catalog-wide questions
+    # (validation/partitioned.py); no process indexes the whole catalog, so its reviews are not read here.
+    engine = None
+    if with_index and config.answer_sets == "partitioned":
+        engine = PartitionedCatalog(Path(config.catalog), table, with_reviews=review_intents,
+                                    partition_rows=config.partition_rows)
+        with_index = False
+    reviews = load_reviews(Path(config.catalog)) if review_intents and with_index else None
     details = detail_rows(products, table)
     stats = load_catalog_stats(Path(config.catalog), catalog_manifest["fingerprint"], table)
     norms = None
@@ -239,7 +256,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     fingerprint = catalog_manifest["fingerprint"]
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
-                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts)
+                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts,
+                       answer_engine=engine)
     return ctx, products, catalog_manifest, details
 
 
@@ -287,7 +305,7 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
                 "review_id").iter_rows(named=True):
             by_product.setdefault(row["parent_asin"], []).append(row)
     ctx = dataclasses.replace(ctx, reviews=by_product)
-    if with_index:
+    if with_index or ctx.answer_engine is not None:
         _remember_context(WorkerSpec.of(ctx), ctx)
     return ctx, products, sampling, catalog_manifest
 

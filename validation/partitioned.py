@@ -300,6 +300,7 @@ class PartitionedCatalog:
         self.keep, self.runner = keep, runner
         self._parts: OrderedDict[int, Partition] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading = [threading.Lock() for _ in self.bounds]
         self._support: dict[str, int] = {}
         self.stats = {"passes": 0, "questions": 0, "partition_loads": 0, "exact_rounds": 0}
 
@@ -309,20 +310,28 @@ class PartitionedCatalog:
         return len(self.bounds)
 
     def partition(self, i: int) -> Partition:
-        """Partition `i`'s index, loaded on first use and kept (up to `keep`)."""
+        """Partition `i`'s index, loaded on first use and kept (up to `keep`); threads share one load."""
+        with self._loading[i]:
+            with self._lock:
+                part = self._parts.get(i)
+                if part is not None:
+                    self._parts.move_to_end(i)
+                    return part
+            start, stop = self.bounds[i]
+            part = Partition.load(self.snapshot, self.table, start, stop, self.with_reviews)
+            with self._lock:
+                self.stats["partition_loads"] += 1
+                self._parts[i] = part
+                while self.keep is not None and len(self._parts) > self.keep:
+                    self._parts.popitem(last=False)
+            return part
+
+    def cached_support(self, question: Question) -> int | None:
+        """The merged answer to a support question some pass already answered, else None."""
+        if question.kind != "support":
+            return None
         with self._lock:
-            part = self._parts.get(i)
-            if part is not None:
-                self._parts.move_to_end(i)
-                return part
-        start, stop = self.bounds[i]
-        part = Partition.load(self.snapshot, self.table, start, stop, self.with_reviews)
-        with self._lock:
-            self.stats["partition_loads"] += 1
-            self._parts[i] = part
-            while self.keep is not None and len(self._parts) > self.keep:
-                self._parts.popitem(last=False)
-        return part
+            return self._support.get(question.key)
 
     def _local_pass(self, parts: Sequence[int], questions: Sequence[Question], exact_within: int) -> list[list[Any]]:
         return [partition_answers(self.partition(i), questions, exact_within) for i in parts]
