@@ -193,6 +193,44 @@ def partition_answers(partition: Partition, questions: Sequence[Question], exact
     return out
 
 
+# One process's partitions when passes run elsewhere (a Dask worker): (snapshot, fingerprint, bounds, reviews) -> index.
+_PROCESS_PARTITIONS: OrderedDict[tuple[str, str, int, int, bool], Partition] = OrderedDict()
+_PROCESS_LOCK = threading.Lock()
+
+
+def answer_on_partition(snapshot: str, fingerprint: str, table: FieldTable, start: int, stop: int,
+                        with_reviews: bool, questions: Sequence[Question], exact_within: int,
+                        keep: int | None = None) -> list[Any]:
+    """A Dask task: partition [start, stop)'s partial answers (`partition_answers`), the partition kept in this process.
+
+    A worker process loads each partition it is given once and keeps it (at most `keep`, least recently used
+    dropped), so it holds its share of the partitions, never the whole catalog.
+
+    Args:
+        snapshot: the snapshot directory (the same path on every worker).
+        fingerprint: the snapshot's fingerprint (its manifest): a kept partition of another snapshot is not reused.
+        table: the field table.
+        start: global row of the partition's first product.
+        stop: one past its last.
+        with_reviews: index the partition's reviews too.
+        questions: the round's questions.
+        exact_within: see `Partition.answer`.
+        keep: partitions this process keeps (None: all it is given).
+    """
+    key = (str(snapshot), fingerprint, start, stop, with_reviews)
+    with _PROCESS_LOCK:
+        part = _PROCESS_PARTITIONS.get(key)
+        if part is not None:
+            _PROCESS_PARTITIONS.move_to_end(key)
+    if part is None:
+        part = Partition.load(Path(snapshot), table, start, stop, with_reviews)
+        with _PROCESS_LOCK:
+            _PROCESS_PARTITIONS[key] = part
+            while keep is not None and len(_PROCESS_PARTITIONS) > keep:
+                _PROCESS_PARTITIONS.popitem(last=False)
+    return partition_answers(part, questions, exact_within)
+
+
 # ---- merging -----------------------------------------------------------------------------------
 
 
