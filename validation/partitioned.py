@@ -27,9 +27,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 import polars as pl
 
 from catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
@@ -59,7 +61,7 @@ class Question:
     limit: int | None = None
     asins: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Canonical JSON of what decides the answer (rubric type, field and value; limit; asins)."""
         return canonical_json([self.kind, [[r.type, r.field, plain_value(r)] for r in self.rubrics], self.limit,
@@ -170,8 +172,6 @@ class Partition:
             return "narrowed", len(narrowed), exact
         if question.kind == "products_of":
             local = sorted(self.rows_of[a] for a in set(question.asins) if a in self.rows_of)
-            import numpy as np
-
             found = index.rows(np.asarray(local, dtype=np.int64))
             return [(self.start + row, product) for row, product in zip(local, found)]
         if question.kind == "first_products":
