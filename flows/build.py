@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.agent_check import check_agents
+from pipeline.batched import build_batched
 from pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.integrity import verify_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
@@ -47,6 +48,7 @@ from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import eligibility_columns, eligibility_rule, sample_split
 from validation.answer_set import CatalogIndex, CatalogNorms
+from validation.partitioned import PartitionedCatalog
 
 
 class NoCandidates(InputError):
@@ -159,11 +161,18 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
     if ctx.config.resume and marker.is_file():
         return [CandidateResult(task=r["task"], rejection=r["rejection"], stats=Counter(r["stats"]), resumed=True)
                 for r in json.loads(marker.read_text(encoding="utf-8"))]
-    results = []
-    for p in products:
+    results: list[CandidateResult] = []
+    if ctx.answer_engine is not None:
+        # Every candidate of the batch on its own thread, their questions answered a round at a time by
+        # partition passes (pipeline/batched.py); a signal stops the batch before it starts.
         if STOP.is_set():
             raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
-        results.append(build_candidate(p, intent, ctx))
+        results, _ = build_batched(products, intent, ctx, ctx.answer_engine, build_candidate)
+    else:
+        for p in products:
+            if STOP.is_set():
+                raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
+            results.append(build_candidate(p, intent, ctx))
     marker.parent.mkdir(parents=True, exist_ok=True)
     tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
@@ -221,7 +230,15 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     verify_snapshot(Path(config.catalog), cache_dir=artifacts / "cache" / "verified")
     products, catalog_manifest = load_snapshot(Path(config.catalog))
     chosen = [intents[n] for n in config.intents]
-    reviews = load_reviews(Path(config.catalog)) if any(i.review_opinions for i in chosen) else None
+    review_intents = any(i.review_opinions for i in chosen)
+    # answer_sets "partitioned": partition passes over the snapshot answer the catalog-wide questions
+    # (validation/partitioned.py); no process indexes the whole catalog, so its reviews are not read here.
+    engine = None
+    if with_index and config.answer_sets == "partitioned":
+        engine = PartitionedCatalog(Path(config.catalog), table, with_reviews=review_intents,
+                                    partition_rows=config.partition_rows)
+        with_index = False
+    reviews = load_reviews(Path(config.catalog)) if review_intents and with_index else None
     details = detail_rows(products, table)
     stats = load_catalog_stats(Path(config.catalog), catalog_manifest["fingerprint"], table)
     norms = None
@@ -239,7 +256,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     fingerprint = catalog_manifest["fingerprint"]
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
-                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts)
+                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts,
+                       answer_engine=engine)
     return ctx, products, catalog_manifest, details
 
 
@@ -287,7 +305,7 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
                 "review_id").iter_rows(named=True):
             by_product.setdefault(row["parent_asin"], []).append(row)
     ctx = dataclasses.replace(ctx, reviews=by_product)
-    if with_index:
+    if with_index or ctx.answer_engine is not None:
         _remember_context(WorkerSpec.of(ctx), ctx)
     return ctx, products, sampling, catalog_manifest
 
@@ -461,6 +479,40 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
     return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
 
 
+@contextlib.contextmanager
+def _dask_partition_passes(config: BuildConfig, ctx: BuildContext) -> Any:
+    """With answer_sets "partitioned" and the dask runner: the engine's passes run as Dask tasks for the block.
+
+    Afterwards Dask's own memory figures of each worker go into the timing breakdown.
+    """
+    engine = ctx.answer_engine
+    if engine is None or config.task_runner != "dask":
+        yield
+        return
+    from flows.partitioned_dask import DaskPasses, partition_client, worker_memory
+
+    with partition_client(config) as client:
+        passes = DaskPasses(client, engine, ctx.catalog_fingerprint)
+        engine.runner = passes
+        try:
+            yield
+        finally:
+            engine.runner = None
+        for address, m in worker_memory(client).items():
+            record(f"  (dask worker {address}: peak {m['memory_peak'] / 2**30:.2f} GiB, now "
+                   f"{m['memory_now'] / 2**30:.2f} GiB, limit {m['memory_limit'] / 2**30:.2f} GiB; "
+                   f"{passes.tasks} partition tasks in all)", 0.0)
+
+
+def _note_answer_engine(ctx: BuildContext) -> None:
+    """Put a partitioned build's question counts in the timing breakdown (`--verbose`)."""
+    engine = ctx.answer_engine
+    if engine is not None:
+        s = engine.stats
+        record(f"  (answer sets: {s['questions']} questions in {s['passes']} passes over {engine.n_partitions} "
+               f"partitions, {s['partition_loads']} partition loads, {s['exact_rounds']} exact-support rounds)", 0.0)
+
+
 def build_split(config: BuildConfig, split: str, version: str | None = None, root: Path | None = None, *,
                 artifacts: Path) -> BuildOutcome:
     """Build and publish a split in this process, without Prefect (library use and tests).
@@ -485,6 +537,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
+    _note_answer_engine(ctx)
     with reserve_version(root / split, version) as version:
         return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root)
 
@@ -517,14 +570,16 @@ def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSp
 def task_runner_for(config: BuildConfig) -> Any:
     """The Prefect task runner `config.task_runner` names.
 
-    threads: Prefect's ThreadPoolTaskRunner (one process). dask: prefect-dask's DaskTaskRunner on
+    threads, or answer_sets "partitioned" (whose partition passes, not its batches, go to Dask:
+    `_dask_partition_passes`): Prefect's ThreadPoolTaskRunner (one process). dask: prefect-dask's DaskTaskRunner on
     the scheduler at `config.dask_address`, else on a temporary LocalCluster of
     `config.dask_workers` single-threaded worker processes.
 
     Raises:
         SettingError, ServerError: see `check_dask_address`.
     """
-    if config.task_runner == "threads":
+    if config.task_runner == "threads" or config.answer_sets == "partitioned":
+        # partitioned: the batches run in the flow's process; on Dask their partition passes are the tasks
         from prefect.task_runners import ThreadPoolTaskRunner
 
         return ThreadPoolTaskRunner()
@@ -534,7 +589,8 @@ def task_runner_for(config: BuildConfig) -> Any:
         check_dask_address(config.dask_address)
         return DaskTaskRunner(address=config.dask_address)
     return DaskTaskRunner(cluster_kwargs={"n_workers": config.dask_workers, "threads_per_worker": 1,
-                                          "processes": True, "dashboard_address": None})
+                                          "processes": True, "dashboard_address": None,
+                                          "memory_limit": config.dask_memory_limit or "auto"})
 
 
 def check_dask_address(address: str, timeout: float = 5.0) -> None:
@@ -624,56 +680,59 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         VersionExists: the version already exists.
         In every case nothing is written.
     """
-    # Under Dask the workers hold the index; this process only samples and publishes.
+    # Under Dask the workers hold the index (or, partitioned, the partitions); this process samples and publishes.
     with phase("  plan (snapshot, index, sampling)"):
-        ctx, products, sampling, catalog_manifest = plan_build(config, Path(artifacts),
-                                                               with_index=config.task_runner == "threads")
+        ctx, products, sampling, catalog_manifest = plan_build(
+            config, Path(artifacts), with_index=config.task_runner == "threads" or config.answer_sets == "partitioned")
     batches = batches_of(products, sampling, config.batch_size, ctx.reviews)
     spec = WorkerSpec.of(ctx)
-    batches_started = time.perf_counter()
-    log = progress_logger("ecombench.build")
-    log.info("building split %s from %s: %d batches over %d intents", split, config.catalog, len(batches),
-             len(config.intents))
-    # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in
-    # submission order, so any runner and window give the same tasks.jsonl.
-    window = 2 * (config.dask_workers if config.task_runner != "threads" else (os.cpu_count() or 2))
-    futures: list[Any] = []
-    results = []
-    usage: dict[int, Counter] = {}
-    cached = 0
-    for done in range(1, len(batches) + 1):
-        while len(futures) < min(done - 1 + window, len(batches)) and not stopping():
-            intent, batch = batches[len(futures)]
-            futures.append(build_batch_task.submit(batch, intent, spec))
-        if stopping() and len(futures) < done:
-            break
-        batch_results, pid, llm_stats = futures[done - 1].result()  # raises if the batch failed
-        if batch_results is None:  # stopped by a signal
-            break
-        results.extend(batch_results)
-        cached += bool(batch_results) and all(r.resumed for r in batch_results)
-        seen = usage.setdefault(pid, Counter())
-        for k, v in llm_stats.items():
-            seen[k] = max(seen[k], v)  # cumulative per process: the largest is the latest
-        accepted = sum(r.task is not None for r in results)
-        log.info("batch %d/%d done: %d candidates, %d accepted", done, len(batches), len(results), accepted)
-        if show_progress:
-            print(f"  batch {done}/{len(batches)} done: {len(results)} candidates, {accepted} accepted",
-                  file=sys.stderr, flush=True)
-    if stopping():
-        for fut in futures:
-            with contextlib.suppress(BaseException):
-                fut.wait()  # a running batch stops before its next candidate
-        finished = sum(1 for f in futures if f.state.is_completed() and f.result()[0] is not None)
-        err = BuildInterrupted(stop_signal(), finished, len(batches))
-        log.warning("%s", err)
-        raise err
-    if cached:
-        note = f"resumed {cached} of {len(batches)} batches from the cache (artifacts/cache/batches)"
-        log.info("%s", note)
-        if show_progress:
-            print(f"  {note}", file=sys.stderr, flush=True)
-    record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
+    # answer_sets "partitioned" on Dask: the batches run here, their partition passes are the cluster's tasks.
+    with _dask_partition_passes(config, ctx):
+        batches_started = time.perf_counter()
+        log = progress_logger("ecombench.build")
+        log.info("building split %s from %s: %d batches over %d intents", split, config.catalog, len(batches),
+                 len(config.intents))
+        # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in
+        # submission order, so any runner and window give the same tasks.jsonl.
+        window = 2 * (config.dask_workers if config.task_runner != "threads" else (os.cpu_count() or 2))
+        futures: list[Any] = []
+        results = []
+        usage: dict[int, Counter] = {}
+        cached = 0
+        for done in range(1, len(batches) + 1):
+            while len(futures) < min(done - 1 + window, len(batches)) and not stopping():
+                intent, batch = batches[len(futures)]
+                futures.append(build_batch_task.submit(batch, intent, spec))
+            if stopping() and len(futures) < done:
+                break
+            batch_results, pid, llm_stats = futures[done - 1].result()  # raises if the batch failed
+            if batch_results is None:  # stopped by a signal
+                break
+            results.extend(batch_results)
+            cached += bool(batch_results) and all(r.resumed for r in batch_results)
+            seen = usage.setdefault(pid, Counter())
+            for k, v in llm_stats.items():
+                seen[k] = max(seen[k], v)  # cumulative per process: the largest is the latest
+            accepted = sum(r.task is not None for r in results)
+            log.info("batch %d/%d done: %d candidates, %d accepted", done, len(batches), len(results), accepted)
+            if show_progress:
+                print(f"  batch {done}/{len(batches)} done: {len(results)} candidates, {accepted} accepted",
+                      file=sys.stderr, flush=True)
+        if stopping():
+            for fut in futures:
+                with contextlib.suppress(BaseException):
+                    fut.wait()  # a running batch stops before its next candidate
+            finished = sum(1 for f in futures if f.state.is_completed() and f.result()[0] is not None)
+            err = BuildInterrupted(stop_signal(), finished, len(batches))
+            log.warning("%s", err)
+            raise err
+        if cached:
+            note = f"resumed {cached} of {len(batches)} batches from the cache (artifacts/cache/batches)"
+            log.info("%s", note)
+            if show_progress:
+                print(f"  {note}", file=sys.stderr, flush=True)
+        record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
+        _note_answer_engine(ctx)
     if ctx.llm is not None and config.task_runner != "threads":
         ctx.llm.stats.clear()
         for counts in usage.values():

@@ -142,11 +142,22 @@ class BuildConfig(BaseModel):
                                                                "On the command line it implies --task-runner dask.")
     dask_workers: int = Field(default=2, ge=1, le=256,
                               description="dask without an address: worker processes of the temporary local cluster.")
+    dask_memory_limit: str | None = Field(default=None, description="dask without an address: memory limit of "
+                                                                     "each local worker process (e.g. 3GB); unset: "
+                                                                     "Dask's own share of the machine.")
+    answer_sets: Literal["index", "partitioned"] = Field(
+        default="index", description="How stages 2-7 ask catalog-wide questions (answer sets, support counts): "
+                                     "index (one answer-set index of the whole catalog per process) or partitioned "
+                                     "(passes over the snapshot in partitions of --partition-rows products, a "
+                                     "batch's questions at once; the same answers; issue #17).")
+    partition_rows: int = Field(default=250_000, ge=1, description="partitioned: products per partition of the "
+                                                                   "snapshot (each partition is indexed on its own).")
 
     # Where and how fast things run, not what is built: left out of the config hash.
     RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",
                                                    "llm_max_retries", "llm_concurrency", "task_runner",
-                                                   "dask_address", "dask_workers"})
+                                                   "dask_address", "dask_workers", "dask_memory_limit", "answer_sets",
+                                                   "partition_rows"})
 
     # Settings added after splits were published: left out of the content (and so of the config hash) while
     # unset, so an older split's hash keeps meaning the same build.

@@ -38,12 +38,13 @@ from stages.verbalise_v2 import product_type_rubric, write_query_v2
 from stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
 from stages.verbalise_llm import write_clarification_llm, write_opinions_llm, write_persona_llm, write_query_llm
 from stages.vouchers import MIN_PRICE
-from validation.answer_set import CatalogIndex
+from validation.answer_set import AnswerSets
 from validation.checkers import failing_rubrics
 from validation.findings import Finding, rejection_record, rejection_stage
 from validation.judge import judge_task
 from validation.leakage import check_leakage, check_slots
 from validation.opinions import check_opinions
+from validation.partitioned import PartitionedCatalog
 from validation.semantic import (answer_set_masks, biting_exclusions, hidden_source_answer_sets, hidden_source_findings,
                                  intent_problems, semantic_findings)
 
@@ -76,7 +77,9 @@ class BuildContext:
     config: BuildConfig
     table: FieldTable
     intents: dict[str, IntentSpec]
-    index: CatalogIndex | None  # None only in the planning process of a Dask build (workers hold it)
+    # The catalog-wide questions' answerer: the whole-catalog index, or a batch's `pipeline.batched.BatchingCatalog`
+    # (answer_sets "partitioned"); None in the planning process of a Dask build and before a partitioned batch.
+    index: AnswerSets | None
     catalog_fingerprint: str
     config_hash: str
     vocabulary: dict[str, dict[str, list[str]]] = field(default_factory=dict)
@@ -84,10 +87,11 @@ class BuildContext:
     cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     llm: LLMClient | None = None  # set when config.verbaliser == "llm"
     artifacts: Path = Path("artifacts")  # root of the caches: batch completion files, LLM replies
+    answer_engine: PartitionedCatalog | None = None  # answer_sets "partitioned": the partition passes' engine
 
     @property
-    def catalog(self) -> CatalogIndex:
-        """The answer-set index (present in every process that runs stages 2-7)."""
+    def catalog(self) -> AnswerSets:
+        """The answer-set index, or a batch's batching catalog (present wherever stages 2-7 run)."""
         if self.index is None:
             raise RuntimeError("stages 2-7 need the catalog index; this context was loaded without it")
         return self.index

@@ -12,7 +12,7 @@ containment, bounds as stated.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterable, Protocol, Sequence
 
 import numpy as np
 import polars as pl
@@ -142,6 +142,33 @@ class CatalogNorms:
                    None if reviews is None else review_text_norms(reviews))
 
 
+class AnswerSets(Protocol):
+    """The catalog-wide questions a build asks while it builds a candidate (stages 2-7).
+
+    `CatalogIndex` answers them from an index of the whole catalog; `pipeline.batched.BatchingCatalog`
+    from partition passes over the snapshot (validation/partitioned.py), with the same answers.
+    """
+
+    table: FieldTable
+
+    def answer_set(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]],
+                   limit: int | None = None) -> list[str]:
+        """Sorted parent_asins of the products satisfying every rubric (`CatalogIndex.answer_set`)."""
+        ...
+
+    def support(self, rubric: RubricLike | dict[str, Any]) -> int:
+        """Products satisfying this one rubric (`CatalogIndex.support`)."""
+        ...
+
+    def products_of(self, asins: Iterable[str]) -> list[dict[str, Any]]:
+        """Checker-ready product dicts of these parent_asins, in row order (`CatalogIndex.products_of`)."""
+        ...
+
+    def first_products(self, n: int) -> list[str]:
+        """The first `n` parent_asins in row order (`CatalogIndex.first_products`)."""
+        ...
+
+
 @dataclass
 class CatalogIndex:
     r"""Pre-normalised views of a catalog for answer sets; products are addressed by row number.
@@ -265,6 +292,15 @@ class CatalogIndex:
                 product["reviews"] = reviews[start:start + n]
                 start += n
         return out
+
+    def products_of(self, asins: Iterable[str]) -> list[dict[str, Any]]:
+        """Checker-ready product dicts (`rows`) of these parent_asins, in row order (unknown ones skipped)."""
+        rows = self.products.filter(pl.col("parent_asin").is_in(list(asins))).get_column("row").to_numpy()
+        return self.rows(rows)
+
+    def first_products(self, n: int) -> list[str]:
+        """The parent_asins of the first `n` products in row order (all of them when fewer)."""
+        return self.products.get_column("parent_asin").head(n).to_list()
 
     def option_token_rows(self, key: str, token: str) -> np.ndarray:
         """Sorted rows with an option of canonical field `key` holding `token`."""

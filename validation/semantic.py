@@ -20,7 +20,7 @@ from stages.fields import FieldTable
 from stages.hashing import digest
 from stages.rubrics import rubric_lock
 from stages.text import contains_phrase, count_phrase, tokens
-from validation.answer_set import CatalogIndex
+from validation.answer_set import AnswerSets
 from validation.findings import Finding
 from validation.leakage import reply_reveals, rubric_forms
 
@@ -228,7 +228,7 @@ def product_type_drift(query: str, rubrics: list[Rubric], implicit: set[str],
     return named_type(query, str(entity.expected_value), frozenset(skip))
 
 
-def semantic_findings(task: dict[str, Any], table: FieldTable, index: CatalogIndex, cues: dict[str, str] | None,
+def semantic_findings(task: dict[str, Any], table: FieldTable, index: AnswerSets, cues: dict[str, str] | None,
                       max_answer_set: int) -> tuple[list[str], list[Finding]]:
     """Stage 7's code checks of a task record, as the build runs them and `ecombench validate` reruns them.
 
@@ -244,7 +244,7 @@ def semantic_findings(task: dict[str, Any], table: FieldTable, index: CatalogInd
     return answers, findings + answer_findings
 
 
-def check_answer_set(rubrics: list[RubricLike] | list[dict[str, Any]], target: str, index: CatalogIndex,
+def check_answer_set(rubrics: list[RubricLike] | list[dict[str, Any]], target: str, index: AnswerSets,
                      max_size: int) -> tuple[list[str], list[Finding]]:
     """The answer set over the catalog, and findings if it misses the target or exceeds `max_size`.
 
@@ -346,7 +346,7 @@ def _as_dict(rubric: Any) -> dict[str, Any]:
                                                                           "info_source")}
 
 
-def hidden_source_answer_sets(rubrics: list[Any], index: CatalogIndex,
+def hidden_source_answer_sets(rubrics: list[Any], index: AnswerSets,
                               limit: int | None = HIDDEN_SOURCE_ANSWER_SET_CAP) -> dict[str, int]:
     """How many catalog products each ablation of the task's sources leaves.
 
@@ -423,7 +423,7 @@ def hidden_source_findings(sizes: dict[str, int], floor: int, rubrics: list[Any]
 SPLIT_UNIVERSE_CAP = 20000
 
 
-def answer_set_masks(rubrics: list[Any], within: list[Any], index: CatalogIndex, target: str,
+def answer_set_masks(rubrics: list[Any], within: list[Any], index: AnswerSets, target: str,
                      cap: int = SPLIT_UNIVERSE_CAP) -> tuple[dict[int, int], int]:
     """Each rubric's answer set as a bitmask over the products `within` leaves (for stages.split.SplitGoals).
 
@@ -438,7 +438,7 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: CatalogIndex,
         ({position in `rubrics`: mask}, universe size). Bit i stands for the i-th product of the universe.
     """
     base = [_as_dict(r) for r in within]
-    universe = index.answer_set(base, limit=cap) if base else index.products.get_column("parent_asin").to_list()[:cap]
+    universe = index.answer_set(base, limit=cap) if base else index.first_products(cap)
     if target not in universe:
         universe = [*universe, target]
     bit = {asin: i for i, asin in enumerate(universe)}
@@ -452,7 +452,7 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: CatalogIndex,
     return masks, len(universe)
 
 
-def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, target: dict[str, Any],
+def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, target: dict[str, Any],
                       keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3) -> list[str]:
     """Excluded values for negative rubric `rubric_id` that exclude something (issue #12, "exclusions that bite").
 
@@ -476,8 +476,6 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
         min_support: an excluded value is a value a shopper would state too (stages.vocabulary.value_problems
             with this min_value_support): no one-off brand string ("AIDITIYMI").
     """
-    import polars as pl
-
     from stages.features import clean_value, detail_options, split_options, strip_markup, _overlaps
     from stages.vocabulary import value_problems
 
@@ -488,10 +486,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: CatalogIndex, t
     left = [a for a in index.answer_set(others) if a != target.get("parent_asin")]
     if not left:
         return []
-    rows = index.products.filter(pl.col("parent_asin").is_in(left)).get_column("row").to_numpy()
     mine = detail_options(target, spec)
     carried: Counter = Counter()
-    for product in index.rows(rows):
+    for product in index.products_of(left):
         seen = set()
         for raw in detail_options(product, spec):
             for opt in split_options(spec, strip_markup(raw)):

@@ -29,16 +29,19 @@ from flows.build import run_build
 from flows.settings import BuildConfig, artifacts_root
 config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
 out = {}
-for runner in ("threads", "dask"):
-    result = run_build(config.model_copy(update={"task_runner": runner, "dask_workers": 2}), runner,
-                       str(artifacts_root()), root=sys.argv[2])
+# "partitioned": the batches run in this process and each round of their questions is one Dask task per
+# partition (420 products in partitions of 150 rows: three, the last shorter).
+for runner, extra in (("threads", {}), ("dask", {}), ("partitioned", {"answer_sets": "partitioned",
+                                                                       "partition_rows": 150})):
+    update = {"task_runner": "threads" if runner == "threads" else "dask", "dask_workers": 2, **extra}
+    result = run_build(config.model_copy(update=update), runner, str(artifacts_root()), root=sys.argv[2])
     out[runner] = result.get("path") or result
 print("RESULT", json.dumps(out))
 """
 
 
 @pytest.mark.prefect
-def test_a_dask_local_cluster_build_equals_the_threads_build_byte_for_byte(sample_catalog, tmp_path):
+def test_dask_local_cluster_builds_equal_the_threads_build_byte_for_byte(sample_catalog, tmp_path):
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect-home"), ECOMBENCH_ARTIFACTS=str(tmp_path / "art"),
                PYTHONPATH=str(REPO))
     env.pop("PREFECT_API_URL", None)
@@ -46,9 +49,11 @@ def test_a_dask_local_cluster_build_equals_the_threads_build_byte_for_byte(sampl
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     paths = json.loads(run.stdout.split("RESULT ", 1)[1])
-    threads, dask = Path(paths["threads"]), Path(paths["dask"])
-    assert (threads / "tasks.jsonl").read_bytes() == (dask / "tasks.jsonl").read_bytes()
-    assert (threads / "rejections.jsonl").read_bytes() == (dask / "rejections.jsonl").read_bytes()
+    threads, dask, partitioned = Path(paths["threads"]), Path(paths["dask"]), Path(paths["partitioned"])
+    for other in (dask, partitioned):
+        assert (threads / "tasks.jsonl").read_bytes() == (other / "tasks.jsonl").read_bytes(), other
+        assert (threads / "rejections.jsonl").read_bytes() == (other / "rejections.jsonl").read_bytes(), other
+    assert json.loads((partitioned / "manifest.json").read_text())["config"]["answer_sets"] == "partitioned"
     manifest = json.loads((dask / "manifest.json").read_text())
     assert manifest["config"]["task_runner"] == "dask" and manifest["counts"]["tasks"] > 0
     assert manifest["resumed_candidates"] == 0  # the workers built every candidate themselves

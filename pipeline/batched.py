@@ -1,0 +1,169 @@
+"""A batch's candidates built side by side, their catalog-wide questions answered together by partition passes.
+
+With `BuildConfig.answer_sets = "partitioned"` no candidate holds the catalog index. Each candidate of a batch
+runs stages 2-7 on its own thread against a `BatchingCatalog`: every question it asks (answer set, support,
+product rows) is queued and the thread waits; once every live candidate waits or has finished, one pass of
+`validation.partitioned.PartitionedCatalog` answers all queued questions and wakes them. Every answer is exactly
+what the whole-catalog `CatalogIndex` gives, so each candidate's outcome, and the batch's results in candidate
+order, are those of the index build however the threads interleave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any, Callable, Iterable, Sequence
+
+from pipeline.candidate import BuildContext, CandidateResult
+from rubric_types import RubricLike
+from stages.fields import FieldTable
+from validation.partitioned import (PartitionedCatalog, Question, answer_set_question, first_products_question,
+                                    products_question, support_question)
+
+
+class _Slot:
+    """Where a waiting question's answer lands."""
+
+    __slots__ = ("answer", "done")
+
+    def __init__(self) -> None:
+        self.answer: Any = None
+        self.done = False
+
+
+class QuestionBatcher:
+    """Collects the questions of `threads` candidate threads; answers them in one pass once all of them wait.
+
+    The thread whose question (or whose end) completes the round runs the pass itself, holding the lock while
+    every other live thread waits, so no extra thread and no timeout is involved.
+
+    Args:
+        engine: the partition engine that answers a round's questions.
+        threads: candidate threads that will ask (each must call `finished` once at its end).
+    """
+
+    def __init__(self, engine: PartitionedCatalog, threads: int):
+        self.engine, self.live = engine, threads
+        self._cond = threading.Condition()
+        self._pending: list[tuple[Question, _Slot]] = []
+        self.rounds = 0
+        self.asked = 0
+
+    def ask(self, question: Question) -> Any:
+        """Wait for the answer to `question` (answered with every other waiting thread's question).
+
+        Returns:
+            The answer, or the exception to raise in the asking thread (the ValueError the whole-catalog
+            index would raise, or what made the pass fail).
+        """
+        cached = self.engine.cached_support(question)
+        if cached is not None:  # a support count some round already merged: no need to wait
+            return cached
+        slot = _Slot()
+        with self._cond:
+            self.asked += 1
+            self._pending.append((question, slot))
+            self._answer_if_all_wait()
+            while not slot.done:
+                self._cond.wait()
+        return slot.answer
+
+    def finished(self) -> None:
+        """A candidate thread ended: it asks no more; the others may now all be waiting."""
+        with self._cond:
+            self.live -= 1
+            self._answer_if_all_wait()
+
+    def _answer_if_all_wait(self) -> None:
+        if not self._pending or len(self._pending) < self.live:
+            return
+        pending, self._pending = self._pending, []
+        try:
+            answers = self.engine.answer([q for q, _ in pending])
+        except BaseException as exc:  # noqa: BLE001 - a failed pass fails every waiting question, never hangs them
+            answers = [exc] * len(pending)
+        self.rounds += 1
+        for (_, slot), answer in zip(pending, answers):
+            slot.answer, slot.done = answer, True
+        self._cond.notify_all()
+
+
+class BatchingCatalog:
+    """The catalog as one candidate thread sees it (`validation.answer_set.AnswerSets`): each call waits its round.
+
+    Args:
+        batcher: the batch's question batcher.
+        table: the field table.
+    """
+
+    def __init__(self, batcher: QuestionBatcher, table: FieldTable):
+        self.batcher, self.table = batcher, table
+
+    def _ask(self, question: Question) -> Any:
+        answer = self.batcher.ask(question)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def answer_set(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]],
+                   limit: int | None = None) -> list[str]:
+        """`CatalogIndex.answer_set`, answered by the next partition pass."""
+        return self._ask(answer_set_question(rubrics, limit))
+
+    def support(self, rubric: RubricLike | dict[str, Any]) -> int:
+        """`CatalogIndex.support`, answered by the next partition pass (or at once when already counted)."""
+        return self._ask(support_question(rubric))
+
+    def products_of(self, asins: Iterable[str]) -> list[dict[str, Any]]:
+        """`CatalogIndex.products_of`, answered by the next partition pass."""
+        return self._ask(products_question(asins))
+
+    def first_products(self, n: int) -> list[str]:
+        """`CatalogIndex.first_products`, answered by the next partition pass."""
+        return self._ask(first_products_question(n))
+
+
+def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext, engine: PartitionedCatalog,
+                  build: Callable[[dict[str, Any], str, BuildContext], CandidateResult],
+                  stop: Callable[[], bool] = lambda: False) -> tuple[list[CandidateResult], dict[str, int]]:
+    """`build(product, intent, ctx)` for every product of a batch, each on its own thread, answers by `engine`.
+
+    Args:
+        products: the batch's candidates (product dicts, with reviews when loaded).
+        intent: their intent.
+        ctx: the build context (its `index` is replaced by each thread's `BatchingCatalog`).
+        engine: the partition engine.
+        build: `pipeline.candidate.build_candidate` (or a stand-in with its signature).
+        stop: checked before the threads start; True builds nothing and returns no results.
+
+    Returns:
+        (results in the products' order, {"rounds": partition passes, "questions": questions asked}).
+
+    Raises:
+        The first exception a candidate raised (in candidate order), after every thread has ended.
+    """
+    if stop() or not products:
+        return [], {"rounds": 0, "questions": 0}
+    batcher = QuestionBatcher(engine, len(products))
+    local = dataclasses.replace(ctx, index=BatchingCatalog(batcher, ctx.table))
+    results: list[CandidateResult | None] = [None] * len(products)
+    errors: list[BaseException | None] = [None] * len(products)
+
+    def run(i: int) -> None:
+        try:
+            results[i] = build(products[i], intent, local)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
+            errors[i] = exc
+        finally:
+            batcher.finished()
+
+    threads = [threading.Thread(target=run, args=(i,), name=f"candidate-{i}", daemon=True)
+               for i in range(len(products))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failed = next((e for e in errors if e is not None), None)
+    if failed is not None:
+        raise failed
+    return [r for r in results if r is not None], {"rounds": batcher.rounds, "questions": batcher.asked}

@@ -1,0 +1,59 @@
+"""A build whose candidates ask partition passes instead of the index publishes the same bytes (issue #17).
+
+Both builds run in this process over every shared file (all eight intents, 20 candidates each), once with
+the whole-catalog index and once with `answer_sets="partitioned"` over partitions of 1,000 products (eight,
+the last shorter), each batch's candidates on their own threads.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from flows.build import build_split
+from flows.settings import BuildConfig
+from pipeline.batched import QuestionBatcher
+from stages.intents import load_intents
+from validation.partitioned import PartitionedCatalog, support_question
+
+
+@pytest.fixture(scope="module")
+def both_builds(full_catalog, tmp_path_factory, artifacts):
+    config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=20,
+                         min_hidden_division=1, resume=False)
+    root = tmp_path_factory.mktemp("splits")
+    index = build_split(config, "index", root=root, artifacts=artifacts)
+    partitioned = build_split(config.model_copy(update={"answer_sets": "partitioned", "partition_rows": 1000}),
+                              "partitioned", root=root, artifacts=artifacts)
+    return index, partitioned
+
+
+def test_a_partitioned_build_writes_the_index_builds_tasks_and_rejections_byte_for_byte(both_builds):
+    index, partitioned = both_builds
+    for name in ("tasks.jsonl", "rejections.jsonl"):
+        assert (partitioned.path / name).read_bytes() == (index.path / name).read_bytes(), name
+    assert index.manifest["counts"]["tasks"] > 5
+    assert index.manifest["config_hash"] == partitioned.manifest["config_hash"]  # where answers come from: runtime
+    assert partitioned.manifest["config"]["answer_sets"] == "partitioned"
+
+
+def test_the_batcher_answers_a_round_only_when_every_thread_waits(full_catalog):
+    engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=3000)
+    batcher = QuestionBatcher(engine, threads=3)
+    values = ["Black", "White", "Blue"]
+    got: dict[str, int] = {}
+
+    def ask(value: str) -> None:
+        got[value] = batcher.ask(support_question({"type": "attribute_match", "field": "details.Color",
+                                                   "expected_value": value}))
+        batcher.finished()
+
+    threads = [threading.Thread(target=ask, args=(v,)) for v in values]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert batcher.rounds == 1 and engine.stats["passes"] == 1 and engine.stats["questions"] == 3
+    assert got == {v: full_catalog.index.support({"type": "attribute_match", "field": "details.Color",
+                                                  "expected_value": v}) for v in values}
