@@ -186,10 +186,16 @@ def _batch_marker(products: list[dict[str, Any]], intent: str, ctx: BuildContext
     return ctx.artifacts / "cache" / "batches" / ctx.config_hash[:16] / f"{key}.json"
 
 
+# Every package a build imports (tests/flows/test_code_digest.py checks the list against what flows.build and
+# the candidate pipeline load); pipeline/, rubric_types/, catalog/, sandbox/ and splits/ were missing, so an
+# edit there let a resumed build reuse batch results of the old code.
+CODE_DIRS = ("stages", "validation", "flows", "schemas", "pipeline", "rubric_types", "catalog", "sandbox", "splits")
+
+
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """sha256 over the project's Python sources: a code change never reuses an old batch result."""
-    files = sorted(p for d in ("stages", "validation", "flows", "schemas") for p in (REPO_ROOT / d).rglob("*.py"))
+    """sha256 over the Python sources of `CODE_DIRS`: a code change never reuses an old batch result."""
+    files = sorted(p for d in CODE_DIRS for p in (REPO_ROOT / d).rglob("*.py"))
     return sha256_hex(b"".join(p.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + p.read_bytes() for p in files))
 
 
