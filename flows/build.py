@@ -242,7 +242,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     engine = None
     if with_index and config.answer_sets == "partitioned":
         engine = PartitionedCatalog(Path(config.catalog), table, with_reviews=review_intents,
-                                    partition_rows=config.partition_rows)
+                                    partition_rows=config.partition_rows, keep=config.partitions_kept)
         with_index = False
     reviews = load_reviews(Path(config.catalog)) if review_intents and with_index else None
     details = detail_rows(products, table)

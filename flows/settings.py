@@ -152,12 +152,16 @@ class BuildConfig(BaseModel):
                                      "batch's questions at once; the same answers; issue #17).")
     partition_rows: int = Field(default=250_000, ge=1, description="partitioned: products per partition of the "
                                                                    "snapshot (each partition is indexed on its own).")
+    partitions_kept: int | None = Field(default=None, ge=1, description="partitioned, in one process: partition "
+                                        "indexes kept in memory between passes (the least recently used is "
+                                        "dropped and indexed again when next needed); unset keeps all. Fewer "
+                                        "trade time for memory.")
 
     # Where and how fast things run, not what is built: left out of the config hash.
     RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",
                                                    "llm_max_retries", "llm_concurrency", "task_runner",
                                                    "dask_address", "dask_workers", "dask_memory_limit", "answer_sets",
-                                                   "partition_rows"})
+                                                   "partition_rows", "partitions_kept"})
 
     # Settings added after splits were published: left out of the content (and so of the config hash) while
     # unset, so an older split's hash keeps meaning the same build.

@@ -92,6 +92,18 @@ def test_partition_passes_answer_every_recorded_question_as_the_index_does(recor
     assert engine.stats["passes"] == 1 and engine.stats["partition_loads"] == len(bounds)
 
 
+def test_partitions_dropped_between_passes_give_the_same_answers(recorded, full_catalog):
+    # --partitions-kept 1: only the last partition used stays indexed, the others are indexed again each pass.
+    engine = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True,
+                                bounds=_uneven(full_catalog.products.height), keep=1)
+    thirds = [recorded[k::3] for k in range(3)]
+    for part in thirds:
+        answers = engine.answer([q for q, _ in part])
+        assert answers == [expected for _, expected in part]
+    assert engine.stats["passes"] == 3 and engine.stats["partition_loads"] > 2 * engine.n_partitions
+    assert len(engine._parts) == 1
+
+
 def test_support_counts_equal_the_index_where_it_approximates_a_common_value(full_catalog, recorded, monkeypatch):
     # On 7,300 products no value passes 5,000 rows; with the bound at 40 many do, in some partitions only partly.
     supports = [q for q, _ in recorded if q.kind == "support"]
