@@ -127,3 +127,21 @@ def test_a_snapshot_without_reviews_gets_its_statistics(tmp_path):
     stats = load_catalog_stats(out, manifest["fingerprint"], load_field_table())
     assert stats is not None and stats.norms.review_texts is not None and stats.norms.review_texts.height == 0
     assert stats.norms.titles.equals(CatalogNorms.compute(products, load_field_table()).titles)
+
+
+def test_the_suite_run_in_a_process_of_its_own_gives_the_inline_result(snapshot, tmp_path, monkeypatch):
+    # Big snapshots run the suite in a spawned process beside the other statistics (PARALLEL_SUITE_PRODUCTS);
+    # forced here on the real snapshot, its catalog_suite.json is the inline one's, byte for byte.
+    import shutil
+
+    import validation.catalog_stats as catalog_stats
+
+    results = {}
+    for name, threshold in (("inline", 10**12), ("beside", 0)):
+        where = tmp_path / name
+        shutil.copytree(snapshot, where)
+        monkeypatch.setattr(catalog_stats, "PARALLEL_SUITE_PRODUCTS", threshold)
+        record = write_catalog_stats(where, load_field_table(), with_suite=True)
+        assert record["seconds"]["catalog_suite"] > 0
+        results[name] = (where / STATS_DIR / "catalog_suite.json").read_bytes()
+    assert results["inline"] == results["beside"] and b"parent_asin_unique" in results["inline"]
