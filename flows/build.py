@@ -31,7 +31,7 @@ from pipeline.agent_check import check_agents
 from pipeline.batched import build_batched
 from pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
 from catalog.integrity import verify_snapshot
-from catalog.snapshot import load_reviews, load_snapshot
+from catalog.snapshot import load_manifest, load_products_of, load_reviews, load_snapshot, products_in_slices
 from splits.publish import next_version, publish_split, reserve_version
 from flows.prefect_server import progress_logger
 from flows.settings import CODE_VERSION, REPO_ROOT, BuildConfig, artifacts_root, data_tables_sha256
@@ -46,7 +46,8 @@ from stages.features import detail_rows, field_vocabulary
 from validation.catalog_stats import load_catalog_stats
 from stages.fields import load_field_table
 from stages.intents import load_intents
-from stages.sampling import eligibility_columns, eligibility_rule, sample_split
+from stages.sampling import (ELIGIBILITY_SOURCE_COLUMNS, eligibility_columns, eligibility_in_slices, eligibility_rule,
+                             sample_split)
 from validation.answer_set import CatalogIndex, CatalogNorms
 from validation.partitioned import PartitionedCatalog
 
@@ -200,14 +201,14 @@ def code_digest() -> str:
 
 
 def load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
-                 ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any]]:
+                 ) -> tuple[BuildContext, pl.DataFrame | None, dict[str, Any]]:
     """Everything candidates share, read from the snapshot at `config.catalog` (see `_load_context`)."""
     ctx, products, catalog_manifest, _ = _load_context(config, artifacts, with_index)
     return ctx, products, catalog_manifest
 
 
 def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
-                  ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], pl.DataFrame]:
+                  ) -> tuple[BuildContext, pl.DataFrame | None, dict[str, Any], pl.DataFrame | None]:
     """Everything candidates share, read from the snapshot at `config.catalog`: tables, catalog index, vocabulary.
 
     The build's planning step and each worker process of a Dask cluster call this (a worker
@@ -220,7 +221,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
 
     Returns:
         (context without candidates' reviews, products frame, catalog manifest, the products'
-        exploded field-table details `stages.features.detail_rows`).
+        exploded field-table details `stages.features.detail_rows`). The frames are None for a partitioned
+        build over a snapshot whose statistics were stored at ingest: it plans from the snapshot in slices.
 
     Raises:
         SnapshotError: the snapshot is missing or malformed, or one of its files differs from the sha256
@@ -233,30 +235,40 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     if unknown:
         raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
     artifacts = Path(artifacts)
-    verify_snapshot(Path(config.catalog), cache_dir=artifacts / "cache" / "verified")
-    products, catalog_manifest = load_snapshot(Path(config.catalog))
+    snapshot = Path(config.catalog)
+    verify_snapshot(snapshot, cache_dir=artifacts / "cache" / "verified")
+    catalog_manifest = load_manifest(snapshot)
     chosen = [intents[n] for n in config.intents]
     review_intents = any(i.review_opinions for i in chosen)
+    negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
+    stats = load_catalog_stats(snapshot, catalog_manifest["fingerprint"], table)
     # answer_sets "partitioned": partition passes over the snapshot answer the catalog-wide questions
     # (validation/partitioned.py); no process indexes the whole catalog, so its reviews are not read here.
     engine = None
+    products: pl.DataFrame | None = None
+    details: pl.DataFrame | None = None
     if with_index and config.answer_sets == "partitioned":
-        engine = PartitionedCatalog(Path(config.catalog), table, with_reviews=review_intents,
+        engine = PartitionedCatalog(snapshot, table, with_reviews=review_intents,
                                     partition_rows=config.partition_rows, keep=config.partitions_kept)
         with_index = False
-    reviews = load_reviews(Path(config.catalog)) if review_intents and with_index else None
-    details = detail_rows(products, table)
-    stats = load_catalog_stats(Path(config.catalog), catalog_manifest["fingerprint"], table)
+    if engine is None or stats is None or stats.catalog_suite is None or stats.vocabulary_for(negative_fields) is None:
+        products, _ = load_snapshot(snapshot)
+        details = detail_rows(products, table)
+    # else: a partitioned build with the statistics stored at ingest plans from the snapshot in slices
+    # (plan_build) and never holds the whole products table.
+    reviews = load_reviews(snapshot) if review_intents and with_index else None
     norms = None
+    index = None
     if with_index:
+        assert products is not None  # loaded above whenever an index is built
         # Stored at ingest (validation.catalog_stats) for this snapshot's bytes and this code: read, not redone.
         with phase("    normalisation (titles, details, reviews)" + (": stored at ingest" if stats else "")):
             norms = stats.norms if stats else CatalogNorms.compute(products, table, reviews, details=details)
-    index = CatalogIndex.build(products, table, reviews, details=details, norms=norms) if with_index else None
-    negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
+        index = CatalogIndex.build(products, table, reviews, details=details, norms=norms)
     with phase("    value vocabulary" + (": stored at ingest" if stats else "")):
         vocabulary = stats.vocabulary_for(negative_fields) if stats else None
         if vocabulary is None:
+            assert products is not None  # loaded above when the stored vocabulary does not cover the fields
             vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
     cues = load_cues(table) if any(i.implicit or i.max_implicit for i in chosen) else {}
     fingerprint = catalog_manifest["fingerprint"]
@@ -280,7 +292,9 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
         with_index: see `_load_context`.
 
     Returns:
-        (context, products frame, sampling summary per intent, catalog manifest).
+        (context, products frame, sampling summary per intent, catalog manifest). A partitioned build over a
+        snapshot with stored statistics reads the products a slice at a time for sampling, and its frame
+        holds just the sampled candidates' rows.
 
     Raises:
         SnapshotError: the snapshot is missing or malformed.
@@ -290,7 +304,12 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
     ctx, products, catalog_manifest, details = _load_context(config, artifacts, with_index=with_index)
     intents = ctx.intents
     chosen = [intents[n] for n in config.intents]
-    eligibility = eligibility_columns(products, ctx.table, details=details)
+    snapshot = Path(config.catalog)
+    if products is None:  # a partitioned build: the products table a slice at a time (issue #17)
+        eligibility = eligibility_in_slices(
+            products_in_slices(snapshot, config.partition_rows, ELIGIBILITY_SOURCE_COLUMNS), ctx.table)
+    else:
+        eligibility = eligibility_columns(products, ctx.table, details=details)
     del details
     sampling: dict[str, Any] = {}
     for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
@@ -303,12 +322,13 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
         raise NoCandidates("no product of the catalog is eligible for any intent ("
                            + "; ".join(f"{n}: {s['rule']}" for n, s in sampling.items())
                            + (f"; categories {config.categories}" if config.categories else "") + ")")
+    wanted = [a for s in sampling.values() for a in s["candidates"]]
+    if products is None:
+        products = load_products_of(snapshot, wanted)  # just the candidates' rows
     by_product: dict[str, list[dict[str, Any]]] | None = None
     if any(i.review_opinions for i in chosen):
         by_product = {}
-        wanted = [a for s in sampling.values() for a in s["candidates"]]
-        for row in load_reviews(Path(config.catalog)).filter(pl.col("parent_asin").is_in(wanted)).sort(
-                "review_id").iter_rows(named=True):
+        for row in load_reviews(snapshot, of=wanted).sort("review_id").iter_rows(named=True):
             by_product.setdefault(row["parent_asin"], []).append(row)
     ctx = dataclasses.replace(ctx, reviews=by_product)
     if with_index or ctx.answer_engine is not None:
@@ -573,6 +593,11 @@ def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSp
         return None, os.getpid(), {}  # stopped by a signal: not a failure of the batch (no error log)
 
 
+def partitioned_batches(config: BuildConfig) -> int:
+    """The most batches a build of `config` can have (each intent's candidates in batches of `batch_size`)."""
+    return len(config.intents) * -(-config.candidates_per_intent // config.batch_size)
+
+
 def task_runner_for(config: BuildConfig) -> Any:
     """The Prefect task runner `config.task_runner` names.
 
@@ -588,6 +613,10 @@ def task_runner_for(config: BuildConfig) -> Any:
         # partitioned: the batches run in the flow's process; on Dask their partition passes are the tasks
         from prefect.task_runners import ThreadPoolTaskRunner
 
+        if config.answer_sets == "partitioned":
+            # Every batch at once, so their candidates share each partition pass (pipeline.batched.shared_batcher);
+            # the batches' threads mostly wait for passes.
+            return ThreadPoolTaskRunner(max_workers=max(1, partitioned_batches(config)))
         return ThreadPoolTaskRunner()
     from prefect_dask import DaskTaskRunner
 
@@ -701,6 +730,8 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in
         # submission order, so any runner and window give the same tasks.jsonl.
         window = 2 * (config.dask_workers if config.task_runner != "threads" else (os.cpu_count() or 2))
+        if config.answer_sets == "partitioned":
+            window = len(batches)  # all of them side by side: they share partition passes (task_runner_for)
         futures: list[Any] = []
         results = []
         usage: dict[int, Counter] = {}

@@ -4,7 +4,8 @@ With `--answer-sets partitioned --task-runner dask` the candidates run in the fl
 threads, as with the threads runner) and every round of their questions becomes one Dask task per partition.
 Partition i goes to worker i mod n (loosely: the scheduler may move it when that worker is gone), which loads
 it once and keeps it (`validation.partitioned.answer_on_partition`), so a worker holds about 1/n of the
-catalog's index and nothing else of the catalog.
+catalog's index and nothing else of the catalog; with `--partitions-kept K` a worker keeps at most K partitions
+and indexes the others again on each pass, so its memory stays bounded however large the catalog.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ class DaskPasses:
     def __call__(self, parts: Sequence[int], questions: Sequence[Question], exact_within: int) -> list[list[Any]]:
         """Partial answers of partitions `parts` to `questions`, one Dask task each, in `parts` order."""
         futures = []
+        # The round's questions travel to each worker once, not once per partition task.
+        [questions] = self.client.scatter([list(questions)], broadcast=True)
         for i in parts:
             start, stop = self.engine.bounds[i]
             futures.append(self.client.submit(
                 answer_on_partition, str(self.engine.snapshot), self.fingerprint, self.table, start, stop,
-                self.engine.with_reviews, list(questions), exact_within, pure=False,
+                self.engine.with_reviews, questions, exact_within, self.engine.keep, pure=False,
                 workers=[self.workers[i % len(self.workers)]], allow_other_workers=True))
         self.tasks += len(futures)
         return self.client.gather(futures)

@@ -152,10 +152,10 @@ class BuildConfig(BaseModel):
                                      "batch's questions at once; the same answers; issue #17).")
     partition_rows: int = Field(default=250_000, ge=1, description="partitioned: products per partition of the "
                                                                    "snapshot (each partition is indexed on its own).")
-    partitions_kept: int | None = Field(default=None, ge=1, description="partitioned, in one process: partition "
-                                        "indexes kept in memory between passes (the least recently used is "
-                                        "dropped and indexed again when next needed); unset keeps all. Fewer "
-                                        "trade time for memory.")
+    partitions_kept: int | None = Field(default=None, ge=1, description="partitioned: partition indexes each "
+                                        "process (this one, or each Dask worker) keeps in memory between passes "
+                                        "(the least recently used is dropped and indexed again when next "
+                                        "needed); unset keeps all. Fewer trade time for memory.")
 
     # Where and how fast things run, not what is built: left out of the config hash.
     RUNTIME: ClassVar[frozenset[str]] = frozenset({"catalog", "batch_size", "resume", "llm_base_url", "llm_timeout",

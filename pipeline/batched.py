@@ -18,55 +18,66 @@ from pipeline.candidate import BuildContext, CandidateResult
 from rubric_types import RubricLike
 from stages.fields import FieldTable
 from validation.partitioned import (PartitionedCatalog, Question, answer_set_question, first_products_question,
-                                    products_question, support_question)
+                                    products_question, support_question, within_question)
 
 
 class _Slot:
-    """Where a waiting question's answer lands."""
+    """Where a waiting thread's answers land."""
 
-    __slots__ = ("answer", "done")
+    __slots__ = ("answers", "done")
 
     def __init__(self) -> None:
-        self.answer: Any = None
+        self.answers: list[Any] = []
         self.done = False
 
 
 class QuestionBatcher:
-    """Collects the questions of `threads` candidate threads; answers them in one pass once all of them wait.
+    """Collects the questions of candidate threads; answers them in one pass once every live thread waits.
 
     The thread whose question (or whose end) completes the round runs the pass itself, holding the lock while
-    every other live thread waits, so no extra thread and no timeout is involved.
+    every other live thread waits, so no extra thread and no timeout is involved. Threads join in groups
+    (`join`: a batch's candidates), so the batches a build runs side by side share rounds: a build's passes
+    are about the longest chain of questions one candidate asks, not that times its batches.
 
     Args:
         engine: the partition engine that answers a round's questions.
-        threads: candidate threads that will ask (each must call `finished` once at its end).
+        threads: candidate threads that will ask (each must call `finished` once at its end); more may `join`.
     """
 
-    def __init__(self, engine: PartitionedCatalog, threads: int):
+    def __init__(self, engine: PartitionedCatalog, threads: int = 0):
         self.engine, self.live = engine, threads
         self._cond = threading.Condition()
-        self._pending: list[tuple[Question, _Slot]] = []
+        self._pending: list[tuple[list[Question], _Slot]] = []
         self.rounds = 0
         self.asked = 0
 
+    def join(self, threads: int) -> None:
+        """`threads` more candidate threads will ask (and call `finished`)."""
+        with self._cond:
+            self.live += threads
+
     def ask(self, question: Question) -> Any:
-        """Wait for the answer to `question` (answered with every other waiting thread's question).
+        """Wait for the answer to `question` (answered with every other waiting thread's questions).
 
         Returns:
             The answer, or the exception to raise in the asking thread (the ValueError the whole-catalog
             index would raise, or what made the pass fail).
         """
-        cached = self.engine.cached_support(question)
-        if cached is not None:  # a support count some round already merged: no need to wait
-            return cached
+        return self.ask_many([question])[0]
+
+    def ask_many(self, questions: Sequence[Question]) -> list[Any]:
+        """Wait for the answers to several questions at once (one round for all of them); see `ask`."""
+        known = [self.engine.cached_support(q) for q in questions]
+        if all(k is not None for k in known):  # support counts some round already merged: no need to wait
+            return known
         slot = _Slot()
         with self._cond:
-            self.asked += 1
-            self._pending.append((question, slot))
+            self.asked += len(questions)
+            self._pending.append((list(questions), slot))
             self._answer_if_all_wait()
             while not slot.done:
                 self._cond.wait()
-        return slot.answer
+        return slot.answers
 
     def finished(self) -> None:
         """A candidate thread ended: it asks no more; the others may now all be waiting."""
@@ -78,14 +89,30 @@ class QuestionBatcher:
         if not self._pending or len(self._pending) < self.live:
             return
         pending, self._pending = self._pending, []
+        flat = [q for questions, _ in pending for q in questions]
         try:
-            answers = self.engine.answer([q for q, _ in pending])
+            answers = self.engine.answer(flat)
         except BaseException as exc:  # noqa: BLE001 - a failed pass fails every waiting question, never hangs them
-            answers = [exc] * len(pending)
+            answers = [exc] * len(flat)
         self.rounds += 1
-        for (_, slot), answer in zip(pending, answers):
-            slot.answer, slot.done = answer, True
+        at = 0
+        for questions, slot in pending:
+            slot.answers, slot.done = answers[at:at + len(questions)], True
+            at += len(questions)
         self._cond.notify_all()
+
+
+_SHARED: dict[int, QuestionBatcher] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_batcher(engine: PartitionedCatalog) -> QuestionBatcher:
+    """The one QuestionBatcher of `engine` that every batch of a build joins (created on first use)."""
+    with _SHARED_LOCK:
+        batcher = _SHARED.get(id(engine))
+        if batcher is None or batcher.engine is not engine:
+            batcher = _SHARED[id(engine)] = QuestionBatcher(engine)
+        return batcher
 
 
 class BatchingCatalog:
@@ -100,10 +127,14 @@ class BatchingCatalog:
         self.batcher, self.table = batcher, table
 
     def _ask(self, question: Question) -> Any:
-        answer = self.batcher.ask(question)
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
+        return self._ask_many([question])[0]
+
+    def _ask_many(self, questions: Sequence[Question]) -> list[Any]:
+        answers = self.batcher.ask_many(questions)
+        failed = next((a for a in answers if isinstance(a, BaseException)), None)
+        if failed is not None:
+            raise failed
+        return answers
 
     def answer_set(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]],
                    limit: int | None = None) -> list[str]:
@@ -122,6 +153,15 @@ class BatchingCatalog:
         """`CatalogIndex.first_products`, answered by the next partition pass."""
         return self._ask(first_products_question(n))
 
+    def answer_sets_within(self, rubric_sets: Sequence[Sequence[RubricLike] | Sequence[dict[str, Any]]],
+                           asins: Iterable[str]) -> list[list[str]]:
+        """`CatalogIndex.answer_sets_within`, answered by the next partition pass."""
+        return self._ask(within_question(rubric_sets, asins))
+
+    def supports(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]]) -> list[int]:
+        """`CatalogIndex.supports`: every count answered by the same (next) partition pass."""
+        return self._ask_many([support_question(r) for r in rubrics])
+
 
 def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext, engine: PartitionedCatalog,
                   build: Callable[[dict[str, Any], str, BuildContext], CandidateResult],
@@ -137,14 +177,17 @@ def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext
         stop: checked before the threads start; True builds nothing and returns no results.
 
     Returns:
-        (results in the products' order, {"rounds": partition passes, "questions": questions asked}).
+        (results in the products' order, {"rounds": partition passes, "questions": questions asked}; both
+        counted while the batch ran, so they include the rounds and questions of batches beside it).
 
     Raises:
         The first exception a candidate raised (in candidate order), after every thread has ended.
     """
     if stop() or not products:
         return [], {"rounds": 0, "questions": 0}
-    batcher = QuestionBatcher(engine, len(products))
+    batcher = shared_batcher(engine)  # batches running side by side share its rounds
+    rounds, asked = batcher.rounds, batcher.asked
+    batcher.join(len(products))
     local = dataclasses.replace(ctx, index=BatchingCatalog(batcher, ctx.table))
     results: list[CandidateResult | None] = [None] * len(products)
     errors: list[BaseException | None] = [None] * len(products)
@@ -166,4 +209,5 @@ def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext
     failed = next((e for e in errors if e is not None), None)
     if failed is not None:
         raise failed
-    return [r for r in results if r is not None], {"rounds": batcher.rounds, "questions": batcher.asked}
+    counts = {"rounds": batcher.rounds - rounds, "questions": batcher.asked - asked}
+    return [r for r in results if r is not None], counts

@@ -261,8 +261,8 @@ def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature
     # Up to max_implicit implicit requirements where cues allow, at least intent.implicit (issue #12).
     implicit = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit), len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
-    support = {f.field: ctx.catalog.support(feature_rubric(f)) for f in selected
-               if "persona" in f.sources or "clarification" in f.sources}
+    hideable = [f for f in selected if "persona" in f.sources or "clarification" in f.sources]
+    support = dict(zip((f.field for f in hideable), ctx.catalog.supports([feature_rubric(f) for f in hideable])))
     # The split searches placements by their answer sets, so that each hidden source is needed (issue #12).
     within = [feature_rubric(f) for f in selected if f.kind == "entity" or f.field in intent.query_fields]
     masks, universe = answer_set_masks([feature_rubric(f) for f in selected], within, ctx.catalog, state.asin)

@@ -71,6 +71,8 @@ class RubricKind:
         needs_reviews: checking it needs the product's reviews.
         vectorised: `vector_filter` decides it in polars; False leaves it to the checker on the
             products the others leave (budget arithmetic).
+        reads: the product keys `check` reads ("title", "details", "price", "reviews", ...); answer sets
+            gather just these columns of the rows they grade. None (the default): every column.
     """
 
     type: ClassVar[str]
@@ -80,6 +82,7 @@ class RubricKind:
     query_role: ClassVar[str] = "attribute"
     needs_reviews: ClassVar[bool] = False
     vectorised: ClassVar[bool] = True
+    reads: ClassVar[tuple[str, ...] | None] = None
 
     # ---- grading -------------------------------------------------------------------------------
 

@@ -77,6 +77,7 @@ class AttributeMatch(RubricKind):
     feature_kind = "detail"
     field_kind = "detail"
     check_cost = 2
+    reads = ("details",)
     query_role = "attribute"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
@@ -125,6 +126,7 @@ class NumericRange(RubricKind):
     feature_kind = "numeric"
     field_kind = "numeric"
     check_cost = 0
+    reads = ("price", "average_rating", "rating_number")
     query_role = "bound"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
@@ -203,6 +205,7 @@ class EntityMatch(RubricKind):
     feature_kind = "entity"
     field_kind = "entity"
     check_cost = 1
+    reads = ("title",)
     query_role = "subject"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
@@ -249,6 +252,7 @@ class NegativeAttribute(RubricKind):
     feature_kind = "negative"
     field_kind = "detail"
     check_cost = 4
+    reads = ("details",)
     query_role = "exclusion"
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
@@ -314,6 +318,7 @@ class BudgetMatch(RubricKind):
     feature_kind = "budget"
     field_kind = "budget"
     check_cost = 3
+    reads = ("price",)
     query_role = "budget"
     vectorised = False
 
@@ -355,6 +360,7 @@ class ReviewOpinion(RubricKind):
     feature_kind = "opinion"
     field_kind = "opinion"
     check_cost = 5
+    reads = ("reviews",)
     query_role = "opinion"
     needs_reviews = True
 

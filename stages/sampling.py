@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import polars as pl
 
@@ -61,6 +62,28 @@ def eligibility_columns(products: pl.DataFrame, table: FieldTable, details: pl.D
         .join(counts, on="row", how="left", maintain_order="left").drop("row")
         .with_columns(pl.col("detail_field_count").fill_null(0), pl.col("main_category").fill_null(NO_CATEGORY))
     )
+
+
+ELIGIBILITY_SOURCE_COLUMNS = ("parent_asin", "main_category", "average_rating", "rating_number", "price",
+                              "review_count", "details")
+"""The products.parquet columns `eligibility_columns` reads."""
+
+
+def eligibility_in_slices(slices: Iterable[pl.DataFrame], table: FieldTable) -> pl.DataFrame:
+    """`eligibility_columns` of a catalog read as consecutive slices (in order): the same frame, never the whole table.
+
+    Args:
+        slices: frames of consecutive products with at least `ELIGIBILITY_SOURCE_COLUMNS`
+            (`catalog.snapshot.products_in_slices`).
+        table: the field table.
+
+    Raises:
+        ValueError: no slice at all.
+    """
+    parts = [eligibility_columns(s, table) for s in slices]
+    if not parts:
+        raise ValueError("eligibility_in_slices needs at least one slice (an empty frame for an empty catalog)")
+    return pl.concat(parts)
 
 
 def eligibility_condition(intent: IntentSpec) -> pl.Expr:

@@ -168,6 +168,15 @@ class AnswerSets(Protocol):
         """The first `n` parent_asins in row order (`CatalogIndex.first_products`)."""
         ...
 
+    def answer_sets_within(self, rubric_sets: Sequence[Sequence[RubricLike] | Sequence[dict[str, Any]]],
+                           asins: Iterable[str]) -> list[list[str]]:
+        """Per rubric set, the sorted parent_asins among `asins` satisfying it (`CatalogIndex.answer_sets_within`)."""
+        ...
+
+    def supports(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]]) -> list[int]:
+        """`support` of each rubric, in order, asked together (`CatalogIndex.supports`)."""
+        ...
+
 
 @dataclass
 class CatalogIndex:
@@ -353,15 +362,73 @@ class CatalogIndex:
         if not found:
             return self.answer_set_vectorised(rubrics)[:limit]
         narrowed = self._within_bounds(_intersect(found), rubrics)
-        ordered = sorted(rubrics, key=lambda r: kind_of(r).check_cost)
         chunk = len(narrowed) if limit is None else max(16, 2 * limit)
         passed: list[str] = []
         for start in range(0, len(narrowed), max(chunk, 1)):
-            passed += [p["parent_asin"] for p in self.rows(narrowed[start:start + chunk])
-                       if all(check(r, p, self.table).satisfied for r in ordered)]
+            passed += self._asins(self._graded(narrowed[start:start + chunk], rubrics))
             if limit is not None and len(passed) >= limit:
                 return sorted(passed[:limit])
         return sorted(passed)
+
+    def answer_sets_within(self, rubric_sets: Sequence[Sequence[RubricLike] | Sequence[dict[str, Any]]],
+                           asins: Iterable[str]) -> list[list[str]]:
+        """For each rubric set, the sorted parent_asins among `asins` that satisfy all of it.
+
+        Equal to `sorted(set(answer_set(rs)) & set(asins))` for each set `rs` (the same narrowing or
+        vectorised path, restricted to the rows of `asins`), without grading the rest of the catalog: stage 3
+        asks it for each feature over a universe of at most `validation.semantic.SPLIT_UNIVERSE_CAP` products
+        (`answer_set_masks`). Unknown parent_asins are skipped.
+
+        Raises:
+            ValueError: a review_opinion rubric but no review index.
+        """
+        within = np.sort(self.products.filter(pl.col("parent_asin").is_in(list(asins)))
+                         .get_column("row").to_numpy())
+        out: list[list[str]] = []
+        for rubric_set in rubric_sets:
+            rubrics = [as_spec(r) for r in rubric_set]
+            if self.review_rows is None and any(kind_of(r).needs_reviews for r in rubrics):
+                raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
+            found = [f for f in (kind_of(r).narrow(self, r) for r in rubrics) if f is not None]
+            if found:
+                rows = self._within_bounds(_intersect([*found, within]), rubrics)
+                out.append(sorted(self._asins(self._graded(rows, rubrics))))
+                continue
+            frame, rest = self._vectorised_frame(rubrics)
+            left = frame.filter(pl.col("row").is_in(pl.Series(within, dtype=pl.Int32).implode())
+                                ).select("parent_asin", "price").collect()
+            out.append(sorted(a for a, price in left.iter_rows()
+                              if all(check(r, {"price": price}, self.table).satisfied for r in rest)))
+        return out
+
+    def supports(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]]) -> list[int]:
+        """`support` of each rubric, in order."""
+        return [self.support(r) for r in rubrics]
+
+    def _graded(self, rows: np.ndarray, rubrics: list[RubricLike]) -> np.ndarray:
+        """The rows (in their order) whose product every rubric's checker passes (validation.checkers.check).
+
+        Cheap types grade first (`RubricKind.check_cost`), each on the rows the ones before it left, and
+        each sees only the columns it reads (`RubricKind.reads`): gathering a row's details into Python is
+        most of an answer set's cost, and a title check needs none of them. The verdict is the one
+        `all(check(r, product) for r in rubrics)` gives on the whole row.
+        """
+        for rubric in sorted(rubrics, key=lambda r: kind_of(r).check_cost):
+            if not len(rows):
+                break
+            reads = kind_of(rubric).reads
+            if reads is None or "reviews" in reads:
+                products = self.rows(rows)
+            else:
+                products = self.source.select(reads)[rows].to_dicts()
+            keep = np.fromiter((check(rubric, p, self.table).satisfied for p in products), dtype=bool,
+                               count=len(rows))
+            rows = rows[keep]
+        return rows
+
+    def _asins(self, rows: np.ndarray) -> list[str]:
+        """parent_asins of the given rows, in order."""
+        return self.source.get_column("parent_asin").gather(rows).to_list()
 
     def support(self, rubric: RubricLike | dict[str, Any]) -> int:
         """How many catalog products satisfy this one rubric (its support; the smaller, the more selective).

@@ -49,23 +49,29 @@ class Question:
     """One catalog-wide question, as plain picklable data.
 
     Attributes:
-        kind: "answer_set" (rubrics, limit), "support" (rubrics holds the one rubric), "products_of" (asins)
-            or "first_products" (limit: how many).
+        kind: "answer_set" (rubrics, limit), "support" (rubrics holds the one rubric), "products_of" (asins),
+            "first_products" (limit: how many) or "within" (rubric_sets, asins: each set's answer set among
+            those products, `CatalogIndex.answer_sets_within`).
         rubrics: rubric specs (`rubric_types.as_spec`), for answer_set and support.
         limit: answer_set's limit (None: all), or first_products' count.
-        asins: parent_asins, for products_of.
+        asins: parent_asins, for products_of and within.
+        rubric_sets: rubric specs per set, for within.
     """
 
     kind: str
     rubrics: tuple[RubricLike, ...] = ()
     limit: int | None = None
     asins: tuple[str, ...] = ()
+    rubric_sets: tuple[tuple[RubricLike, ...], ...] = ()
 
     @cached_property
     def key(self) -> str:
         """Canonical JSON of what decides the answer (rubric type, field and value; limit; asins)."""
-        return canonical_json([self.kind, [[r.type, r.field, plain_value(r)] for r in self.rubrics], self.limit,
-                               list(self.asins)])
+        def specs(rubrics: Iterable[RubricLike]) -> list[list[Any]]:
+            return [[r.type, r.field, plain_value(r)] for r in rubrics]
+
+        return canonical_json([self.kind, specs(self.rubrics), self.limit, list(self.asins),
+                               [specs(s) for s in self.rubric_sets]])
 
 
 def answer_set_question(rubrics: Iterable[RubricLike | dict[str, Any]], limit: int | None = None) -> Question:
@@ -92,9 +98,14 @@ def first_products_question(n: int) -> Question:
     return Question("first_products", limit=n)
 
 
+def within_question(rubric_sets: Iterable[Iterable[RubricLike | dict[str, Any]]], asins: Iterable[str]) -> Question:
+    """The question `CatalogIndex.answer_sets_within(rubric_sets, asins)` answers."""
+    return Question("within", asins=tuple(asins), rubric_sets=tuple(tuple(as_spec(r) for r in s) for s in rubric_sets))
+
+
 def needs_reviews(question: Question) -> bool:
     """Whether answering needs the review index (a review_opinion rubric)."""
-    return any(kind_of(r).needs_reviews for r in question.rubrics)
+    return any(kind_of(r).needs_reviews for r in (*question.rubrics, *(r for s in question.rubric_sets for r in s)))
 
 
 # ---- one partition -----------------------------------------------------------------------------
@@ -151,6 +162,7 @@ class Partition:
             support: ("count", n) exact, or ("narrowed", rows holding the tokens, exact count or None).
             products_of: [(global row, checker-ready product dict)].
             first_products: [parent_asin] of its first `limit` rows.
+            within: per rubric set, the sorted parent_asins among its own products of `asins` satisfying it.
 
         Raises:
             ValueError: a review_opinion rubric but the partition was loaded without reviews.
@@ -176,6 +188,8 @@ class Partition:
             return [(self.start + row, product) for row, product in zip(local, found)]
         if question.kind == "first_products":
             return index.first_products(question.limit or 0)
+        if question.kind == "within":
+            return index.answer_sets_within(question.rubric_sets, [a for a in question.asins if a in self.rows_of])
         raise ValueError(f"unknown question kind {question.kind!r}")
 
 
@@ -270,6 +284,8 @@ def merge_answer(question: Question, partials: Sequence[Any]) -> Any:
         return [product for _, product in sorted((pair for part in partials for pair in part), key=lambda x: x[0])]
     if question.kind == "first_products":
         return [a for part in partials for a in part][:question.limit]
+    if question.kind == "within":
+        return [sorted(a for part in partials for a in part[j]) for j in range(len(question.rubric_sets))]
     raise ValueError(f"unknown question kind {question.kind!r}")
 
 
@@ -445,6 +461,15 @@ class PartitionedCatalog:
     def first_products(self, n: int) -> list[str]:
         """`CatalogIndex.first_products` over the whole snapshot, by one pass."""
         return _raise_or(self.answer([first_products_question(n)])[0])
+
+    def answer_sets_within(self, rubric_sets: Sequence[Sequence[RubricLike] | Sequence[dict[str, Any]]],
+                           asins: Iterable[str]) -> list[list[str]]:
+        """`CatalogIndex.answer_sets_within` over the whole snapshot, by one pass."""
+        return _raise_or(self.answer([within_question(rubric_sets, asins)])[0])
+
+    def supports(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]]) -> list[int]:
+        """`CatalogIndex.supports` over the whole snapshot, by one pass (remembered)."""
+        return [_raise_or(a) for a in self.answer([support_question(r) for r in rubrics])]
 
 
 def _raise_or(answer: Any) -> Any:

@@ -443,11 +443,11 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: AnswerSets, t
         universe = [*universe, target]
     bit = {asin: i for i, asin in enumerate(universe)}
     masks = {}
-    for i, r in enumerate(rubrics):
+    # Each feature's answer set within the universe (= its whole answer set, cut to the universe), all asked at once.
+    for i, found in enumerate(index.answer_sets_within([base + [_as_dict(r)] for r in rubrics], universe)):
         mask = 0
-        for asin in index.answer_set(base + [_as_dict(r)]):
-            if asin in bit:
-                mask |= 1 << bit[asin]
+        for asin in found:
+            mask |= 1 << bit[asin]
         masks[i] = mask
     return masks, len(universe)
 

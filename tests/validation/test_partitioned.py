@@ -15,7 +15,7 @@ import pytest
 from rubric_types import as_spec
 from validation.answer_set import CatalogIndex
 from validation.partitioned import (PartitionedCatalog, Question, answer_set_question, first_products_question,
-                                    partition_bounds, products_question, support_question)
+                                    partition_bounds, products_question, support_question, within_question)
 
 
 class RecordingIndex:
@@ -46,6 +46,15 @@ class RecordingIndex:
         self.asked.append((first_products_question(n), answer))
         return answer
 
+    def answer_sets_within(self, rubric_sets: Any, asins: Any) -> list[list[str]]:
+        rubric_sets, asins = [list(s) for s in rubric_sets], list(asins)
+        answer = self.index.answer_sets_within(rubric_sets, asins)
+        self.asked.append((within_question(rubric_sets, asins), answer))
+        return answer
+
+    def supports(self, rubrics: Any) -> list[int]:
+        return [self.support(r) for r in rubrics]
+
 
 @pytest.fixture(scope="module")
 def recorded(full_catalog, artifacts) -> list[tuple[Question, Any]]:
@@ -74,7 +83,7 @@ def _uneven(n: int) -> list[tuple[int, int]]:
 
 def test_a_real_build_asks_every_kind_of_question(recorded):
     kinds = {q.kind for q, _ in recorded}
-    assert {"answer_set", "support", "products_of"} <= kinds
+    assert {"answer_set", "support", "products_of", "within"} <= kinds
     assert any(q.limit is not None for q, _ in recorded if q.kind == "answer_set")
     assert any(r.type == "review_opinion" for q, _ in recorded for r in q.rubrics)
     assert len(recorded) > 1000
@@ -146,3 +155,14 @@ def test_the_first_products_run_across_partitions_in_row_order(full_catalog):
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, bounds=_uneven(full_catalog.products.height))
     assert engine.first_products(5) == full_catalog.index.first_products(5)  # the first partition holds one row
     assert len(engine.first_products(10**6)) == full_catalog.products.height
+
+
+def test_answer_sets_within_a_universe_are_the_whole_answer_sets_cut_to_it(recorded, full_catalog):
+    # Stage 3's masks (validation.semantic.answer_set_masks) ask each feature's answer set only within the
+    # universe; on every such question of the real build that equals the whole-catalog answer set cut to it.
+    within = [(q, got) for q, got in recorded if q.kind == "within"]
+    assert len(within) > 50 and any(len(q.asins) > 100 for q, _ in within)
+    for q, got in within:
+        universe = set(q.asins)
+        assert got == [sorted(universe.intersection(full_catalog.index.answer_set(list(s)))) for s in q.rubric_sets]
+    assert any(0 < len(a) < len(q.asins) for q, got in within for a in got)  # the cut is not trivial
