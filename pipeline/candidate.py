@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from random import Random
-from typing import Any, Callable, NamedTuple, cast
+from typing import Any, Callable, Iterable, NamedTuple, cast
 
 from flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
 from schemas import schema_errors
@@ -578,13 +578,40 @@ def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, pro
     return cue_for(ctx.cues, kind, field_name, value, product_type, ctx.table)
 
 
-def _value_support(ctx: BuildContext) -> Callable[[str, str], int] | None:
-    """(rubric field, value) -> catalog products carrying it (issue #12's value vocabulary), None without an index."""
-    if ctx.index is None:
-        return None
-    index = ctx.index
-    return lambda field_name, value: index.support({"type": "attribute_match", "field": field_name,
-                                                    "expected_value": value})
+class ValueSupport:
+    """(rubric field, value) -> catalog products carrying it (issue #12's value vocabulary).
+
+    `prefetch` asks many counts at once (`AnswerSets.supports`): stage 2 checks every option of every detail
+    field, and a partitioned build then answers them in one pass instead of one pass each.
+
+    Args:
+        index: the catalog's answer sets (`validation.answer_set.AnswerSets`).
+    """
+
+    def __init__(self, index: AnswerSets):
+        self.index = index
+        self.known: dict[tuple[str, str], int] = {}
+
+    @staticmethod
+    def _rubric(field_name: str, value: str) -> dict[str, Any]:
+        return {"type": "attribute_match", "field": field_name, "expected_value": value}
+
+    def prefetch(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Ask the counts of these (rubric field, value) pairs together, and keep them."""
+        todo = [p for p in dict.fromkeys(pairs) if p not in self.known]
+        if todo:
+            self.known.update(zip(todo, self.index.supports([self._rubric(*p) for p in todo])))
+
+    def __call__(self, field_name: str, value: str) -> int:
+        """How many catalog products carry `value` in `field_name` (`CatalogIndex.support`)."""
+        if (field_name, value) not in self.known:
+            self.prefetch([(field_name, value)])
+        return self.known[(field_name, value)]
+
+
+def _value_support(ctx: BuildContext) -> ValueSupport | None:
+    """The candidate's `ValueSupport`, None without an index."""
+    return None if ctx.index is None else ValueSupport(ctx.index)
 
 
 def _target_record(product: dict[str, Any], rubrics: list[Rubric], table: FieldTable) -> dict[str, Any]:

@@ -225,6 +225,21 @@ def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
     return {"min": float(floor[-1]), "min_inclusive": True} if floor else None
 
 
+def _clean_options(spec: FieldSpec, raws: list[str], table: FieldTable) -> tuple[list[str] | None, str]:
+    """(distinct clean options of the first raw value, the first cleaning problem); (None, "blurb") for a blurb."""
+    text = strip_markup(raws[0])
+    if len(text) > MAX_RAW_CHARS:
+        return None, "blurb"
+    options: list[str] = []
+    reason = ""
+    for opt in split_options(spec, text):
+        clean, why = clean_value(spec, opt, table)
+        if clean and clean.lower() not in {o.lower() for o in options}:
+            options.append(clean)
+        reason = reason or why
+    return options, reason
+
+
 def extract_features(
     product: dict[str, Any], intent: IntentSpec, table: FieldTable, rng: random.Random, *,
     vocabulary: dict[str, dict[str, list[str]]] | None = None, reviews: list[dict[str, Any]] | None = None,
@@ -249,7 +264,9 @@ def extract_features(
         opinions: review opinions ({"phrase", "review_ids"}) made elsewhere (the LLM writer,
             validation.opinions); None extracts them from `reviews` (stages.reviews).
         value_support: (rubric field, value) -> how many catalog products carry it (CatalogIndex.support);
-            with it, options a shopper would not state are dropped before the draw
+            when it also has `prefetch([(rubric field, value), ...])`, every option's count is asked through
+            that first, at once (pipeline.candidate.ValueSupport). With it, options a shopper would not
+            state are dropped before the draw
             (stages.vocabulary.value_problems: placeholders, the product's own model, packaging,
             values fewer than `min_value_support` products carry). None keeps the old behaviour.
         min_value_support: see stages.vocabulary.MIN_VALUE_SUPPORT.
@@ -270,21 +287,15 @@ def extract_features(
     if entity:
         spec = table.fields["title"]
         features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))
-    for spec in table.detail_fields():
-        raws = detail_values(product, spec)
-        if not raws:
+    cleaned = [(spec, raws, *_clean_options(spec, raws, table)) for spec in table.detail_fields()
+               if (raws := detail_values(product, spec))]
+    prefetch = getattr(value_support, "prefetch", None)
+    if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
+        prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
+    for spec, raws, options, reason in cleaned:
+        if options is None:
+            dropped[spec.rubric_field] = reason
             continue
-        options: list[str] = []
-        reason = ""
-        text = strip_markup(raws[0])
-        if len(text) > MAX_RAW_CHARS:
-            dropped[spec.rubric_field] = "blurb"
-            continue
-        for opt in split_options(spec, text):
-            clean, why = clean_value(spec, opt, table)
-            if clean and clean.lower() not in {o.lower() for o in options}:
-                options.append(clean)
-            reason = reason or why
         if options and (value_support is not None or rejected_values is not None):
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if bad and rejected_values is not None:

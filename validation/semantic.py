@@ -501,12 +501,22 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
     # rubric is graded by), not just the option text.
     chosen: list[str] = []
-    for v in own + rest:
+    values = own + rest
+    support: dict[str, int] = {}
+    for at, v in enumerate(values):
         if len(chosen) == keep:
             break
         rubric = {"type": "attribute_match", "field": negative["field"], "expected_value": v}
-        if value_problems(spec, v, index.support(rubric), None, min_support):
+        if v not in support:  # the next few values' supports asked together (one partition pass for them all)
+            ahead = [u for u in values[at:at + EXCLUSION_SUPPORTS_AHEAD] if u not in support]
+            support.update(zip(ahead, index.supports([{**rubric, "expected_value": u} for u in ahead])))
+        if value_problems(spec, v, support[v], None, min_support):
             continue
         if any(a != target.get("parent_asin") for a in index.answer_set(others + [rubric], limit=3)):
             chosen.append(v)
     return sorted(chosen, key=str.lower)
+
+
+# biting_exclusions: values whose supports are asked together; counts asked beyond the values it ends up
+# needing cost only time (the answers are the same), and fewer, larger rounds suit a partitioned build.
+EXCLUSION_SUPPORTS_AHEAD = 8
