@@ -30,9 +30,11 @@ from flows.settings import BuildConfig, artifacts_root
 config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
 out = {}
 # "partitioned": the batches run in this process and each round of their questions is one Dask task per
-# partition (420 products in partitions of 150 rows: three, the last shorter).
+# partition (420 products in partitions of 150 rows: three, the last shorter); a worker keeps one partition in
+# memory and reads its other one back from its scratch directory on each pass.
 for runner, extra in (("threads", {}), ("dask", {}), ("partitioned", {"answer_sets": "partitioned",
-                                                                       "partition_rows": 150})):
+                                                                       "partition_rows": 150,
+                                                                       "partitions_kept": 1})):
     update = {"task_runner": "threads" if runner == "threads" else "dask", "dask_workers": 2, **extra}
     result = run_build(config.model_copy(update=update), runner, str(artifacts_root()), root=sys.argv[2])
     out[runner] = result.get("path") or result

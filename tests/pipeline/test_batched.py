@@ -2,19 +2,23 @@
 
 Both builds run in this process over every shared file (all eight intents, 20 candidates each), once with
 the whole-catalog index and once with `answer_sets="partitioned"` over partitions of 1,000 products (eight,
-the last shorter), each batch's candidates on their own threads.
+the last shorter), each batch's candidates on their own threads, every batch sharing the passes.
 """
 
 from __future__ import annotations
 
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 
+import flows.build
 from flows.build import build_split
 from flows.settings import BuildConfig
 from pipeline.batched import QuestionBatcher
 from stages.intents import load_intents
+from validation.catalog_stats import write_catalog_stats
 from validation.partitioned import PartitionedCatalog, support_question
 
 
@@ -24,8 +28,20 @@ def both_builds(full_catalog, tmp_path_factory, artifacts):
                          min_hidden_division=1, resume=False)
     root = tmp_path_factory.mktemp("splits")
     index = build_split(config, "index", root=root, artifacts=artifacts)
-    partitioned = build_split(config.model_copy(update={"answer_sets": "partitioned", "partition_rows": 1000}),
-                              "partitioned", root=root, artifacts=artifacts)
+    # The partitioned build reads a copy of the snapshot with its statistics stored (as `ecombench ingest`
+    # leaves it), so it plans from the products a slice of 1,000 rows at a time: it must never load them whole.
+    copy = tmp_path_factory.mktemp("catalogs") / "all-with-stats"
+    shutil.copytree(full_catalog.path, copy)
+    write_catalog_stats(copy, full_catalog.table)
+
+    def whole_table(path: Path) -> None:
+        raise AssertionError(f"a partitioned build with stored statistics loaded all of {path}")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(flows.build, "load_snapshot", whole_table)
+        partitioned = build_split(config.model_copy(update={"catalog": str(copy), "answer_sets": "partitioned",
+                                                            "partition_rows": 1000}),
+                                  "partitioned", root=root, artifacts=artifacts)
     return index, partitioned
 
 
