@@ -48,7 +48,8 @@ from stages.fields import load_field_table
 from stages.intents import load_intents
 from stages.sampling import (ELIGIBILITY_SOURCE_COLUMNS, eligibility_columns, eligibility_in_slices, eligibility_rule,
                              sample_split)
-from validation.answer_set import CatalogIndex, CatalogNorms
+from validation.answer_set import CatalogIndex
+from validation.norms import CatalogNorms
 from validation.partitioned import PartitionedCatalog
 
 

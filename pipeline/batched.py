@@ -162,6 +162,11 @@ class BatchingCatalog:
         """`CatalogIndex.supports`: every count answered by the same (next) partition pass."""
         return self._ask_many([support_question(r) for r in rubrics])
 
+    def answer_sets(self, rubric_sets: Sequence[Sequence[RubricLike] | Sequence[dict[str, Any]]],
+                    limit: int | None = None) -> list[list[str]]:
+        """`CatalogIndex.answer_sets`: every answer set by the same (next) partition pass."""
+        return self._ask_many([answer_set_question(rs, limit) for rs in rubric_sets])
+
 
 def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext, engine: PartitionedCatalog,
                   build: Callable[[dict[str, Any], str, BuildContext], CandidateResult],

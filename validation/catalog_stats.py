@@ -1,7 +1,7 @@
 """Catalog statistics computed once, at ingest, and read by every build over the same snapshot.
 
 What a build derives from the snapshot alone: the normalised titles, detail options and review texts
-the answer-set index reads (`validation.answer_set.CatalogNorms`), the per-field value vocabulary of
+the answer-set index reads (`validation.norms.CatalogNorms`), the per-field value vocabulary of
 every intent's negative fields (`stages.features.field_vocabulary`), and the great-expectations
 catalog suite's result (`validation.expectations.catalog_suite`). `ecombench ingest` writes them to
 `<snapshot>/stats/` (a temporary directory renamed when complete); `stats.json` records the snapshot
@@ -25,14 +25,14 @@ from typing import Any
 import polars as pl
 
 from stages.fields import FieldTable
-from validation.answer_set import CatalogNorms
+from validation.norms import CatalogNorms
 
 STATS_DIR = "stats"
 STATS_VERSION = 1
 _REPO = Path(__file__).resolve().parent.parent
 # The code and tables whose rules the statistics apply (text normalisation, options, vocabulary, the suite).
 _SOURCES = ("stages/text.py", "stages/features.py", "stages/reviews.py", "stages/fields.py", "stages/fields.toml",
-            "stages/intents.toml", "validation/answer_set.py", "validation/expectations.py",
+            "stages/intents.toml", "validation/norms.py", "validation/expectations.py",
             "validation/catalog_stats.py", "catalog/records.py", "catalog/schema.py")
 
 
@@ -192,7 +192,7 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
 
     from catalog.snapshot import check_snapshot
     from stages.features import VocabularyCounts, detail_rows, owned_strings
-    from validation.answer_set import option_norms, review_text_norms, title_norms
+    from validation.norms import option_norms, review_text_norms, title_norms
 
     check_snapshot(snapshot)
     manifest = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))

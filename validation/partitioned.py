@@ -548,6 +548,11 @@ class PartitionedCatalog:
         """`CatalogIndex.supports` over the whole snapshot, by one pass (remembered)."""
         return [_raise_or(a) for a in self.answer([support_question(r) for r in rubrics])]
 
+    def answer_sets(self, rubric_sets: Sequence[Sequence[RubricLike] | Sequence[dict[str, Any]]],
+                    limit: int | None = None) -> list[list[str]]:
+        """`CatalogIndex.answer_sets` over the whole snapshot, by one pass."""
+        return [_raise_or(a) for a in self.answer([answer_set_question(rs, limit) for rs in rubric_sets])]
+
 
 def _raise_or(answer: Any) -> Any:
     if isinstance(answer, ValueError):

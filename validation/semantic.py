@@ -502,21 +502,25 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     # rubric is graded by), not just the option text.
     chosen: list[str] = []
     values = own + rest
-    support: dict[str, int] = {}
-    for at, v in enumerate(values):
+    field_name = negative["field"]
+
+    def rubric(v: str) -> dict[str, Any]:
+        return {"type": "attribute_match", "field": field_name, "expected_value": v}
+
+    # The values are tried in order until `keep` bite; a few values ahead are asked together (their supports,
+    # then the answer sets of those a shopper would state), so a partitioned build answers them in one pass.
+    for at in range(0, len(values), EXCLUSIONS_AHEAD):
         if len(chosen) == keep:
             break
-        rubric = {"type": "attribute_match", "field": negative["field"], "expected_value": v}
-        if v not in support:  # the next few values' supports asked together (one partition pass for them all)
-            ahead = [u for u in values[at:at + EXCLUSION_SUPPORTS_AHEAD] if u not in support]
-            support.update(zip(ahead, index.supports([{**rubric, "expected_value": u} for u in ahead])))
-        if value_problems(spec, v, support[v], None, min_support):
-            continue
-        if any(a != target.get("parent_asin") for a in index.answer_set(others + [rubric], limit=3)):
-            chosen.append(v)
+        window = values[at:at + EXCLUSIONS_AHEAD]
+        supports = index.supports([rubric(v) for v in window])
+        stated = [v for v, n in zip(window, supports) if not value_problems(spec, v, n, None, min_support)]
+        for v, found in zip(stated, index.answer_sets([others + [rubric(v)] for v in stated], limit=3)):
+            if len(chosen) < keep and any(a != target.get("parent_asin") for a in found):
+                chosen.append(v)
     return sorted(chosen, key=str.lower)
 
 
-# biting_exclusions: values whose supports are asked together; counts asked beyond the values it ends up
-# needing cost only time (the answers are the same), and fewer, larger rounds suit a partitioned build.
-EXCLUSION_SUPPORTS_AHEAD = 8
+# biting_exclusions: values asked about together; what is asked beyond the values it ends up needing costs only
+# time (the choice is the same), and fewer, larger rounds suit a partitioned build.
+EXCLUSIONS_AHEAD = 8

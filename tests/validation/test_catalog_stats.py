@@ -11,7 +11,7 @@ from catalog.ingest import write_catalog_snapshot
 from catalog.snapshot import load_reviews, load_snapshot
 from stages.features import detail_rows, field_vocabulary
 from stages.fields import load_field_table
-from validation.answer_set import CatalogNorms
+from validation.norms import CatalogNorms
 from validation.catalog_stats import (
     STATS_DIR,
     load_catalog_stats,

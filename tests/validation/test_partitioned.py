@@ -55,6 +55,9 @@ class RecordingIndex:
     def supports(self, rubrics: Any) -> list[int]:
         return [self.support(r) for r in rubrics]
 
+    def answer_sets(self, rubric_sets: Any, limit: int | None = None) -> list[list[str]]:
+        return [self.answer_set(rs, limit) for rs in rubric_sets]
+
 
 @pytest.fixture(scope="module")
 def recorded(full_catalog, artifacts) -> list[tuple[Question, Any]]:
