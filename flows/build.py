@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -531,6 +531,16 @@ def _dask_partition_passes(config: BuildConfig, ctx: BuildContext) -> Any:
                    f"{passes.tasks} partition tasks in all)", 0.0)
 
 
+def _pass_reporter(log: logging.Logger, show_progress: bool) -> Callable[[int, int, float], None]:
+    """A partitioned build's pass report: every pass to the flow run's log, every tenth also to stderr."""
+    def report(passes: int, questions: int, seconds: float) -> None:
+        log.info("answer-set pass %d: %d questions in %.1f s", passes, questions, seconds)
+        if show_progress and passes % 10 == 0:
+            print(f"  answer-set pass {passes}: {questions} questions in {seconds:.1f} s", file=sys.stderr,
+                  flush=True)
+    return report
+
+
 def _note_answer_engine(ctx: BuildContext) -> None:
     """Put a partitioned build's question counts in the timing breakdown (`--verbose`)."""
     engine = ctx.answer_engine
@@ -726,6 +736,8 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
     with _dask_partition_passes(config, ctx):
         batches_started = time.perf_counter()
         log = progress_logger("ecombench.build")
+        if ctx.answer_engine is not None:
+            ctx.answer_engine.on_pass = _pass_reporter(log, show_progress)
         log.info("building split %s from %s: %d batches over %d intents", split, config.catalog, len(batches),
                  len(config.intents))
         # Batches are submitted a window at a time, so a signal leaves few to cancel; results are taken in

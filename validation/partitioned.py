@@ -29,6 +29,7 @@ import os
 import pickle
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
@@ -415,6 +416,10 @@ class PartitionedCatalog:
         keep: partition indexes kept in memory by the in-process pass, and by each Dask worker (None: all).
         runner: how a pass runs; None: in this process.
 
+    Attributes:
+        on_pass: called after each pass with (pass number, distinct questions it answered, seconds), e.g. to
+            report a long build's progress; None by default.
+
     Raises:
         ValueError: `bounds` do not cover the table's rows consecutively.
     """
@@ -430,6 +435,7 @@ class PartitionedCatalog:
                 or any(s > e for s, e in self.bounds)):
             raise ValueError(f"partition bounds {self.bounds[:3]}... do not cover rows 0..{n_rows} consecutively")
         self.keep, self.runner = keep, runner
+        self.on_pass: Callable[[int, int, float], None] | None = None  # (pass number, questions, seconds)
         self._spill = tempfile.TemporaryDirectory(prefix="ecombench-partitions-") if keep is not None else None
         self._parts = PartitionCache(keep, Path(self._spill.name) if self._spill else None)
         self._lock = threading.Lock()
@@ -495,9 +501,13 @@ class PartitionedCatalog:
             run = self.runner or self._local_pass
             parts = list(range(self.n_partitions))
             exact_within = CatalogIndex.SUPPORT_EXACT_ROWS // self.n_partitions
+            started = time.perf_counter()
             partials = run(parts, todo, exact_within)  # [partition][question]
             with self._lock:
                 self.stats["passes"] += 1
+                passes = self.stats["passes"]
+            if self.on_pass is not None:
+                self.on_pass(passes, len(todo), time.perf_counter() - started)
             by_question = [[partials[p][j] for p in range(len(parts))] for j in range(len(todo))]
             again = {j: support_needs_exact(by_question[j]) for j, q in enumerate(todo) if q.kind == "support"}
             again = {j: need for j, need in again.items() if need}

@@ -57,6 +57,8 @@ def test_a_partitioned_build_writes_the_index_builds_tasks_and_rejections_byte_f
 def test_the_batcher_answers_a_round_only_when_every_thread_waits(full_catalog):
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=3000)
     batcher = QuestionBatcher(engine, threads=3)
+    reported: list[tuple[int, int]] = []
+    engine.on_pass = lambda passes, questions, seconds: reported.append((passes, questions))
     values = ["Black", "White", "Blue"]
     got: dict[str, int] = {}
 
@@ -71,5 +73,6 @@ def test_the_batcher_answers_a_round_only_when_every_thread_waits(full_catalog):
     for t in threads:
         t.join(timeout=120)
     assert batcher.rounds == 1 and engine.stats["passes"] == 1 and engine.stats["questions"] == 3
+    assert reported == [(1, 3)]  # the build's progress line: pass 1 answered three distinct questions
     assert got == {v: full_catalog.index.support({"type": "attribute_match", "field": "details.Color",
                                                   "expected_value": v}) for v in values}
