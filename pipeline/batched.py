@@ -102,16 +102,18 @@ class QuestionBatcher:
         self._cond.notify_all()
 
 
-_SHARED: dict[int, QuestionBatcher] = {}
 _SHARED_LOCK = threading.Lock()
 
 
 def shared_batcher(engine: PartitionedCatalog) -> QuestionBatcher:
-    """The one QuestionBatcher of `engine` that every batch of a build joins (created on first use)."""
+    """The one QuestionBatcher of `engine` that every batch of a build joins (made on first use, kept on the engine).
+
+    Kept as `engine.batcher`, so it lives exactly as long as the build's engine.
+    """
     with _SHARED_LOCK:
-        batcher = _SHARED.get(id(engine))
-        if batcher is None or batcher.engine is not engine:
-            batcher = _SHARED[id(engine)] = QuestionBatcher(engine)
+        batcher = engine.batcher
+        if not isinstance(batcher, QuestionBatcher):
+            batcher = engine.batcher = QuestionBatcher(engine)
         return batcher
 
 
@@ -186,13 +188,14 @@ def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext
         counted while the batch ran, so they include the rounds and questions of batches beside it).
 
     Raises:
-        The first exception a candidate raised (in candidate order), after every thread has ended.
+        The first exception a candidate raised (in candidate order), after every thread has ended; or what
+        starting a thread raised, after the started ones have ended (the others count as finished, so no
+        other batch waits for them).
     """
     if stop() or not products:
         return [], {"rounds": 0, "questions": 0}
     batcher = shared_batcher(engine)  # batches running side by side share its rounds
     rounds, asked = batcher.rounds, batcher.asked
-    batcher.join(len(products))
     local = dataclasses.replace(ctx, index=BatchingCatalog(batcher, ctx.table))
     results: list[CandidateResult | None] = [None] * len(products)
     errors: list[BaseException | None] = [None] * len(products)
@@ -207,8 +210,18 @@ def build_batched(products: list[dict[str, Any]], intent: str, ctx: BuildContext
 
     threads = [threading.Thread(target=run, args=(i,), name=f"candidate-{i}", daemon=True)
                for i in range(len(products))]
-    for t in threads:
-        t.start()
+    batcher.join(len(threads))
+    started = 0
+    try:
+        for t in threads:
+            t.start()
+            started += 1
+    except BaseException:
+        for _ in range(len(threads) - started):  # a thread that could not start asks nothing: never wait for it
+            batcher.finished()
+        for t in threads[:started]:
+            t.join()
+        raise
     for t in threads:
         t.join()
     failed = next((e for e in errors if e is not None), None)

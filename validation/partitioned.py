@@ -436,6 +436,7 @@ class PartitionedCatalog:
             raise ValueError(f"partition bounds {self.bounds[:3]}... do not cover rows 0..{n_rows} consecutively")
         self.keep, self.runner = keep, runner
         self.on_pass: Callable[[int, int, float], None] | None = None  # (pass number, questions, seconds)
+        self.batcher: Any = None  # the build's question batcher (pipeline.batched.shared_batcher), made on first use
         self._spill = tempfile.TemporaryDirectory(prefix="ecombench-partitions-") if keep is not None else None
         self._parts = PartitionCache(keep, Path(self._spill.name) if self._spill else None)
         self._lock = threading.Lock()

@@ -7,6 +7,7 @@ the last shorter), each batch's candidates on their own threads, every batch sha
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import threading
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 import flows.build
 from flows.build import build_split
 from flows.settings import BuildConfig
-from pipeline.batched import QuestionBatcher
+from pipeline.batched import QuestionBatcher, build_batched, shared_batcher
 from stages.intents import load_intents
 from validation.catalog_stats import write_catalog_stats
 from validation.partitioned import PartitionedCatalog, support_question
@@ -76,3 +77,32 @@ def test_the_batcher_answers_a_round_only_when_every_thread_waits(full_catalog):
     assert reported == [(1, 3)]  # the build's progress line: pass 1 answered three distinct questions
     assert got == {v: full_catalog.index.support({"type": "attribute_match", "field": "details.Color",
                                                   "expected_value": v}) for v in values}
+
+
+@dataclasses.dataclass
+class _Context:
+    index: object
+    table: object
+
+
+def test_a_candidate_thread_that_cannot_start_leaves_no_batch_waiting(full_catalog, monkeypatch):
+    # Three candidates join the shared batcher; the second thread fails to start. The first one's question is
+    # still answered (the two that never ran count as finished), and the batcher is left with no live thread,
+    # so the next batch's rounds are not held up.
+    engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=3000)
+    black = {"type": "attribute_match", "field": "details.Color", "expected_value": "Black"}
+    got: list[int] = []
+    real_start, calls = threading.Thread.start, []
+
+    def start(self: threading.Thread) -> None:
+        calls.append(self.name)
+        if len(calls) == 2:
+            raise RuntimeError("can't start new thread")
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        build_batched([{}, {}, {}], "product_search", _Context(None, full_catalog.table), engine,  # type: ignore[arg-type]
+                      lambda product, intent, ctx: got.append(ctx.index.support(black)))  # type: ignore[arg-type,func-returns-value]
+    assert got == [full_catalog.index.support(black)]
+    assert shared_batcher(engine).live == 0 and engine.stats["passes"] == 1
