@@ -24,9 +24,11 @@ Merge rules (each mirrors `CatalogIndex`; tests/validation/test_partitioned.py r
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import pickle
+import shutil
 import tempfile
 import threading
 import time
@@ -293,8 +295,9 @@ def _process_cache(keep: int | None) -> PartitionCache:
                     from distributed import get_worker
 
                     spill = Path(get_worker().local_directory) / "ecombench-partitions"
-                except (ImportError, ValueError):
-                    spill = Path(tempfile.gettempdir()) / f"ecombench-partitions-{os.getpid()}"
+                except (ImportError, ValueError):  # not on a Dask worker: a temporary directory, removed at exit
+                    spill = Path(tempfile.mkdtemp(prefix="ecombench-partitions-"))
+                    atexit.register(shutil.rmtree, spill, ignore_errors=True)
             _PROCESS_CACHE = PartitionCache(keep, spill)
         return _PROCESS_CACHE
 

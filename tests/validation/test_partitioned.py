@@ -173,3 +173,22 @@ def test_answer_sets_within_a_universe_are_the_whole_answer_sets_cut_to_it(recor
         universe = set(q.asins)
         assert got == [sorted(universe.intersection(full_catalog.index.answer_set(list(s)))) for s in q.rubric_sets]
     assert any(0 < len(a) < len(q.asins) for q, got in within for a in got)  # the cut is not trivial
+
+
+def test_a_bounded_process_outside_dask_spills_to_a_temporary_directory(recorded, full_catalog, monkeypatch):
+    # What a Dask task runs (answer_on_partition), here in a plain process with keep=1: the partition it drops is
+    # pickled to a temporary directory and read back, and the answers stay the index's.
+    import validation.partitioned as partitioned
+
+    monkeypatch.setattr(partitioned, "_PROCESS_CACHE", None)
+    n = full_catalog.products.height
+    bounds = [(0, n // 2), (n // 2, n)]
+    questions = [q for q, _ in recorded if q.kind == "answer_set"][:40]
+    expected = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True, bounds=bounds).answer(questions)
+    for _ in range(2):
+        partials = [partitioned.answer_on_partition(str(full_catalog.path), "fp", full_catalog.table, a, b, True,
+                                                    questions, 0, keep=1) for a, b in bounds]
+        assert [partitioned.merge_answer(q, [p[j] for p in partials]) for j, q in enumerate(questions)] == expected
+    cache = partitioned._PROCESS_CACHE
+    assert cache is not None and cache.loads == 2 and cache.reads == 2 and len(cache) == 1
+    assert cache.spill_dir is not None and len(list(cache.spill_dir.glob("*.pickle"))) == 2
