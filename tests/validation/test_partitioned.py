@@ -184,7 +184,8 @@ def test_a_bounded_process_outside_dask_spills_to_a_temporary_directory(recorded
     n = full_catalog.products.height
     bounds = [(0, n // 2), (n // 2, n)]
     questions = [q for q, _ in recorded if q.kind == "answer_set"][:40]
-    expected = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True, bounds=bounds).answer(questions)
+    engine = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True, bounds=bounds)
+    expected = engine.answer(questions)
     for _ in range(2):
         partials = [partitioned.answer_on_partition(str(full_catalog.path), "fp", full_catalog.table, a, b, True,
                                                     questions, 0, keep=1) for a, b in bounds]
