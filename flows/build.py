@@ -242,13 +242,15 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     chosen = [intents[n] for n in config.intents]
     review_intents = any(i.review_opinions for i in chosen)
     negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
-    stats = load_catalog_stats(snapshot, catalog_manifest["fingerprint"], table)
+    partitioned = with_index and config.answer_sets == "partitioned"
+    # A partitioned build indexes no whole catalog, so it leaves the stored normalised text unread.
+    stats = load_catalog_stats(snapshot, catalog_manifest["fingerprint"], table, with_norms=not partitioned)
     # answer_sets "partitioned": partition passes over the snapshot answer the catalog-wide questions
     # (validation/partitioned.py); no process indexes the whole catalog, so its reviews are not read here.
     engine = None
     products: pl.DataFrame | None = None
     details: pl.DataFrame | None = None
-    if with_index and config.answer_sets == "partitioned":
+    if partitioned:
         engine = PartitionedCatalog(snapshot, table, with_reviews=review_intents,
                                     partition_rows=config.partition_rows, keep=config.partitions_kept)
         with_index = False
@@ -264,7 +266,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
         assert products is not None  # loaded above whenever an index is built
         # Stored at ingest (validation.catalog_stats) for this snapshot's bytes and this code: read, not redone.
         with phase("    normalisation (titles, details, reviews)" + (": stored at ingest" if stats else "")):
-            norms = stats.norms if stats else CatalogNorms.compute(products, table, reviews, details=details)
+            norms = stats.norms if stats and stats.norms else CatalogNorms.compute(products, table, reviews,
+                                                                                      details=details)
         index = CatalogIndex.build(products, table, reviews, details=details, norms=norms)
     with phase("    value vocabulary" + (": stored at ingest" if stats else "")):
         vocabulary = stats.vocabulary_for(negative_fields) if stats else None
@@ -276,7 +279,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
                        vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts,
-                       answer_engine=engine)
+                       answer_engine=engine,
+                       catalog_suite=stats.catalog_suite if stats is not None and products is None else None)
     return ctx, products, catalog_manifest, details
 
 
@@ -475,7 +479,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
     with phase("  data expectations (GX import + suites)"):
         # In the worker `ecombench build` started (flows/expectations_job.py), else here.
         expectations = expectations_job.run(products, tasks, Path(config.catalog), config.partition, ctx.intents,
-                                            artifacts=ctx.artifacts)
+                                            artifacts=ctx.artifacts, stored_suite=ctx.catalog_suite)
     manifest = {
         "schema_version": 1,
         "kind": "split",
@@ -532,12 +536,22 @@ def _dask_partition_passes(config: BuildConfig, ctx: BuildContext) -> Any:
 
 
 def _pass_reporter(log: logging.Logger, show_progress: bool) -> Callable[[int, int, float], None]:
-    """A partitioned build's pass report: every pass to the flow run's log, every tenth also to stderr."""
+    """A partitioned build's pass report: every pass to the flow run's log, every tenth also to stderr.
+
+    Call it in the flow run: a pass runs on whichever candidate thread completes the round, outside any Prefect
+    run context, so the report names the flow run itself.
+    """
+    from prefect.context import get_run_context
+
+    flow_run = getattr(get_run_context(), "flow_run", None)
+    extra = {"flow_run_id": str(flow_run.id)} if flow_run is not None else None
+
     def report(passes: int, questions: int, seconds: float) -> None:
-        log.info("answer-set pass %d: %d questions in %.1f s", passes, questions, seconds)
+        if extra is not None:
+            log.info("answer-set pass %d: %d questions in %.1f s", passes, questions, seconds, extra=extra)
         if show_progress and passes % 10 == 0:
-            print(f"  answer-set pass {passes}: {questions} questions in {seconds:.1f} s", file=sys.stderr,
-                  flush=True)
+            print(f"  answer-set pass {passes}: {questions} question{'s' * (questions != 1)} in {seconds:.1f} s",
+                  file=sys.stderr, flush=True)
     return report
 
 

@@ -128,7 +128,8 @@ def stop(artifacts: Path) -> bool:
 
 
 def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: Any, intents: dict[str, Any],
-        artifacts: Path | None = None, timeout: float = 180.0) -> dict[str, Any]:
+        artifacts: Path | None = None, timeout: float = 180.0,
+        stored_suite: dict[str, Any] | None = None) -> dict[str, Any]:
     """`validation.expectations.run_suites` over the snapshot at `catalog` and `tasks`, in the worker when one runs.
 
     Args:
@@ -139,6 +140,9 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
         intents: the intent specs (stages/intents.toml; the worker loads the same file).
         artifacts: the artifacts folder whose worker to ask; None validates in this process.
         timeout: seconds to wait for a worker still importing GX.
+        stored_suite: the catalog suite's summary the build read with the snapshot's statistics; None reads
+            it again (or runs the suite on `products` when none is stored). A build that planned in slices
+            passes it, since its `products` holds only the candidates.
 
     Returns:
         The run_suites summary.
@@ -147,7 +151,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
     from validation.catalog_stats import stored_catalog_suite
 
     # The catalog suite depends only on the snapshot: `ecombench ingest` ran it once (validation.catalog_stats).
-    stored = stored_catalog_suite(Path(catalog))
+    stored = stored_suite if stored_suite is not None else stored_catalog_suite(Path(catalog))
     if artifacts is not None and _enabled() and _small(catalog):
         sock = _connect(socket_path(artifacts), timeout=timeout)
         if sock is not None:

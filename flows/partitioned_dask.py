@@ -11,6 +11,8 @@ and indexes the others again on each pass, so its memory stays bounded however l
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import pickle
 from typing import Any, Iterator, Sequence
 
 from flows.settings import BuildConfig
@@ -23,11 +25,19 @@ class DaskPasses:
     Args:
         client: a dask.distributed Client.
         engine: the engine whose partitions (snapshot, bounds, reviews) the tasks load.
-        fingerprint: the snapshot's fingerprint (workers key their kept partitions by it).
+        fingerprint: the snapshot's fingerprint (workers key their kept partitions by it, the field table and the
+            code's digest).
     """
 
     def __init__(self, client: Any, engine: PartitionedCatalog, fingerprint: str):
-        self.client, self.engine, self.fingerprint = client, engine, fingerprint
+        from flows.build import code_digest
+
+        # What a worker's kept partitions are keyed by beside their rows: the snapshot's bytes, the field table
+        # that indexed them and the code, so a long-lived cluster never answers a build from another's index.
+        key = hashlib.sha256(fingerprint.encode())
+        key.update(pickle.dumps(engine.table, protocol=pickle.HIGHEST_PROTOCOL))
+        key.update(code_digest().encode())
+        self.client, self.engine, self.fingerprint = client, engine, key.hexdigest()
         self.workers = sorted(client.scheduler_info()["workers"])
         if not self.workers:
             raise RuntimeError("the Dask cluster has no workers")

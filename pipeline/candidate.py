@@ -88,6 +88,9 @@ class BuildContext:
     llm: LLMClient | None = None  # set when config.verbaliser == "llm"
     artifacts: Path = Path("artifacts")  # root of the caches: batch completion files, LLM replies
     answer_engine: PartitionedCatalog | None = None  # answer_sets "partitioned": the partition passes' engine
+    # The catalog suite stored at ingest, when the build planned from the snapshot in slices (assemble's data
+    # expectations reuse it: that build never holds the whole products table to run the suite on).
+    catalog_suite: dict[str, Any] | None = None
 
     @property
     def catalog(self) -> AnswerSets:

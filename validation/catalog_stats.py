@@ -51,13 +51,13 @@ class CatalogStats:
     """The statistics of one snapshot.
 
     Attributes:
-        norms: normalised titles, detail options and review texts.
+        norms: normalised titles, detail options and review texts (None when loaded without them).
         vocabulary: `field_vocabulary` over `vocabulary_fields`: {main_category: {field: [value, ...]}}.
         vocabulary_fields: the fields it covers (every intent's negative fields).
         catalog_suite: the catalog suite's summary (`validation.expectations.catalog_suite`), or None.
     """
 
-    norms: CatalogNorms
+    norms: CatalogNorms | None
     vocabulary: dict[str, dict[str, list[str]]]
     vocabulary_fields: list[str]
     catalog_suite: dict[str, Any] | None
@@ -261,13 +261,16 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
     return record
 
 
-def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable) -> CatalogStats | None:
+def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable,
+                       with_norms: bool = True) -> CatalogStats | None:
     """The statistics stored for the snapshot, or None when absent, unreadable or made for other bytes or code.
 
     Args:
         snapshot: the snapshot directory.
         fingerprint: the snapshot manifest's fingerprint (the statistics must carry the same).
         table: the field table in use (part of the digest they must carry).
+        with_norms: also read the normalised text (catalog-sized: a build without a whole-catalog index,
+            answer_sets "partitioned", leaves it unread and gets `norms` None).
     """
     where = snapshot / STATS_DIR
     try:
@@ -277,7 +280,7 @@ def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable) -> C
         review_file = where / "review_text_norms.parquet"
         norms = CatalogNorms(pl.read_parquet(where / "title_norms.parquet"),
                              pl.read_parquet(where / "option_norms.parquet"),
-                             pl.read_parquet(review_file) if review_file.is_file() else None)
+                             pl.read_parquet(review_file) if review_file.is_file() else None) if with_norms else None
         vocab = json.loads((where / "vocabulary.json").read_text(encoding="utf-8"))
         suite_file = where / "catalog_suite.json"
         suite = json.loads(suite_file.read_text(encoding="utf-8")) if suite_file.is_file() else None

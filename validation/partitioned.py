@@ -25,6 +25,7 @@ Merge rules (each mirrors `CatalogIndex`; tests/validation/test_partitioned.py r
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import pickle
@@ -32,6 +33,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
@@ -231,6 +233,7 @@ class PartitionCache:
         self.keep, self.spill_dir = keep, spill_dir
         self._parts: OrderedDict[Any, Partition] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[Any, threading.Lock] = {}
         self.loads = 0  # partitions indexed from the snapshot
         self.reads = 0  # partitions read back from spill_dir
 
@@ -245,38 +248,55 @@ class PartitionCache:
     def get(self, key: Any, load: Callable[[], Partition]) -> Partition:
         """The partition under `key` (plain values naming snapshot, rows and reviews): kept, spilled or loaded.
 
+        Threads asking for the same key share one load; a partition that cannot be written to `spill_dir`
+        (a full disk) is just dropped, and indexed again when next needed.
+
         Raises:
             What `load` raises (an unreadable snapshot).
         """
         with self._lock:
-            part = self._parts.get(key)
-            if part is not None:
-                self._parts.move_to_end(key)
-                return part
-        spilled = self._spill_path(key)
-        if spilled is not None and spilled.is_file():
-            with spilled.open("rb") as fh:
-                part = pickle.load(fh)
-            self.reads += 1
-        else:
-            part = load()
-            self.loads += 1
-        with self._lock:
-            self._parts[key] = part
-            while self.keep is not None and len(self._parts) > self.keep:
-                old_key, old = self._parts.popitem(last=False)
-                self._spill(old_key, old)
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:
+            with self._lock:
+                part = self._parts.get(key)
+                if part is not None:
+                    self._parts.move_to_end(key)
+                    return part
+            spilled = self._spill_path(key)
+            part = None
+            if spilled is not None and spilled.is_file():
+                try:
+                    with spilled.open("rb") as fh:
+                        part = pickle.load(fh)
+                except (OSError, pickle.UnpicklingError, EOFError):
+                    part = None  # unreadable: index it again
+            read = part is not None
+            if part is None:
+                part = load()
+            with self._lock:
+                self.reads += read
+                self.loads += not read
+                self._parts[key] = part
+                dropped = []
+                while self.keep is not None and len(self._parts) > self.keep:
+                    dropped.append(self._parts.popitem(last=False))
+        for old_key, old in dropped:
+            self._spill(old_key, old)
         return part
 
     def _spill(self, key: Any, part: Partition) -> None:
         path = self._spill_path(key)
         if path is None or path.is_file():
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with tmp.open("wb") as fh:
-            pickle.dump(part, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        tmp.replace(path)
+        tmp = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tmp.open("wb") as fh:
+                pickle.dump(part, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            tmp.replace(path)
+        except (OSError, pickle.PicklingError):
+            with contextlib.suppress(OSError):  # not written: the partition is indexed again when next needed
+                tmp.unlink()
 
 
 # This process's partitions when passes run elsewhere (a Dask worker), keyed by (snapshot, fingerprint, bounds,
@@ -294,7 +314,7 @@ def _process_cache(keep: int | None) -> PartitionCache:
                 try:  # a Dask worker's own scratch directory, removed with the worker
                     from distributed import get_worker
 
-                    spill = Path(get_worker().local_directory) / "ecombench-partitions"
+                    spill = Path(get_worker().local_directory) / f"ecombench-partitions-{uuid.uuid4().hex[:12]}"
                 except (ImportError, ValueError):  # not on a Dask worker: a temporary directory, removed at exit
                     spill = Path(tempfile.mkdtemp(prefix="ecombench-partitions-"))
                     atexit.register(shutil.rmtree, spill, ignore_errors=True)
@@ -511,7 +531,10 @@ class PartitionedCatalog:
                 self.stats["passes"] += 1
                 passes = self.stats["passes"]
             if self.on_pass is not None:
-                self.on_pass(passes, len(todo), time.perf_counter() - started)
+                try:
+                    self.on_pass(passes, len(todo), time.perf_counter() - started)
+                except Exception:  # noqa: BLE001 - a progress report never fails the pass it reports
+                    pass
             by_question = [[partials[p][j] for p in range(len(parts))] for j in range(len(todo))]
             again = {j: support_needs_exact(by_question[j]) for j, q in enumerate(todo) if q.kind == "support"}
             again = {j: need for j, need in again.items() if need}

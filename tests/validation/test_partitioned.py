@@ -193,3 +193,24 @@ def test_a_bounded_process_outside_dask_spills_to_a_temporary_directory(recorded
     cache = partitioned._PROCESS_CACHE
     assert cache is not None and cache.loads == 2 and cache.reads == 2 and len(cache) == 1
     assert cache.spill_dir is not None and len(list(cache.spill_dir.glob("*.pickle"))) == 2
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_a_dropped_partition_is_read_back_or_else_indexed_again(tmp_path, writable):
+    # keep=1: asking a, b, a drops a once. Spilled, it is read back; when the spill directory cannot be made (a
+    # full disk, a file in the way) it is just indexed again: the pass never fails, and no partial file stays.
+    from validation.partitioned import PartitionCache
+
+    blocker = tmp_path / "in-the-way"
+    blocker.write_text("")
+    cache = PartitionCache(keep=1, spill_dir=(tmp_path / "spill") if writable else blocker / "spill")
+    made: list[str] = []
+
+    def load(key: str) -> Any:
+        return lambda: made.append(key) or {"partition": key}
+
+    for key in ("a", "b", "a"):
+        assert cache.get(key, load(key)) == {"partition": key}
+    assert made == (["a", "b"] if writable else ["a", "b", "a"])
+    assert (cache.loads, cache.reads) == ((2, 1) if writable else (3, 0))
+    assert not list(tmp_path.rglob("*.tmp"))
