@@ -255,6 +255,10 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
                                     partition_rows=config.partition_rows, keep=config.partitions_kept)
         with_index = False
     if engine is None or stats is None or stats.catalog_suite is None or stats.vocabulary_for(negative_fields) is None:
+        if engine is not None:
+            print(f"warning: {snapshot / 'stats'} is missing, incomplete or made by other code or for other bytes: "
+                  f"the partitioned build reads the whole products table to plan (write the statistics again: "
+                  f"ecombench stats --catalog {snapshot})", file=sys.stderr, flush=True)
         products, _ = load_snapshot(snapshot)
         details = detail_rows(products, table)
     # else: a partitioned build with the statistics stored at ingest plans from the snapshot in slices

@@ -449,6 +449,25 @@ def report(ctx: typer.Context,
 
 
 @app.command()
+def stats(
+    catalog: Annotated[Path, typer.Option(help="A catalog snapshot directory (`ecombench ingest`'s output).")],
+) -> None:
+    """Write a snapshot's statistics again (normalised text, value vocabulary, catalog suite: `<catalog>/stats/`).
+
+    `ecombench ingest` writes them; a build reads them only while they match the snapshot's bytes and this
+    code, so after an upgrade that changed their code this makes them current again without re-ingesting.
+    """
+    from catalog.snapshot import load_manifest
+    from stages.fields import load_field_table
+    from validation.catalog_stats import write_catalog_stats
+
+    load_manifest(catalog)  # a clear one-line error for a path that is not a snapshot
+    record = write_catalog_stats(catalog, load_field_table())
+    seconds = ", ".join(f"{k} {v:.1f} s" for k, v in record.get("seconds", {}).items())
+    typer.echo(f"{catalog / 'stats'}: written ({seconds})")
+
+
+@app.command()
 def verify(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="A catalog snapshot directory, or a split version (directory, "
