@@ -14,6 +14,12 @@ subprocess so that time and memory are that reader's alone:
   20-reviews-per-product second pass are left out, so the baseline is if anything faster);
 - **orjson parse-only**: ISA-L gunzip and `orjson.loads` of every line in one process, nothing
   kept: the practical limit of reading this JSON in Python;
+- **inflate only**: ISA-L gunzip of both files, nothing parsed: the floor under any reader of these
+  gzip streams (a deflate stream is inflated in order, on one core);
+- **DuckDB read_json only**: DuckDB's own NDJSON reader with the snapshot's columns declared
+  (`details` as `MAP(VARCHAR, JSON)`, as issue 17 measured it) writing both files to parquet on
+  every core: no record rules, no normalisation, no first-wins, no bad-record log. It is the
+  reader the native ingest is built on, doing only its own part;
 - **build**: `ecombench build --candidates 125` over the 8 intents (1,000 candidates);
 - **answer sets**: `CatalogIndex.build` on the snapshot and `answer_set` per accepted task (as
   `benchmarks/answer_sets.py`).
@@ -54,7 +60,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 PY = sys.executable
 ECOMBENCH = str(Path(PY).parent / "ecombench")
-STEPS = ("stage", "native", "cli", "naive", "parse", "build", "answers")
+STEPS = ("stage", "native", "cli", "naive", "parse", "inflate", "duckdb", "build", "answers")
 SECTION = "## Scale: ingest, build and answer sets on generated catalogs (issue 6)"
 PREFECT_ENV = {"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
@@ -266,6 +272,39 @@ def child_parse(*paths: str) -> None:
     print(json.dumps({"lines": lines}))
 
 
+def child_inflate(*paths: str) -> None:
+    """ISA-L gunzip of every file in 16 MB reads, single process, nothing parsed or kept."""
+    from isal import igzip
+
+    size = 0
+    for path in paths:
+        with igzip.open(path, "rb") as fh:
+            while chunk := fh.read(1 << 24):
+                size += len(chunk)
+    print(json.dumps({"bytes": size}))
+
+
+def child_duckdb(meta: str, reviews: str, out: str) -> None:
+    """DuckDB's read_json of both files (the snapshot's columns declared) to parquet, every core, nothing else."""
+    import duckdb
+
+    from catalog.native import _META_FIELDS, _REVIEW_FIELDS
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(":memory:")
+    con.execute(f"SET threads = {os.cpu_count() or 1}")
+    con.execute("SET preserve_insertion_order = true")
+    rows = {}
+    for name, path, fields in (("products", meta, {**_META_FIELDS, "details": "MAP(VARCHAR, JSON)"}),
+                               ("reviews", reviews, _REVIEW_FIELDS)):
+        columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in fields.items()) + "}"
+        target = Path(out) / f"{name}.parquet"
+        con.execute(f"COPY (SELECT * FROM read_json('{path}', format = 'newline_delimited', columns = {columns}, "
+                    f"maximum_object_size = 100000000)) TO '{target}' (FORMAT parquet)")
+        rows[name] = con.execute(f"SELECT count(*) FROM '{target}'").fetchone()[0]
+    print(json.dumps(rows))
+
+
 def child_answers(snapshot: str, version_dir: str) -> None:
     """Index build and answer-set time per accepted task (as benchmarks/answer_sets.py)."""
     from catalog.snapshot import load_reviews, load_snapshot
@@ -290,7 +329,8 @@ def child_answers(snapshot: str, version_dir: str) -> None:
                       "answer_set_ms_per_task": None if per_task is None else round(per_task * 1000, 3)}))
 
 
-CHILDREN = {"_stage": child_stage, "_naive": child_naive, "_parse": child_parse, "_answers": child_answers}
+CHILDREN = {"_stage": child_stage, "_naive": child_naive, "_parse": child_parse, "_inflate": child_inflate,
+            "_duckdb": child_duckdb, "_answers": child_answers}
 
 
 # ------------------------------------------------------------------------------ the run
@@ -327,11 +367,18 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
     row: dict = {"size": label, "products": n, "reviews": gen["reviews"], "input_gz_mb": round(
         (files["meta.jsonl.gz"]["bytes"] + files["reviews.jsonl.gz"]["bytes"]) / 1e6),
         "input_raw_mb": round(raw_bytes / 1e6), "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "workers": args.workers, "argv": args.argv, "steps": {}}
+        "workers": args.workers, "argv": args.argv, "cores": os.cpu_count(), "steps": {}}
     steps = row["steps"]
     me = [PY, str(Path(__file__).resolve())]
     if "parse" in args.steps:
         steps["parse"] = measure("orjson parse-only", [*me, "_parse", meta, reviews], log_path=base / "parse.log")
+    if "inflate" in args.steps:
+        steps["inflate"] = measure("inflate only", [*me, "_inflate", meta, reviews], log_path=base / "inflate.log")
+    if "duckdb" in args.steps:
+        scratch = base / "duckdb-read-json"
+        steps["duckdb"] = measure("DuckDB read_json only", [*me, "_duckdb", meta, reviews, str(scratch)],
+                                  log_path=base / "duckdb.log")
+        shutil.rmtree(scratch, ignore_errors=True)
     if "stage" in args.steps:
         # Other worker counts first, each into a scratch snapshot; the first count's snapshot is
         # the one the build reads.
@@ -374,7 +421,8 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
         if not args.keep:
             for p in base.glob("naive.db*"):
                 p.unlink()
-    for key in ("stage", *(f"stage-w{w}" for w in args.also_workers), "native", "cli", "naive", "parse"):
+    for key in ("stage", *(f"stage-w{w}" for w in args.also_workers), "native", "cli", "naive", "parse", "inflate",
+                "duckdb"):
         if key in steps and steps[key]["returncode"] == 0:
             steps[key]["products_per_s"] = round(n / steps[key]["wall_s"])
             steps[key]["mb_per_s"] = round(raw_bytes / 1e6 / steps[key]["wall_s"], 1)
@@ -425,7 +473,8 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
     names = [("stage", "ecombench ingest (stage, python reader)"),
              ("native", "ecombench ingest (stage, native reader)"),
              ("cli", "ecombench ingest (CLI, with Prefect)"),
-             ("naive", "naive json.loads → SQLite"), ("parse", "orjson parse-only")]
+             ("naive", "naive json.loads → SQLite"), ("parse", "orjson parse-only"),
+             ("inflate", "ISA-L inflate only"), ("duckdb", "DuckDB read_json only (to parquet, every core)")]
     for r in rows:
         extra = [(k, f"ecombench ingest (stage, workers={k.removeprefix('stage-w')})")
                  for k in r["steps"] if k.startswith("stage-w")]
@@ -455,6 +504,19 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
                      f"{ratio('native', 'naive')} | {ratio('native', 'parse')} | "
                      f"{_fmt(st.get('build'), 'wall')} | {(st.get('build') or {}).get('accepted_tasks', '–')} | "
                      f"{ans.get('index_build_s', '–')} s | {ans.get('answer_set_ms_per_task', '–')} ms |")
+    budget = []
+    for r in rows:
+        st = r["steps"]
+        if st.get("naive", {}).get("returncode") == 0:
+            floors = [f"{name} {st[k]['wall_s']:.1f} s ({st[k]['cpu_s']:.1f} s CPU)"
+                      for k, name in (("inflate", "inflate only"), ("duckdb", "DuckDB read_json only"),
+                                      ("parse", "orjson parse-only")) if st.get(k, {}).get("returncode") == 0]
+            budget.append(f"- {r['size']}: 8x naive means at most {st['naive']['wall_s'] / 8:.1f} s of wall time "
+                          f"({st['naive']['wall_s'] / 8 * r.get('cores', 0):.1f} core-seconds on {r.get('cores', '?')} "
+                          f"cores); against {', '.join(floors) or 'no floor measured'}.")
+    if budget:
+        lines += ["", "The 8x-naive target against what reading these files costs with nothing else done:", "",
+                  *budget]
     lines += ["", "Per-step commands, logs and raw figures: `<work>/results-<size>.json` and `<work>/<size>/*.log` "
               "(`--work`, default /work/scale-data/bench).", ""]
     return "\n".join(lines)
