@@ -62,6 +62,21 @@ def type_words(entity: str) -> frozenset[str]:
     return frozenset(lem for t in tokens(entity) if t not in STOPWORDS for lem in lemmas(t))
 
 
+def names_only_the_type(text: str, entity: str) -> bool:
+    """True when every word of `text` is a word of the entity's type: the text says nothing but the product itself.
+
+    A form factor "Case" of a case, or "Cases" of one, names only the product; "Wallet Case" or "Basic Case"
+    say a kind of it. An exclusion of such a value contradicts the query it stands beside ("a case ... any
+    form factor but case is fine", the sample build's task in issue #17's closing note).
+
+    >>> names_only_the_type("Case", "Cases"), names_only_the_type("Basic Case", "Cases")
+    (True, False)
+    """
+    words = tokens(text)
+    own = type_words(entity)
+    return bool(words) and all(lemmas(t) & own for t in words)
+
+
 def named_type(text: str, entity: str, skip: frozenset[int] = frozenset()) -> str | None:
     """The product noun a text names first, if it is not the entity's.
 

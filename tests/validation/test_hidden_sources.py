@@ -71,3 +71,22 @@ def test_an_exclusion_never_takes_a_one_off_brand(full_catalog):
         assert full_catalog.index.support({"type": "attribute_match", "field": "details.Brand",
                                            "expected_value": v}) >= 3
     assert "AIDITIYMI" not in values
+
+
+def test_an_exclusion_never_names_only_the_product_type(full_catalog):
+    # B08CHN67L5, an iPhone XR case (in the bundled sample too): the README build's task read "Can you help me find
+    # a case that survives being knocked off the table onto a tiled floor? ... Any form factor but basic case or
+    # case is fine." A form factor "Case" of a case names the product itself; excluding it contradicts the query.
+    target = "B08CHN67L5"
+    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Cases", "info_source": "query"},
+               {"id": "r3", "type": "negative_attribute", "field": "details.Form Factor",
+                "expected_value": ["Basic Case", "Case"], "info_source": "query"},
+               {"id": "r4", "type": "attribute_match", "field": "details.Special Feature",
+                "expected_value": "Shock-Absorbent", "info_source": "query"}]
+    others = [rubrics[0], rubrics[2]]
+    carrying_case = full_catalog.index.answer_set(others + [{"type": "attribute_match", "field": "details.Form Factor",
+                                                              "expected_value": "Case"}])
+    assert set(carrying_case) - {target}  # other shock-absorbent cases say "Case": only the rule keeps it out
+    values = biting_exclusions(rubrics, "r3", full_catalog.index, full_catalog.product(target))
+    assert values and "case" not in [v.lower() for v in values]
+    assert "Basic Case" in values  # a kind of case is still a fair exclusion
