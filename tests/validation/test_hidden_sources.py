@@ -78,7 +78,8 @@ def test_an_exclusion_never_names_only_the_product_type(full_catalog):
     # a case that survives being knocked off the table onto a tiled floor? ... Any form factor but basic case or
     # case is fine." A form factor "Case" of a case names the product itself; excluding it contradicts the query.
     target = "B08CHN67L5"
-    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Cases", "info_source": "query"},
+    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Cases",
+                "info_source": "query"},
                {"id": "r3", "type": "negative_attribute", "field": "details.Form Factor",
                 "expected_value": ["Basic Case", "Case"], "info_source": "query"},
                {"id": "r4", "type": "attribute_match", "field": "details.Special Feature",
