@@ -77,6 +77,28 @@ def names_only_the_type(text: str, entity: str) -> bool:
     return bool(words) and all(lemmas(t) & own for t in words)
 
 
+# Fields that say what form a product takes or what it is for: a value of one that names only the product type
+# restates it ("a kitchen rug for the kitchen"). Material, colour, brand or compatible device do not: "Glass" of
+# wine glasses is a real requirement (the catalog's wine glasses also come in plastic, acrylic, crystal), and a
+# wrong product type ("Blush" of a headboard) would make the rule drop a real colour (helper review, session 8).
+TYPE_LIKE_FIELDS = frozenset({"Form Factor", "Item Form", "Room Type", "Recommended Uses For Product", "Rug Form Type",
+                              "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type"})
+
+
+def restates_the_type(field: str, value: str, entity: str) -> bool:
+    """True when a value of a form-or-use field (`TYPE_LIKE_FIELDS`) names only the product type.
+
+    `field` is a detail key ("Form Factor") or rubric field ("details.Form Factor"). Stage 2 drops such an
+    option (stages.features.extract_features) and an exclusion never takes one (validation.semantic.biting_exclusions).
+
+    >>> restates_the_type("details.Form Factor", "Case", "Cases")
+    True
+    >>> restates_the_type("Material", "Glass", "Wine Glasses")
+    False
+    """
+    return field.removeprefix("details.") in TYPE_LIKE_FIELDS and names_only_the_type(value, entity)
+
+
 def named_type(text: str, entity: str, skip: frozenset[int] = frozenset()) -> str | None:
     """The product noun a text names first, if it is not the entity's.
 

@@ -14,7 +14,7 @@ from typing import Any
 from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from schemas.models import Rubric
 from stages.lemmas import stated_count, states_cue, states_phrase
-from stages.product_naming import named_type, names_only_the_type
+from stages.product_naming import named_type, names_only_the_type, restates_the_type
 from stages.replies import spoken_forms
 from stages.fields import FieldTable
 from stages.hashing import digest
@@ -464,8 +464,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     some such product carries, then other values of the same field those products carry (most products
     first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
-    A value that names only the product type (`stages.product_naming.names_only_the_type`: a form factor
-    "Case" of a case) is never excluded: "a case ... any form factor but case is fine" contradicts itself.
+    A value of a form-or-use field that names only the product type (`stages.product_naming.restates_the_type`:
+    a form factor "Case" of a case) is never excluded: "a case ... any form factor but case is fine" contradicts
+    itself.
 
     Args:
         rubrics: the task's rubrics (dicts or typed models).
@@ -497,9 +498,10 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
                 if clean and clean.lower() not in seen and not _overlaps(clean, mine, index.table):
                     seen.add(clean.lower())
                     carried[clean] += 1
-    entity = next((str(r["expected_value"]) for r in plain if kind_of(r["type"]).query_role == "subject"), None)
+    entity = next((str(r["expected_value"]) for r in plain if r["info_source"] == "query" and r["type"] in RUBRIC_TYPES
+                   and kind_of(r["type"]).query_role == "subject"), None)
     if entity is not None:
-        carried = Counter({c: n for c, n in carried.items() if not names_only_the_type(c, entity)})
+        carried = Counter({c: n for c, n in carried.items() if not restates_the_type(negative["field"], c, entity)})
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
