@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stages.features import entity_phrase
+from stages.lemmas import lemmas
 from stages.text import keywords, tokens
 
 NOUN_TABLE = Path(__file__).with_name("product_types.toml")
@@ -62,10 +63,16 @@ def head_segments(title: str) -> list[str]:
     return [s.strip() for s in _HEAD_END.split(_LINE_LABEL.sub("", title or "", count=1)) if s and s.strip()]
 
 
-def head_noun_phrase(title: str, nouns: frozenset[str], modifiers: frozenset[str]) -> tuple[str, str] | None:
+def head_noun_phrase(title: str, nouns: frozenset[str], modifiers: frozenset[str],
+                     variants: frozenset[tuple[str, ...]] = frozenset()) -> tuple[str, str] | None:
     """(type phrase, the segment it came from): the last run of product nouns of the first segment having one.
 
-    A modifier just before the run stays with it ("Wall Mount", "Carrying Case").
+    A modifier just before the run stays with it ("Wall Mount", "Carrying Case"). A hyphenated word is a noun
+    when its first part is; what follows the hyphen is dropped from the phrase unless it is a noun too ("Pens-Black"
+    -> "Pens", "Travel Mug-Beige" -> "Travel Mug", "Mascara-Avocado" -> "Mascara"). In a later segment a run that
+    is one of `variants` (the product's own colour or material, as tokens) names a variant, not the product, and
+    the run before it is taken, else the next segment: "..., Blush Finish, ..." of a blush-coloured headboard,
+    "..., Ceramic, Cream" of a cream pie dish, "Screen Protector Tempered Glass" of a glass screen protector.
     """
     for n, segment in enumerate(head_segments(title)[:MAX_SEGMENTS]):
         if n and re.match(r"\S*\d", segment):
@@ -79,13 +86,36 @@ def head_noun_phrase(title: str, nouns: frozenset[str], modifiers: frozenset[str
             elif t not in nouns and start is not None:
                 runs.append((start, i))
                 start = None
-        if not runs:
-            continue
-        a, b = runs[-1]
-        if a > 0 and singular[a - 1] in modifiers:
-            a -= 1
-        return " ".join(w.strip("'-") for w in words[a:b]), segment
+        for a, b in reversed(runs):
+            if a > 0 and singular[a - 1] in modifiers:
+                a -= 1
+            phrase = " ".join(_noun_part(w, nouns) for w in words[a:b])
+            if not (n and tokens(phrase) in variants):
+                return phrase, segment
     return None
+
+
+def _noun_part(word: str, nouns: frozenset[str]) -> str:
+    # A hyphenated word of a noun run without what follows its first hyphen, unless that is a noun as well
+    # ("Pens-Black" -> "Pens", "Case-Mate" -> "Case", "Pen-Shaped" -> "Pen"; "Pop-Grip" stays).
+    word = word.strip("'-")
+    first, hyphen, rest = word.partition("-")
+    if hyphen and not any(t in nouns for t in tokens(rest)):
+        return first
+    return word
+
+
+# Detail fields whose value, said alone, can look like a product noun ("Cream", "Blush", "Glass").
+VARIANT_FIELDS = ("Color", "Material")
+
+
+def _variants(product: dict[str, Any]) -> frozenset[tuple[str, ...]]:
+    # The product's own colour and material values, as tokens: details as a snapshot row's [{"key", "value"}] or
+    # as a raw record's {key: value}.
+    details = product.get("details") or ()
+    pairs = details.items() if isinstance(details, dict) else ((d.get("key"), d.get("value")) for d in details
+                                                                if isinstance(d, dict))
+    return frozenset(tokens(v) for k, v in pairs if k in VARIANT_FIELDS and isinstance(v, str) and v)
 
 
 def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozenset(),
@@ -103,7 +133,12 @@ def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozens
     nouns, modifiers = load_type_nouns(path)
     title = product.get("title") or ""
     category = entity_phrase(product, not_entities)
-    head = head_noun_phrase(title, nouns, modifiers)
+    cat_tokens = tokens(category or "")
+    # A colour or material value is a variant only where no category of the path ends in it: "Glass" of a wine glass
+    # ("Wine Glasses") names the product.
+    ends = {lem for c in product.get("categories") or () if (t := tokens(c)) for lem in lemmas(t[-1])}
+    variants = frozenset(v for v in _variants(product) if v and not lemmas(v[-1]) & ends)
+    head = head_noun_phrase(title, nouns, modifiers, variants)
     if head is None:
         # No product noun in the head: the category names the type only if the head itself states it.
         first = head_segments(title)[:1]
@@ -111,7 +146,7 @@ def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozens
     phrase, segment = head
     # Confirmed when the category ends in the head's own noun and the head segment states it: "Wireless
     # Headphones" for "... Wireless Bluetooth Headphones", never "Toothbrushes" for "Toothbrush Cover".
-    cat_tokens, phrase_tokens = tokens(category or ""), tokens(phrase)
+    phrase_tokens = tokens(phrase)
     if (category and cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1]
             and keywords(category) <= keywords(segment)):
         return category
