@@ -179,9 +179,9 @@ def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
     from stages.verbalise_v2 import join_clauses
 
     cues = ["with no added perfume, since smells give me headaches",
-            "without any corners, so it looks like a full moon on the wall"]
+            "without any corners, shaped like a full moon"]
     assert join_clauses(cues) == ("with no added perfume, since smells give me headaches, and without any corners, "
-                                  "so it looks like a full moon on the wall")
+                                  "shaped like a full moon")
     assert join_clauses(["made of paper", "in a wall mount design"]) == "made of paper and in a wall mount design"
 
 
