@@ -291,7 +291,8 @@ def build_config(settings: dict[str, Any], options: dict[str, str] | None = None
         raise SettingError(f"build setting {where}: {err['msg']}") from exc
 
 
-DATA_TABLES = ("fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml")
+DATA_TABLES = ("fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml", "product_types.toml",
+               "type_values.toml")
 
 
 def data_tables_sha256() -> dict[str, str]:

@@ -268,9 +268,9 @@ def extract_features(
             that first, at once (pipeline.candidate.ValueSupport). With it, options a shopper would not
             state are dropped before the draw
             (stages.vocabulary.value_problems: placeholders, the product's own model, packaging,
-            values fewer than `min_value_support` products carry), and so are options of a form-or-use field
-            that name only the product type (stages.product_naming.restates_the_type: Room Type "Kitchen" of
-            a kitchen rug).
+            values fewer than `min_value_support` products carry), and so are options the product type
+            implies or does not take (stages.type_values.type_value_problem: Room Type "Kitchen" of a kitchen
+            rug, Shape "Round" of a mug, Age Range "Adult" of a chair).
             None keeps the old behaviour.
         min_value_support: see stages.vocabulary.MIN_VALUE_SUPPORT.
         rejected_values: when given, filled with {rubric field: {value: reason}} of the dropped options.
@@ -284,7 +284,7 @@ def extract_features(
     """
     features: list[Feature] = []
     dropped: dict[str, str] = {}
-    from stages.product_naming import restates_the_type
+    from stages.type_values import type_value_problem
     from stages.product_type import product_type  # here: stages.product_type builds on entity_phrase
 
     entity = product_type(product, table.fields["title"].placeholders)  # issue #12: what the product is
@@ -303,8 +303,7 @@ def extract_features(
         if options and (value_support is not None or rejected_values is not None):
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if entity:  # "a kitchen rug for the kitchen", "a coffee mug to use for coffee": the type says it already
-                bad.update({o: "names_product_type" for o in options
-                            if restates_the_type(spec.rubric_field, o, entity)})
+                bad.update({o: why for o in options if (why := type_value_problem(spec.rubric_field, o, entity))})
                 options = [o for o in options if o not in bad]
             if bad and rejected_values is not None:
                 rejected_values[spec.rubric_field] = bad

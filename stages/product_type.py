@@ -150,4 +150,12 @@ def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozens
     if (category and cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1]
             and keywords(category) <= keywords(segment)):
         return category
+    # A run that says a noun twice is a list of search terms ("... Accent Pillow Throw Pillow Cover Pillow Cushion"):
+    # the category is kept when the run states it and does not end in the repeated word ("Toothbrush Cases
+    # Toothbrushes Holder" is no toothbrush).
+    lemma_runs = [frozenset(lemmas(t)) for t in phrase_tokens]
+    repeated = {lem for i, a in enumerate(lemma_runs) for b in lemma_runs[i + 1:] for lem in a & b}
+    if (category and cat_tokens and repeated and keywords(category) <= keywords(phrase)
+            and not lemmas(cat_tokens[-1]) & repeated):
+        return category
     return phrase

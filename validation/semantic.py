@@ -14,12 +14,13 @@ from typing import Any
 from rubric_types import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from schemas.models import Rubric
 from stages.lemmas import stated_count, states_cue, states_phrase
-from stages.product_naming import named_type, names_only_the_type, restates_the_type
+from stages.product_naming import named_type, names_only_the_type
 from stages.replies import spoken_forms
 from stages.fields import FieldTable
 from stages.hashing import digest
 from stages.rubrics import rubric_lock
 from stages.text import contains_phrase, count_phrase, tokens
+from stages.type_values import type_value_problem
 from validation.answer_set import AnswerSets
 from validation.findings import Finding
 from validation.leakage import reply_reveals, rubric_forms
@@ -464,9 +465,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     some such product carries, then other values of the same field those products carry (most products
     first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
-    A value of a form-or-use field that names only the product type (`stages.product_naming.restates_the_type`:
-    a form factor "Case" of a case) is never excluded: "a case ... any form factor but case is fine" contradicts
-    itself.
+    A value the product type implies or does not take (`stages.type_values.type_value_problem`: a form factor
+    "Case" of a case, Age Range "Adult" of a chair) is never excluded: "a case ... any form factor but case is
+    fine" contradicts itself.
 
     Args:
         rubrics: the task's rubrics (dicts or typed models).
@@ -501,7 +502,7 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     entity = next((str(r["expected_value"]) for r in plain if r["info_source"] == "query" and r["type"] in RUBRIC_TYPES
                    and kind_of(r["type"]).query_role == "subject"), None)
     if entity is not None:
-        carried = Counter({c: n for c, n in carried.items() if not restates_the_type(negative["field"], c, entity)})
+        carried = Counter({c: n for c, n in carried.items() if not type_value_problem(negative["field"], c, entity)})
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative

@@ -22,7 +22,8 @@ def test_where_the_catalog_lies_and_batch_size_do_not_change_the_hash():
 
 
 def test_every_data_table_is_hashed():
-    assert set(settings.data_tables_sha256()) == {"fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml"}
+    assert set(settings.data_tables_sha256()) == {"fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml",
+                                                  "product_types.toml", "type_values.toml"}
 
 
 def test_the_llm_settings_of_a_build_come_from_its_config(tmp_path, monkeypatch):

@@ -113,3 +113,13 @@ def test_glass_names_a_wine_glass_when_its_category_does(full_catalog):
     assert {"key": "Material", "value": "Glass"}.items() <= next(d for d in row["details"]
                                                                   if d["key"] == "Material").items()
     assert product_type(row, load_field_table().fields["title"].placeholders) == "Glass"
+
+
+def test_a_run_of_search_terms_takes_the_category_it_states(real):
+    # "Gray Antelope Pillow Cover ... Accent Pillow Throw Pillow Cover Pillow Cushion 18 x 18 inch" (category Throw
+    # Pillow Covers): the shared build asked for "a pillow throw pillow cover pillow cushion".
+    assert typed(real, "B0CB9XYR1W") == "Throw Pillow Covers"
+    assert typed(real, "B07RXQ77G5") == "Mouse Pads"  # "... Blue Mouse Pad Mouse Mat for Computer Desk ..."
+    # "... Portable Dust-proof Toothbrush Cases Toothbrushes Holder ..." (category Toothbrushes): the run ends in the
+    # repeated word's category, so the run stays.
+    assert typed(real, "B0C5D7FXSR") == "Toothbrush Cases Toothbrushes Holder"

@@ -89,3 +89,24 @@ def test_glass_of_wine_glasses_stays_a_requirement(full_catalog):
     assert values.get("title") == "Wine Glasses"
     assert "names_product_type" not in rejected.get("details.Material", {}).values()
     assert values.get("details.Material") == "Glass"
+
+
+@pytest.mark.parametrize("asin, field, value, why", [
+    # A dining chair labelled Age Range "Adult": "a chair meant for grown-ups rather than children" (session 8 review:
+    # Adult stood in 89 of 316 shared tasks, on chairs, curtains, knives, mugs).
+    ("B0BD4M8QBT", "details.Age Range (Description)", "Adult", "not_said_of_product_type"),
+    # A coffee mug of Shape "Round": "a coffee mug circular in outline, like a coin".
+    ("B0771H78RW", "details.Shape", "Round", "implied_by_product_type"),
+])
+def test_a_value_the_product_type_implies_or_does_not_take_is_no_requirement(full_catalog, asin, field, value, why):
+    assert any(d["key"] == field.removeprefix("details.") and value in d["value"]
+               for d in full_catalog.product(asin)["details"])
+    values, rejected = features_of(full_catalog, asin)
+    assert rejected[field][value] == why
+    assert values.get(field) != value
+
+
+def test_adult_stays_a_requirement_of_a_glove(full_catalog):
+    # B007TXIYVI, a glove: what age a glove is for is a real requirement.
+    values, rejected = features_of(full_catalog, "B007TXIYVI", "use_case_scenario")
+    assert values.get("details.Age Range (Description)") == "Adult"
