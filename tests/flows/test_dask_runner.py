@@ -27,7 +27,7 @@ SCRIPT = """
 import json, sys
 from flows.build import run_build
 from flows.settings import BuildConfig, artifacts_root
-config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=6, batch_size=3, resume=False)
+config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=10, batch_size=3, resume=False)
 out = {}
 # "partitioned": the batches run in this process and each round of their questions is one Dask task per
 # partition (420 products in partitions of 150 rows: three, the last shorter); a worker keeps one partition in

@@ -44,9 +44,11 @@ def test_the_build_covers_the_eight_intents_of_the_design():
 
 @pytest.mark.parametrize("intent", [i for i in INTENTS if i != "review_driven"])
 def test_every_intent_has_accepted_tasks(full_build, intent):
-    # 2 of 150 candidates: issue #12's checks (every hidden source needed) accept 2-22 % per intent here
-    # (feature_combination least: its four query attributes pin the target).
-    assert len(full_build.of(intent)) >= 2
+    # 2 of 150 candidates: issue #12's checks (every hidden source needed) accept 2-22 % per intent here.
+    # feature_combination least: its four query attributes pin the target, and since session 8 it may not stand
+    # on values its product type implies or does not take (stages/type_values.toml); 1 of 150 here, 5 of 450
+    # over the shared build.
+    assert len(full_build.of(intent)) >= (1 if intent == "feature_combination" else 2)
 
 
 def test_review_driven_is_limited_by_hidden_sources_its_opinions_make_decorative(full_build):
