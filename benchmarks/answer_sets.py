@@ -21,12 +21,12 @@ DATA = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 
 
 def main() -> None:
-    from flows.build import build_split
-    from catalog.snapshot import load_reviews, load_snapshot
-    from flows.settings import BuildConfig
-    from stages.fields import load_field_table
-    from catalog.ingest import write_catalog_snapshot
-    from validation.answer_set import CatalogIndex
+    from ecombench.answers.index import CatalogIndex
+    from ecombench.catalog.ingest import write_catalog_snapshot
+    from ecombench.catalog.snapshot import load_reviews, load_snapshot
+    from ecombench.flows.build import build_split
+    from ecombench.flows.settings import BuildConfig
+    from ecombench.tables.fields import load_field_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidates", type=int, default=60)

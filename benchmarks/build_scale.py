@@ -46,11 +46,11 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("ECOMBENCH_ARTIFACTS", tempfile.mkdtemp(prefix="ecombench-bench-"))
     t_import = time.perf_counter()
-    from flows.build import assemble, batches_of, plan_build, run_batch
-    from flows.settings import BuildConfig, artifacts_root
+    from ecombench.flows.build import assemble, batches_of, plan_build, run_batch
+    from ecombench.flows.settings import BuildConfig, artifacts_root
     print(f"import: {time.perf_counter() - t_import:.1f} s; load {os.getloadavg()[0]:.2f}", flush=True)
 
-    import flows.build as fb
+    import ecombench.flows.build as fb
 
     phases: dict[str, float] = {}
     for name in ("load_snapshot", "load_reviews", "detail_rows", "field_vocabulary", "eligibility_columns",

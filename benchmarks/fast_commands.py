@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-ECOMBENCH = [sys.executable, "-c", "from flows.cli import main; main()"]
-SAMPLE_META = REPO / "data" / "sample" / "meta.jsonl.gz"
+ECOMBENCH = [sys.executable, "-c", "from ecombench.flows.cli import main; main()"]
+SAMPLE_META = REPO / "ecombench" / "data" / "sample" / "meta.jsonl.gz"
 
 
 def run(args: list[str], env: dict[str, str]) -> tuple[float, float, str, int]:
@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="Runs of each warm command.")
     parser.add_argument("--keep-server", action="store_true", help="Leave the shared server running at the end.")
     args = parser.parse_args()
-    from flows import expectations_job, server
+    from ecombench.flows import expectations_job, server
 
     home = os.environ.get("PREFECT_HOME", "/tmp/ecombench-bench-prefect")
     fresh_db = not (Path(home) / "prefect.db").exists()

@@ -22,14 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-SAMPLE = REPO / "data" / "sample"
-ECOMBENCH = [sys.executable, "-m", "flows.cli"]
+SAMPLE = REPO / "ecombench" / "data" / "sample"
+ECOMBENCH = [sys.executable, "-m", "ecombench.flows.cli"]
 
 
 @dataclass
@@ -65,9 +65,9 @@ class Drill:
         self.lines = gzip.open(SAMPLE / "meta.jsonl.gz", "rb").read().splitlines(keepends=True)
 
     def setup(self) -> None:
-        from catalog.ingest import write_catalog_snapshot
-        from flows.build import build_split
-        from flows.settings import BuildConfig
+        from ecombench.catalog.ingest import write_catalog_snapshot
+        from ecombench.flows.build import build_split
+        from ecombench.flows.settings import BuildConfig
 
         write_catalog_snapshot([SAMPLE / "meta.jsonl.gz"], [SAMPLE / "reviews.jsonl.gz"], self.catalog, workers=1)
         (self.work / "other.jsonl").write_bytes(b"".join(self.lines[:200]))
@@ -136,11 +136,12 @@ class Drill:
                                    self.art), str(path))
 
     def damaged_records(self) -> tuple[str, bool]:
-        from catalog.ingest import write_catalog_snapshot
-        from flows.build import build_split
-        from flows.settings import BuildConfig
         import orjson
         import polars as pl
+
+        from ecombench.catalog.ingest import write_catalog_snapshot
+        from ecombench.flows.build import build_split
+        from ecombench.flows.settings import BuildConfig
 
         lines = list(self.lines)
         damaged = {}
@@ -162,8 +163,8 @@ class Drill:
                 f"{manifest['counts']['bad_by_reason']}, published {out.path.name}"), ok
 
     def concurrent_builds(self) -> tuple[str, bool]:
-        script = ("import sys; from pathlib import Path; from flows.build import build_split; "
-                  "from flows.settings import BuildConfig; "
+        script = ("import sys; from pathlib import Path; from ecombench.flows.build import build_split; "
+                  "from ecombench.flows.settings import BuildConfig; "
                   "print(build_split(BuildConfig(catalog=sys.argv[1], intents=['product_search'], "
                   "candidates_per_intent=8), 'same', root=Path(sys.argv[2]), artifacts=Path(sys.argv[3])).path.name)")
         env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -53,9 +53,9 @@ def main() -> None:
     tasks = [json.loads(line) for line in (args.split / "tasks.jsonl").read_text().splitlines() if line.strip()]
     index = None
     if args.catalog:
-        from catalog.snapshot import load_reviews, load_snapshot
-        from stages.fields import load_field_table
-        from validation.answer_set import CatalogIndex
+        from ecombench.answers.index import CatalogIndex
+        from ecombench.catalog.snapshot import load_reviews, load_snapshot
+        from ecombench.tables.fields import load_field_table
 
         products, _ = load_snapshot(args.catalog)
         index = CatalogIndex.build(products, load_field_table(), load_reviews(args.catalog))

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 
 def _jsonl(rows: list[dict[str, Any]], path: Path) -> str:
-    from stages.hashing import sha256_hex
+    from ecombench.hashing import sha256_hex
 
     text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
     path.write_text(text, encoding="utf-8")
@@ -57,8 +57,8 @@ def _example(result: Any) -> dict[str, Any]:
 
 def template_accepted(ctx: Any, products: Any, sampling: dict[str, Any], limit: int) -> list[tuple[str, dict, dict]]:
     """(intent, product row, template task) of the first `limit` candidates the template verbaliser accepts."""
-    from flows.build import batches_of
-    from pipeline.candidate import build_candidate
+    from ecombench.flows.build import batches_of
+    from ecombench.pipeline.candidate import build_candidate
 
     out = []
     for intent, batch in batches_of(products, sampling, 1000, ctx.reviews):
@@ -85,10 +85,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--per-intent", type=int, default=90, help="candidates sampled per intent for the template plan")
     args = ap.parse_args(argv)
 
-    from flows.build import llm_client, plan_build
-    from flows.settings import BuildConfig, read_build_config
-    from pipeline.candidate import build_candidate
-    from stages.text import contains_phrase
+    from ecombench.flows.build import llm_client, plan_build
+    from ecombench.flows.settings import BuildConfig, read_build_config
+    from ecombench.pipeline.candidate import build_candidate
+    from ecombench.text import contains_phrase
 
     artifacts = args.out / "artifacts"
     args.out.mkdir(parents=True, exist_ok=True)
@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
     update = {**settings, "llm_model": args.model, "llm_base_url": args.base_url}
     if args.mode == "judge":
         # The plan's attempts, so each task reaches the judge on the draw the templates accepted; a
-        # judge_rejected retry keeps that draw and its template text (pipeline.candidate.TEXT_RETRY_REASONS),
+        # judge_rejected retry keeps that draw and its template text (ecombench.pipeline.candidate.TEXT_RETRY_REASONS),
         # so it is the same verdict, from the cache.
         update |= {"judge": True}
     else:

@@ -4,7 +4,7 @@ For each size (default 100k, 1m, 3.7m products) it generates the catalog once
 (`benchmarks/scale_data.py`, reused when already there), then measures, each in its own
 subprocess so that time and memory are that reader's alone:
 
-- **ingest (stage)**: `catalog.ingest.write_catalog_snapshot`, what `ecombench ingest` runs, with
+- **ingest (stage)**: `ecombench.catalog.ingest.write_catalog_snapshot`, what `ecombench ingest` runs, with
   `--workers` processes; its throughput is the figure compared with the targets;
 - **ingest (CLI)**: `ecombench ingest --meta --reviews --out` end to end, Prefect's temporary
   server start-up included (only the wall time differs from the stage);
@@ -51,7 +51,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,7 +171,7 @@ def measure(name: str, cmd: list[str], *, env: dict | None = None, timeout: floa
 
 def child_stage(meta: str, reviews: str, out: str, workers: str, reader: str = "python") -> None:
     """`write_catalog_snapshot` on one catalog with `reader` (python or native); prints the counts as JSON."""
-    from catalog.ingest import write_catalog_snapshot
+    from ecombench.catalog.ingest import write_catalog_snapshot
 
     shutil.rmtree(out, ignore_errors=True)
     shown: dict[str, int] = {}
@@ -288,7 +288,7 @@ def child_duckdb(meta: str, reviews: str, out: str) -> None:
     """DuckDB's read_json of both files (the snapshot's columns declared) to parquet, every core, nothing else."""
     import duckdb
 
-    from catalog.native import _META_FIELDS, _REVIEW_FIELDS
+    from ecombench.catalog.native import _META_FIELDS, _REVIEW_FIELDS
 
     Path(out).mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(":memory:")
@@ -307,9 +307,9 @@ def child_duckdb(meta: str, reviews: str, out: str) -> None:
 
 def child_answers(snapshot: str, version_dir: str) -> None:
     """Index build and answer-set time per accepted task (as benchmarks/answer_sets.py)."""
-    from catalog.snapshot import load_reviews, load_snapshot
-    from stages.fields import load_field_table
-    from validation.answer_set import CatalogIndex
+    from ecombench.answers.index import CatalogIndex
+    from ecombench.catalog.snapshot import load_reviews, load_snapshot
+    from ecombench.tables.fields import load_field_table
 
     tasks = [json.loads(line) for line in (Path(version_dir) / "tasks.jsonl").read_text().splitlines() if line]
     products, _ = load_snapshot(Path(snapshot))
@@ -366,7 +366,7 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
     env = {**PREFECT_ENV, "PREFECT_HOME": str(work / "prefect-home")}
     row: dict = {"size": label, "products": n, "reviews": gen["reviews"], "input_gz_mb": round(
         (files["meta.jsonl.gz"]["bytes"] + files["reviews.jsonl.gz"]["bytes"]) / 1e6),
-        "input_raw_mb": round(raw_bytes / 1e6), "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "input_raw_mb": round(raw_bytes / 1e6), "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "workers": args.workers, "argv": args.argv, "cores": os.cpu_count(), "steps": {}}
     steps = row["steps"]
     me = [PY, str(Path(__file__).resolve())]
@@ -393,7 +393,7 @@ def run_size(n: int, args, data_root: Path, work: Path) -> dict:
                                  [*me, "_stage", meta, reviews, str(snap), str(args.workers)],
                                  log_path=base / "stage.log")
     if "native" in args.steps:
-        # The native reader (DuckDB, catalog.native) into a scratch snapshot; its content equals the stage's
+        # The native reader (DuckDB, ecombench.catalog.native) into a scratch snapshot; its content equals the stage's
         # (tests/catalog/test_native.py), checked here too when both ran.
         scratch = base / "snapshot-native"
         steps["native"] = measure(f"ecombench ingest (stage, native reader, workers={args.workers})",
@@ -460,7 +460,7 @@ def _fmt(step: dict | None, what: str) -> str:
 def report(rows: list[dict], info: dict, argv: list[str]) -> str:
     """The RESULTS.md section for these rows (markdown)."""
     lines = [SECTION, "",
-             f"Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by `benchmarks/scale.py` on {info['cpu']}, "
+             f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `benchmarks/scale.py` on {info['cpu']}, "
              f"{info['cores']} cores, {info['ram_gib']} GiB, Python {info['python']}, {info['platform']}.",
              "Load is the 1-minute load average before/after each step (2 cores: above 2 means other work "
              "competed). Peak RSS: the largest process (/usr/bin/time) and, in brackets, the whole process "
@@ -493,7 +493,7 @@ def report(rows: list[dict], info: dict, argv: list[str]) -> str:
     for r in rows:
         st = r["steps"]
 
-        def ratio(a: str, b: str) -> str:
+        def ratio(a: str, b: str, st: dict = st) -> str:
             # speed of a relative to b, by wall time (the target) and by CPU seconds (robust to load)
             if st.get(a, {}).get("returncode") == 0 and st.get(b, {}).get("returncode") == 0:
                 return f"{st[b]['wall_s'] / st[a]['wall_s']:.2f}x (CPU {st[b]['cpu_s'] / st[a]['cpu_s']:.2f}x)"

@@ -6,7 +6,7 @@ details of another real product of the same main_category (rotated by k within t
 replicas are not exact duplicates: a task's answer set stays small as in a real catalog instead of
 holding every copy of its target.
 Reviews are copied with their product (review_id `<id>-R<k>`). Written replica by replica with
-pyarrow (bounded memory), in the layout `catalog.snapshot.load_snapshot` reads; the manifest's
+pyarrow (bounded memory), in the layout `ecombench.catalog.snapshot.load_snapshot` reads; the manifest's
 fingerprint is derived from the source's fingerprint and the size.
 
     .venv/bin/python benchmarks/scale_catalog.py /work/scale-data/base /work/scale-data/p1m --products 1000000

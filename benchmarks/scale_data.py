@@ -127,7 +127,7 @@ def load_pool(data_dir: Path = DATA) -> Pool:
         if not path.is_file():
             raise FileNotFoundError(f"real metadata file not found: {path}")
         with open(path, "rb") as fh:
-            for line_no, line in enumerate(fh, 1):
+            for line_no, line in enumerate(fh, 1):  # noqa: B007 - line_no names the line after the loop
                 if not line.strip():
                     continue
                 obj = json.loads(line)
@@ -151,7 +151,7 @@ def load_pool(data_dir: Path = DATA) -> Pool:
         if not path.is_file():
             raise FileNotFoundError(f"real review file not found: {path}")
         with open(path, "rb") as fh:
-            for line_no, line in enumerate(fh, 1):
+            for line_no, line in enumerate(fh, 1):  # noqa: B007 - line_no names the line after the loop
                 if not line.strip():
                     continue
                 obj = json.loads(line)

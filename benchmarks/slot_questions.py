@@ -16,8 +16,9 @@ import argparse
 import json
 import tomllib
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SUITE = REPO / "tests" / "validation" / "data" / "slot_questions.toml"
@@ -95,8 +96,8 @@ def table_markdown(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from sandbox.catalog import SandboxCatalog
-    from sandbox.tools import Episode
+    from ecombench.sandbox.catalog import SandboxCatalog
+    from ecombench.sandbox.tools import Episode
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("split", type=Path, help="a split version directory holding tasks.jsonl")

@@ -27,7 +27,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-
 class Reply:
     """A behaviour that writes the whole assistant message from the request body: `Reply(fn)` with
     fn(body) -> {"content": ..., "tool_calls": [...]} (tool-calling agents; see tests/sandbox)."""
@@ -95,14 +94,14 @@ def good_slots(prompt: str) -> dict[str, Any]:
 
 def good_opinions(prompt: str) -> dict[str, Any]:
     """Opinion clauses (stages.reviews.opinion_clauses) of the shown reviews, one per review, as many as asked."""
-    from stages.reviews import opinion_clauses
-    from stages.text import keywords
+    from ecombench.stages.reviews import opinion_clauses
+    from ecombench.text import keywords
 
     n = int(re.search(r"Find (\d+) different opinions", prompt).group(1))
     real = prompt.split("Now the real one.", 1)[1]
     out: list[dict[str, Any]] = []
     reviews = re.findall(r"<<<REVIEW id=(\S+) rating=\S+\n(.*?)>>>", real, re.DOTALL)
-    for per_review in (1, 3):  # one per review first, as stages.reviews does; more when reviews are few
+    for per_review in (1, 3):  # one per review first, as ecombench.stages.reviews does; more when reviews are few
         for rid, body in reviews:
             taken = sum(rid in o["review_ids"] for o in out)
             for clause in opinion_clauses(body):

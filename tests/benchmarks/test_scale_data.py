@@ -18,7 +18,7 @@ from benchmarks.scale_data import (
     product_lines,
     size_label,
 )
-from catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.ingest import write_catalog_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"

@@ -9,7 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
-SAMPLE_META = REPO / "data" / "sample" / "meta.jsonl.gz"
+SAMPLE_META = REPO / "ecombench" / "data" / "sample" / "meta.jsonl.gz"
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from catalog.ingest import write_catalog_snapshot
-from catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA
+from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "data" / "sample"
+SAMPLE = REPO / "ecombench" / "data" / "sample"
 SAMPLE_META = SAMPLE / "meta.jsonl.gz"
 SAMPLE_REVIEWS = SAMPLE / "reviews.jsonl.gz"
 
@@ -164,7 +164,7 @@ def test_damaged_files_snapshot_counts_match(sample_lines, tmp_path):
 
 @pytest.mark.parametrize("content", [b"", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8], ids=["empty", "binary"])
 def test_a_metadata_file_without_products_fails_the_ingest_naming_it(content, tmp_path):
-    from stages.errors import InputError
+    from ecombench.errors import InputError
 
     path = tmp_path / "meta.jsonl"
     path.write_bytes(content)

@@ -13,11 +13,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from catalog.ingest import iter_blocks, iter_lines, write_catalog_snapshot
-from catalog.records import Block, TruncatedInput
+from ecombench.catalog.ingest import iter_blocks, iter_lines, write_catalog_snapshot
+from ecombench.catalog.records import Block, TruncatedInput
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "data" / "sample"
+SAMPLE = REPO / "ecombench" / "data" / "sample"
 SHARED = REPO.parent / "shared" / "data" / "amazon-reviews-2023"
 
 
@@ -101,7 +101,7 @@ def test_inputs_are_hashed_in_the_read_itself_truncated_corrupt_or_whole(tmp_pat
     # manifest's sha256 is the file's.
     import hashlib
 
-    from catalog.ingest import file_sha256
+    from ecombench.catalog.ingest import file_sha256
 
     whole = (SAMPLE / "meta.jsonl.gz").read_bytes()
     cut, corrupt = tmp_path / "cut.jsonl.gz", tmp_path / "corrupt.jsonl.gz"

@@ -13,8 +13,8 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 
-from catalog.ingest import write_catalog_snapshot
-from catalog.integrity import verify_snapshot
+from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.integrity import verify_snapshot
 from tests.catalog.test_ingest import damage
 
 
@@ -120,7 +120,7 @@ def test_lines_duckdb_reads_leniently_take_the_python_rules(sample_lines, tmp_pa
 
 
 def test_the_whitespace_set_is_pythons():
-    from catalog.native import _WS
+    from ecombench.catalog.native import _WS
 
     assert _WS == "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
 
@@ -159,9 +159,9 @@ def test_an_unknown_reader_is_refused(tmp_path, shared):
 def test_the_columns_not_the_python_rules_read_nearly_every_real_line(shared):
     # The equality tests above would also pass if every line took the Python rules; this one holds the fast
     # path to the real files (and the Hugging Face form) so that the column rules are what they test.
-    from catalog.ingest import iter_blocks
-    from catalog.native import _run_sql
-    from catalog.records import RawBlock
+    from ecombench.catalog.ingest import iter_blocks
+    from ecombench.catalog.native import _run_sql
+    from ecombench.catalog.records import RawBlock
 
     for name, kind in (("meta_home_toys_sports.jsonl", "meta"), ("meta_hf_form_sample.jsonl", "meta"),
                        ("with-reviews/reviews_electronics.jsonl", "reviews")):

@@ -10,9 +10,9 @@ import json
 import orjson
 import pytest
 
-from catalog.records import RecordError, normalize_product, parse_line, parse_price
-from catalog.schema import PRODUCT_SCHEMA
-from stages.fields import load_field_table
+from ecombench.catalog.records import RecordError, normalize_product, parse_line, parse_price
+from ecombench.catalog.schema import PRODUCT_SCHEMA
+from ecombench.tables.fields import load_field_table
 
 
 def sample_product(sample_lines: list[bytes], parent_asin: str) -> dict:
@@ -74,7 +74,7 @@ def test_fused_detail_keys_are_split(sample_lines):
 def test_detail_values_are_text_in_source_order(shared):
     # "Best Sellers Rank" is a dict in real records; the snapshot keeps it as compact JSON text.
     with open(shared / "meta_electronics_beauty_office.jsonl", "rb") as fh:
-        for n, raw in enumerate(fh, 1):
+        for n, raw in enumerate(fh, 1):  # noqa: B007 - n is the line of the record found
             obj = orjson.loads(raw)
             if isinstance(obj["details"].get("Best Sellers Rank"), dict):
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from catalog.schema import (
+from ecombench.catalog.schema import (
     BUILD_PRODUCT_COLUMNS,
     PRODUCT_SCHEMA,
     REVIEW_SCHEMA,
@@ -13,8 +13,8 @@ from catalog.schema import (
     SANDBOX_PRODUCT_COLUMNS,
     _columns,
 )
-from catalog.snapshot import load_reviews, load_snapshot
-from sandbox.catalog import SandboxCatalog
+from ecombench.catalog.snapshot import load_reviews, load_snapshot
+from ecombench.sandbox.catalog import SandboxCatalog
 
 
 def test_ingest_writes_exactly_the_schema(sample_catalog):

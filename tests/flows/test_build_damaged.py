@@ -10,11 +10,11 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from catalog.ingest import write_catalog_snapshot
-from flows.build import build_split
-from flows.settings import BuildConfig
+from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.flows.build import build_split
+from ecombench.flows.settings import BuildConfig
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+SAMPLE = Path(__file__).resolve().parents[2] / "ecombench" / "data" / "sample"
 
 
 def damaged_sample(tmp_path: Path) -> tuple[Path, dict[str, str]]:

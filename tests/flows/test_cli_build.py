@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from flows.build import build_split
-from flows.settings import BuildConfig
+from ecombench.flows.build import build_split
+from ecombench.flows.settings import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-m", "flows.cli"]
+CLI = [sys.executable, "-m", "ecombench.flows.cli"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

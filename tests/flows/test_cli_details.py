@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.build import build_split
-from flows.cli import app
-from flows.settings import BuildConfig
+from ecombench.flows.build import build_split
+from ecombench.flows.cli import app
+from ecombench.flows.settings import BuildConfig
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
@@ -64,14 +64,15 @@ def test_validate_takes_the_catalog_from_the_manifest(version, tmp_path):
 
 
 def test_a_directory_given_as_an_input_file_says_so(tmp_path):
-    result = runner.invoke(app, ["ingest", "--meta", str(REPO / "data" / "sample"), "--out", str(tmp_path / "c")])
+    sample = REPO / "ecombench" / "data" / "sample"
+    result = runner.invoke(app, ["ingest", "--meta", str(sample), "--out", str(tmp_path / "c")])
     assert result.exit_code == 1
     assert "is a directory" in result.output and "--meta" in result.output
 
 
 def test_a_closed_pipe_exits_quietly(version):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    cmd = f"{sys.executable} -m flows.cli inspect {version} --stage 2 | head -1; exit ${{PIPESTATUS[0]}}"
+    cmd = f"{sys.executable} -m ecombench.flows.cli inspect {version} --stage 2 | head -1; exit ${{PIPESTATUS[0]}}"
     done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and done.stdout.count("\n") == 1

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-
 import pytest
 from typer.testing import CliRunner
 
-from flows.build import NoCandidates, plan_build
-from flows.cli import app
-from flows.ingest import sample_inputs
-from flows.settings import BuildConfig
+from ecombench.flows.build import NoCandidates, plan_build
+from ecombench.flows.cli import app
+from ecombench.flows.ingest import sample_inputs
+from ecombench.flows.settings import BuildConfig
 
 runner = CliRunner()
 
@@ -67,7 +66,7 @@ def test_a_category_with_no_products_builds_nothing(sample_catalog, artifacts):
 
 
 def test_debug_shows_the_user_error_with_its_traceback(tmp_path):
-    from stages.errors import SettingError
+    from ecombench.errors import SettingError
 
     _, (reviews,) = sample_inputs()
     result = runner.invoke(app, ["--debug", "ingest", "--reviews", str(reviews), "--out", str(tmp_path / "c")])
@@ -79,6 +78,6 @@ def test_a_bug_is_not_dressed_as_a_user_error(tmp_path, monkeypatch):
     def broken():
         raise ValueError("a programming bug")
 
-    monkeypatch.setattr("flows.ingest.sample_inputs", broken)
+    monkeypatch.setattr("ecombench.flows.ingest.sample_inputs", broken)
     result = runner.invoke(app, ["ingest", "--out", str(tmp_path / "c")])
     assert isinstance(result.exception, ValueError) and "error: " not in result.output

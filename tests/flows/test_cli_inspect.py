@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.build import build_split
-from flows.cli import app
-from flows.settings import BuildConfig
+from ecombench.flows.build import build_split
+from ecombench.flows.cli import app
+from ecombench.flows.settings import BuildConfig
 
 runner = CliRunner()
 
@@ -29,7 +29,7 @@ def versions(sample_catalog, tmp_path_factory, artifacts) -> Path:
 
 def _lines(path: Path) -> list[dict]:
     """Records of a JSONL file; a rejection's evidence (JSON text in the file) decoded, as inspect prints it."""
-    from schemas.evidence import unflatten_rejection
+    from ecombench.schemas.evidence import unflatten_rejection
 
     return [unflatten_rejection(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -135,7 +135,7 @@ def test_diff_of_a_missing_version_is_one_error_line(versions):
 
 
 def test_a_split_name_alone_or_at_latest_means_its_newest_version(versions):
-    from splits.inspect import resolve_version
+    from ecombench.splits.inspect import resolve_version
 
     assert resolve_version("sample", versions) == versions / "sample" / "v2"
     assert resolve_version("sample@latest", versions) == versions / "sample" / "v2"

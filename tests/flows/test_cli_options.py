@@ -10,8 +10,8 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from flows.cli import app, build_option_name
-from flows.settings import BuildConfig
+from ecombench.flows.cli import app, build_option_name
+from ecombench.flows.settings import BuildConfig
 
 runner = CliRunner()
 

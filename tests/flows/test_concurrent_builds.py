@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from splits.publish import next_version, reserve_version
+from ecombench.splits.publish import next_version, reserve_version
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from pathlib import Path
-from flows.build import build_split
-from flows.settings import BuildConfig
+from ecombench.flows.build import build_split
+from ecombench.flows.settings import BuildConfig
 out = build_split(BuildConfig(min_hidden_division=1,
                               catalog=sys.argv[1], intents=["product_search"], candidates_per_intent=8),
                   "same", root=Path(sys.argv[2]), artifacts=Path(sys.argv[3]))

@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.build import check_dask_address
-from flows.cli import app
-from flows.settings import BuildConfig
-from stages.errors import ServerError
+from ecombench.errors import ServerError
+from ecombench.flows.build import check_dask_address
+from ecombench.flows.cli import app
+from ecombench.flows.settings import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
-from flows.build import run_build
-from flows.settings import BuildConfig, artifacts_root
+from ecombench.flows.build import run_build
+from ecombench.flows.settings import BuildConfig, artifacts_root
 config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=10, batch_size=3, resume=False)
 out = {}
 # "partitioned": the batches run in this process and each round of their questions is one Dask task per

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from flows import expectations_job as job
-from stages.intents import load_intents
-from stages.split import SplitConfig
-from validation.expectations import run_suites
+from ecombench.flows import expectations_job as job
+from ecombench.stages.split import SplitConfig
+from ecombench.tables.intents import load_intents
+from ecombench.validation.expectations import run_suites
 
 
 @pytest.fixture

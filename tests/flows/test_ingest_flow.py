@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import json, sys
-from flows.ingest import ingest_flow, sample_inputs
+from ecombench.flows.ingest import ingest_flow, sample_inputs
 meta, reviews = sample_inputs()
 manifest = ingest_flow(meta, reviews, sys.argv[1], batch_size=100)
 print("MANIFEST " + json.dumps(manifest))

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 QUERY = """
 import json, sys
 from pathlib import Path
-from flows.prefect_server import temporary_server
+from ecombench.flows.prefect_server import temporary_server
 with temporary_server(Path(sys.argv[1])):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName, LogFilter, LogFilterFlowRunId
@@ -39,8 +39,9 @@ def test_ctrl_c_stops_a_build_and_the_runs_logs_are_in_prefect(sample_catalog, t
     env = dict(os.environ, ECOMBENCH_ARTIFACTS=str(art), PYTHONPATH=str(REPO), PREFECT_HOME=str(tmp_path / "home"))
     env.pop("PREFECT_API_URL", None)
     env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
-    args = [sys.executable, "-m", "flows.cli", "build", "--catalog", str(sample_catalog.path), "--split", "sig",
-            "--intent", "product_search", "--intent", "rating_quality", "--candidates", "30", "--batch-size", "2"]
+    args = [sys.executable, "-m", "ecombench.flows.cli", "build", "--catalog", str(sample_catalog.path),
+            "--split", "sig", "--intent", "product_search", "--intent", "rating_quality", "--candidates", "30",
+            "--batch-size", "2"]
     err = tmp_path / "first.err"
     with open(err, "w") as fh:
         first = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)

@@ -10,15 +10,15 @@ import sys
 import time
 from pathlib import Path
 
-from flows.build import build_split
-from flows.settings import BuildConfig
+from ecombench.flows.build import build_split
+from ecombench.flows.settings import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from pathlib import Path
-from flows.build import build_split
-from flows.settings import BuildConfig, artifacts_root
+from ecombench.flows.build import build_split
+from ecombench.flows.settings import BuildConfig, artifacts_root
 out = build_split(BuildConfig(min_hidden_division=1,
                               catalog=sys.argv[1], batch_size=5), "resume", root=Path(sys.argv[2]),
                   artifacts=artifacts_root())

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
 import pytest
 
-from flows import server as shared
+from ecombench.flows import server as shared
 
 
 @pytest.fixture(autouse=True)
@@ -66,8 +67,8 @@ def test_a_record_of_a_dead_server_is_not_reused(tmp_path, monkeypatch):
     monkeypatch.setenv("ECOMBENCH_PREFECT_SERVER", "shared")
     path = shared.state_path(tmp_path)
     path.parent.mkdir(parents=True)
-    path.write_text('{"pid": 999999999, "url": "http://127.0.0.1:9/api", "prefect_home": "%s"}'
-                    % shared.prefect_home(), encoding="utf-8")
+    path.write_text(json.dumps({"pid": 999999999, "url": "http://127.0.0.1:9/api",
+                                "prefect_home": str(shared.prefect_home())}), encoding="utf-8")
     monkeypatch.setattr(shared.subprocess, "Popen", _FakePopen)
     started = shared.start_or_reuse(tmp_path)
     assert started.how == "started" and started.url != "http://127.0.0.1:9/api"

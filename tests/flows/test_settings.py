@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import flows.settings as settings
-from flows.settings import BuildConfig
+import ecombench.flows.settings as settings
+from ecombench.flows.settings import BuildConfig
 
 
 def test_editing_a_data_table_changes_the_config_hash(monkeypatch):
@@ -39,7 +39,7 @@ def test_the_llm_settings_of_a_build_come_from_its_config(tmp_path, monkeypatch)
 
 
 def test_every_llm_setting_of_the_config_reaches_the_client():
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
 
     config_fields = {n.removeprefix("llm_") for n in BuildConfig.model_fields if n.startswith("llm_")}
     assert config_fields - {"parts"} <= set(LLMSettings.__dataclass_fields__)  # llm_parts is the verbaliser's

@@ -7,8 +7,8 @@ import shutil
 
 from typer.testing import CliRunner
 
-from flows.cli import app
-from validation.catalog_stats import load_catalog_stats
+from ecombench.flows.cli import app
+from ecombench.validation.catalog_stats import load_catalog_stats
 
 runner = CliRunner()
 

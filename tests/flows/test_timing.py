@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from flows import timing
-from flows.cli import app
-from flows.ingest import SAMPLE_DIR
+from ecombench.flows import timing
+from ecombench.flows.cli import app
+from ecombench.flows.ingest import SAMPLE_DIR
 
 
 def test_breakdown_lists_each_phase_then_the_total_and_the_load(monkeypatch):

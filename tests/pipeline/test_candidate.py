@@ -8,15 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-from pipeline.candidate import build_candidate
-from schemas import schema_errors
-from stages.hashing import canonical_json
-from stages.text import contains_phrase
-from validation.checkers import check
-from validation.findings import REASONS
-from stages.rubrics import bound_phrase
-from validation.leakage import rubric_forms
+from ecombench.hashing import canonical_json
+from ecombench.pipeline.candidate import build_candidate
+from ecombench.rubrics.checkers import check
+from ecombench.schemas import schema_errors
+from ecombench.schemas.findings import REASONS
+from ecombench.stages.rubrics import bound_phrase
+from ecombench.text import contains_phrase
+from ecombench.validation.leakage import rubric_forms
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,9 +39,9 @@ def test_no_query_states_a_persona_or_clarification_value(accepted_tasks):
 def test_the_query_states_every_explicit_query_value(accepted_tasks, rich_catalog):
     # template-v2 (the default) paraphrases: a bound in its own wording ("4 stars or higher"), an age as it is
     # said ("for a 6-year-old"), a value by its content words; stage 7's shared rule reads them (issue #14)
-    from rubric_types import as_rubric, kind_of
-    from stages.replies import spoken_forms
-    from validation.leakage import states_value
+    from ecombench.rubrics import as_rubric, kind_of
+    from ecombench.stages.replies import spoken_forms
+    from ecombench.validation.leakage import states_value
 
     def stated(query: str, record: dict) -> bool:
         r = as_rubric(record)
@@ -112,10 +111,10 @@ def test_the_same_inputs_give_identical_task_json(rich_catalog, rich_plan, accep
 
 SCRIPT = """
 import sys
-from flows.build import plan_build
-from pipeline.candidate import build_candidate
-from flows.settings import BuildConfig, artifacts_root
-from stages.hashing import canonical_json
+from ecombench.flows.build import plan_build
+from ecombench.pipeline.candidate import build_candidate
+from ecombench.flows.settings import BuildConfig, artifacts_root
+from ecombench.hashing import canonical_json
 ctx, products, sampling, _ = plan_build(BuildConfig(min_hidden_division=1,
                                                     catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
 rows = {r["parent_asin"]: r for r in products.to_dicts()}
@@ -171,11 +170,10 @@ def test_a_query_that_pins_the_target_is_rejected_at_stage_4(rich_catalog, rich_
 
 
 def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich_plan):
+    import dataclasses
     from collections import Counter
 
-    import dataclasses
-
-    from pipeline.candidate import run_attempt
+    from ecombench.pipeline.candidate import run_attempt
 
     ctx = rich_plan[0]
     # The query floor alone (issue #7): issue #12's hidden-source and vocabulary rules are off here.

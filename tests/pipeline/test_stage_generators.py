@@ -14,11 +14,11 @@ import dataclasses
 
 import pytest
 
-from pipeline.candidate import STAGES, CandidateState, build_candidate
-from stages.fields import FIELD_TABLE, load_field_table
-from validation.answer_set import CatalogIndex
-from stages.verbalise import OPENERS
-from stages.verbalise_v2 import OPENERS as OPENERS_V2
+from ecombench.answers.index import CatalogIndex
+from ecombench.pipeline.candidate import STAGES, CandidateState, build_candidate
+from ecombench.stages.verbalise import OPENERS
+from ecombench.stages.verbalise_v2 import OPENERS as OPENERS_V2
+from ecombench.tables.fields import FIELD_TABLE, load_field_table
 
 NEW_ROW = '''
 [fields."Included Components"]

@@ -13,7 +13,7 @@ def sandbox_catalog(full_catalog, artifacts):
 
     Its index is cached where the build's oracle check keeps it (the session's private artifacts), so
     the snapshot is tokenised once per session."""
-    from sandbox.catalog import SandboxCatalog
+    from ecombench.sandbox.catalog import SandboxCatalog
 
     return SandboxCatalog.open(full_catalog.path, full_catalog.table, cache_dir=artifacts / "cache" / "sandbox")
 
@@ -21,7 +21,7 @@ def sandbox_catalog(full_catalog, artifacts):
 @pytest.fixture(scope="session")
 def sample_sandbox(sample_catalog):
     """The bundled real sample (420 products) opened for the sandbox: small enough for brute-force comparisons."""
-    from sandbox.catalog import SandboxCatalog
+    from ecombench.sandbox.catalog import SandboxCatalog
 
     return SandboxCatalog.open(sample_catalog.path, sample_catalog.table)
 
@@ -31,9 +31,9 @@ def built_tasks(full_build, full_catalog, tmp_path_factory, artifacts) -> list[d
     """The published tasks of the full real build (the build's oracle check already ran on them), plus
     review_driven tasks of a build with issue #12's hidden-source rule off: with it on, the two review opinions
     single out the target and no review_driven task is accepted, but the tools and grader still need some."""
-    from flows.build import build_split
-    from splits.inspect import load_version
-    from flows.settings import BuildConfig
+    from ecombench.flows.build import build_split
+    from ecombench.flows.settings import BuildConfig
+    from ecombench.splits.inspect import load_version
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=["review_driven"], candidates_per_intent=40,
                          oracle_check=True, min_hidden_answer_set=1, min_hidden_division=1)

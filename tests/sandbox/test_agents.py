@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 
-import sandbox.tools
-import validation.slots
-from sandbox.agents import LLMAgent, numeric_bounds, run_diligent, run_null, run_oracle, voucher_budget
-from sandbox.grader import grade_episode
-from sandbox.tools import Episode, EpisodeLimits
+import ecombench.sandbox.tools
+import ecombench.validation.slots
+from ecombench.sandbox.agents import LLMAgent, numeric_bounds, run_diligent, run_null, run_oracle, voucher_budget
+from ecombench.sandbox.grader import grade_episode
+from ecombench.sandbox.tools import Episode, EpisodeLimits
+from ecombench.validation.slots import canonical_question, opened_slots
 from tests.llm_server import Reply, ScriptedLLM, tool_call
 from tests.sandbox.conftest import first_task
-from validation.slots import canonical_question, opened_slots
 
 
 def test_ask_user_uses_the_slot_matcher_validation_uses(sandbox_catalog, built_tasks):
-    assert sandbox.tools.answer_question is validation.slots.answer_question
+    assert ecombench.sandbox.tools.answer_question is ecombench.validation.slots.answer_question
     table = sandbox_catalog.table
     asked = 0
     for task in built_tasks:
@@ -80,7 +80,7 @@ def test_the_null_agent_recommends_the_first_search_hit(sandbox_catalog, built_t
 
 
 def test_llm_agent_runs_end_to_end_with_tool_calls_on_a_local_server(sandbox_catalog, built_tasks):
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
 
     task = first_task(built_tasks, lambda t: t["clarification_script"]["clarification_slots"])
     slot = task["clarification_script"]["clarification_slots"][0]
@@ -115,7 +115,7 @@ def test_llm_agent_runs_end_to_end_with_tool_calls_on_a_local_server(sandbox_cat
 def test_llm_agent_sends_tool_choice_and_returns_tool_results_as_the_setting_says(sandbox_catalog, built_tasks):
     # llama-cpp-python's chatml-function-calling renders the tools only when tool_choice is "auto" (or names a
     # function) and renders no role: tool message, so results go back as a user message (issue #14).
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
 
     task = built_tasks[0]
     target = task["target_product"]["parent_asin"]
@@ -141,7 +141,7 @@ def test_llm_agent_sends_tool_choice_and_returns_tool_results_as_the_setting_say
 
 
 def test_llm_agent_can_send_no_tool_choice_and_openai_tool_messages(sandbox_catalog, built_tasks):
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
 
     task = built_tasks[0]
     turns = iter([{"tool_calls": [tool_call("c1", "get_user_profile", {})]}, {"content": "done"}, {"content": "x"}])
@@ -156,15 +156,15 @@ def test_llm_agent_can_send_no_tool_choice_and_openai_tool_messages(sandbox_cata
 def test_an_unknown_tool_result_role_is_one_setting_error():
     import pytest
 
-    from stages.errors import SettingError
-    from stages.llm import LLMSettings
+    from ecombench.errors import SettingError
+    from ecombench.llm import LLMSettings
 
     with pytest.raises(SettingError, match="tool_result_role 'function'"):
         LLMSettings(base_url="http://x", model="m", tool_result_role="function")
 
 
 def test_llm_agent_that_never_calls_a_tool_ends_unfinished(sandbox_catalog, built_tasks):
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
 
     with ScriptedLLM([Reply(lambda body: {"content": "I think the first one."})]) as server:
         agent = LLMAgent(LLMSettings(base_url=server.base_url, model="chatty", max_retries=0))
@@ -174,7 +174,7 @@ def test_llm_agent_that_never_calls_a_tool_ends_unfinished(sandbox_catalog, buil
 
 
 def test_llm_agent_server_failure_is_recorded_not_raised(sandbox_catalog, built_tasks):
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
 
     with ScriptedLLM(["server_error"]) as server:
         agent = LLMAgent(LLMSettings(base_url=server.base_url, model="down", max_retries=0))
@@ -257,7 +257,7 @@ def test_the_manifest_records_the_ablated_oracles(full_build):
 
 
 def test_the_oracle_that_never_asks_never_calls_ask_user(sandbox_catalog, built_tasks):
-    from sandbox.agents import run_ablated_oracle
+    from ecombench.sandbox.agents import run_ablated_oracle
 
     task = first_task(built_tasks, lambda t: any(r["info_source"] == "clarification" for r in t["rubrics"]))
     record = run_ablated_oracle(Episode(sandbox_catalog, task), sandbox_catalog.table, "oracle_no_ask")
@@ -266,7 +266,7 @@ def test_the_oracle_that_never_asks_never_calls_ask_user(sandbox_catalog, built_
 
 
 def test_the_oracle_that_never_reads_the_profile_never_calls_get_user_profile(sandbox_catalog, built_tasks):
-    from sandbox.agents import run_ablated_oracle
+    from ecombench.sandbox.agents import run_ablated_oracle
 
     task = first_task(built_tasks, lambda t: any(r["info_source"] == "persona" for r in t["rubrics"]))
     record = run_ablated_oracle(Episode(sandbox_catalog, task), sandbox_catalog.table, "oracle_no_profile")
@@ -293,7 +293,7 @@ def test_a_long_tool_result_is_compacted_to_the_limit_keeping_ids(sandbox_catalo
     # 1.5B agent overflowed its context on the first get_product_details of every episode (issue #14).
     import json as _json
 
-    from sandbox.agents import compact_result
+    from ecombench.sandbox.agents import compact_result
 
     task = built_tasks[0]
     ep = Episode(sandbox_catalog, task, EpisodeLimits())
@@ -314,8 +314,8 @@ def test_a_long_tool_result_is_compacted_to_the_limit_keeping_ids(sandbox_catalo
 def test_llm_agent_is_told_how_many_calls_are_left_near_the_cap(sandbox_catalog, built_tasks):
     # Qwen2.5-Coder-1.5B searched and filtered until its budget or context ran out in 8 of 10 episodes; from
     # LAST_CALLS calls left each turn ends with how many are left and a request to recommend (issue #14).
-    from sandbox.agents import LAST_CALLS
-    from stages.llm import LLMSettings
+    from ecombench.llm import LLMSettings
+    from ecombench.sandbox.agents import LAST_CALLS
 
     task = built_tasks[0]
     title = task["target_product"]["title"]

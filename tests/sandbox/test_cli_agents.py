@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from flows.cli import app
+from ecombench.flows.cli import app
 
 
 def test_run_agent_then_grade_writes_trajectories_metrics_and_a_summary(full_build, tmp_path):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.grader import LLMJudge, grade, grade_episode, graded_product, metrics
-from sandbox.tools import Episode
-from stages.errors import InputError
-from stages.text import tokens
+from ecombench.errors import InputError
+from ecombench.rubrics.checkers import check
+from ecombench.sandbox.grader import LLMJudge, grade, grade_episode, graded_product, metrics
+from ecombench.sandbox.tools import Episode
+from ecombench.text import tokens
 from tests.sandbox.conftest import first_task
-from validation.checkers import check
 
 RUBRIC_TYPES = ["attribute_match", "numeric_range", "entity_match", "negative_attribute", "budget_match",
                 "review_opinion"]
@@ -56,7 +56,7 @@ def _unscorable_opinion(catalog, task):
 
 
 def test_a_failed_judge_leaves_the_task_unscored_never_failed(sandbox_catalog, built_tasks):
-    from stages.llm import LLMClient, LLMSettings
+    from ecombench.llm import LLMClient, LLMSettings
     from tests.llm_server import ScriptedLLM
 
     task = first_task(built_tasks, lambda t: any(r["type"] == "review_opinion" and len(tokens(r["expected_value"])) >= 3
@@ -80,7 +80,7 @@ def test_a_failed_judge_leaves_the_task_unscored_never_failed(sandbox_catalog, b
 def test_a_working_judge_decides_what_code_could_not(sandbox_catalog, built_tasks):
     import json
 
-    from stages.llm import LLMClient, LLMSettings
+    from ecombench.llm import LLMClient, LLMSettings
     from tests.llm_server import Reply, ScriptedLLM
 
     task = first_task(built_tasks, lambda t: any(r["type"] == "review_opinion" and len(tokens(r["expected_value"])) >= 3
@@ -96,8 +96,8 @@ def test_a_working_judge_decides_what_code_could_not(sandbox_catalog, built_task
         sent_schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert graded["status"] == "incorrect"
     # The grader's judge speaks through the versioned, hashed prompt file and reply schema (validation/judge.py).
-    from stages.verbalise_llm import prompt_sha256, reply_schema
-    from validation.judge import opinion_prompt
+    from ecombench.stages.verbalise_llm import prompt_sha256, reply_schema
+    from ecombench.validation.judge import opinion_prompt
 
     rubric = next(r for r in task["rubrics"] if r["type"] == "review_opinion"
                   and f'the reviews say "{r["expected_value"]}"' in prompt)

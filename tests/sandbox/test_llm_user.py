@@ -7,12 +7,12 @@ import re
 
 from typer.testing import CliRunner
 
-from flows.cli import app
-from sandbox.agents import run_oracle
-from sandbox.grader import grade
-from sandbox.llm_user import LLMShopper, ShopperEpisode
-from sandbox.trajectory import run_episodes
-from stages.llm import LLMClient, LLMSettings
+from ecombench.flows.cli import app
+from ecombench.llm import LLMClient, LLMSettings
+from ecombench.sandbox.agents import run_oracle
+from ecombench.sandbox.grader import grade
+from ecombench.sandbox.llm_user import LLMShopper, ShopperEpisode
+from ecombench.sandbox.trajectory import run_episodes
 from tests.llm_server import Reply, ScriptedLLM
 
 
@@ -86,7 +86,7 @@ def test_replies_are_cached_so_a_rerun_is_identical(sandbox_catalog, built_tasks
         for _ in range(2):
             shopper = _shopper(server, tmp_path, sandbox_catalog.table)
             runs.append(run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
-                                     episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)))
+                                     episode=lambda c, t, lim, shopper=shopper: ShopperEpisode(c, t, lim, shopper)))
             if len(runs) == 1:
                 calls = len(server.requests)
         assert len(server.requests) == calls > 0  # the second run made no call

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.catalog import search_terms
-from sandbox.tools import (MAX_IDS, NO_MORE_TURNS, PAGE_SIZE, TOO_LONG, TOOL_NAMES, TOOL_SCHEMAS, Episode,
-                           EpisodeLimits, EpisodeOver, safe_eval)
-from stages.text import normalize, tokens
+from ecombench.sandbox.catalog import search_terms
+from ecombench.sandbox.tools import (
+    MAX_IDS,
+    NO_MORE_TURNS,
+    PAGE_SIZE,
+    TOO_LONG,
+    TOOL_NAMES,
+    TOOL_SCHEMAS,
+    Episode,
+    EpisodeLimits,
+    EpisodeOver,
+    safe_eval,
+)
+from ecombench.text import normalize, tokens
 from tests.sandbox.conftest import first_task
 
 
@@ -152,7 +162,7 @@ def test_user_profile_is_the_tasks_hidden_persona(sandbox_catalog, built_tasks):
 
 
 def test_ask_user_reveals_a_slot_on_its_canonical_question_and_logs_it(sandbox_catalog, built_tasks):
-    from validation.slots import canonical_question
+    from ecombench.validation.slots import canonical_question
 
     task = first_task(built_tasks, lambda t: t["clarification_script"]["clarification_slots"])
     slot = task["clarification_script"]["clarification_slots"][0]

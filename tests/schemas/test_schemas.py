@@ -7,9 +7,10 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from schemas import SCHEMA_DIR, SchemaError, schema_errors, validate_record
-from schemas.generate import MODELS, render
-from schemas.models import Task
+from ecombench.schemas import SCHEMA_DIR, SchemaError, schema_errors, validate_record
+from ecombench.schemas.evidence import REASON_FIELDS
+from ecombench.schemas.generate import MODELS, render
+from ecombench.schemas.models import Task
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -62,9 +63,9 @@ def test_validate_record_lists_every_problem(accepted_tasks):
     assert "rubric_lock" in str(exc.value) and "answer_set" in str(exc.value)
 
 
-@pytest.mark.parametrize("reason", sorted(__import__("schemas.evidence", fromlist=["REASON_FIELDS"]).REASON_FIELDS))
+@pytest.mark.parametrize("reason", sorted(REASON_FIELDS))
 def test_evidence_schema_file_on_disk_equals_the_generated_one(reason):
-    from schemas import SCHEMA_DIR
-    from schemas.generate import render_evidence
+    from ecombench.schemas import SCHEMA_DIR
+    from ecombench.schemas.generate import render_evidence
 
     assert (SCHEMA_DIR / "evidence" / f"{reason}.schema.json").read_text(encoding="utf-8") == render_evidence(reason)

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from flows.build import assemble
-from catalog.snapshot import load_snapshot
-from splits.publish import VersionExists, next_version, publish_split
-from schemas import SchemaError, schema_errors
-from stages.hashing import sha256_hex
+from ecombench.catalog.snapshot import load_snapshot
+from ecombench.flows.build import assemble
+from ecombench.hashing import sha256_hex
+from ecombench.schemas import SchemaError, schema_errors
+from ecombench.splits.publish import VersionExists, next_version, publish_split
 
 FILES = {"tasks.jsonl", "rejections.jsonl", "rejections.parquet", "manifest.json", "report.md", "report.html",
          "README.md"}

@@ -9,11 +9,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from flows.build import build_split
-from splits.publish import count_tasks
-from splits.report_html import render_html
-from flows.settings import BuildConfig
-from stages.hashing import sha256_hex
+from ecombench.flows.build import build_split
+from ecombench.flows.settings import BuildConfig
+from ecombench.hashing import sha256_hex
+from ecombench.splits.publish import count_tasks
+from ecombench.splits.report_html import render_html
 
 PLOTS = {  # figure id -> how its caption starts
     "funnel": "Acceptance funnel by stage",
@@ -217,7 +217,7 @@ def test_sampling_shortfalls_in_html_are_the_manifests(sample_split):
 
 
 def test_each_rejection_reason_shows_its_stage_and_its_inspect_command(sample_split):
-    from validation.findings import STAGE_OF_REASON
+    from ecombench.schemas.findings import STAGE_OF_REASON
 
     version_dir, manifest, _, _ = sample_split
     text = (version_dir / "report.html").read_text(encoding="utf-8")

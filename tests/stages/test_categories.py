@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from stages.categories import ALIAS, FIELD, IGNORED, MISSING, category_report, eligible_mask, key_status
-from stages.intents import load_intents
-from stages.sampling import NO_CATEGORY, eligibility_columns, sample_candidates
+from ecombench.stages.categories import ALIAS, FIELD, IGNORED, MISSING, category_report, eligible_mask, key_status
+from ecombench.stages.sampling import NO_CATEGORY, eligibility_columns, sample_candidates
+from ecombench.tables.intents import load_intents
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -28,8 +28,8 @@ class Snapshot:
     """A snapshot directory with its products and the field table it was read with."""
 
     def __init__(self, path: Path):
-        from catalog.snapshot import load_snapshot
-        from stages.fields import load_field_table
+        from ecombench.catalog.snapshot import load_snapshot
+        from ecombench.tables.fields import load_field_table
 
         self.path = path
         self.products, _ = load_snapshot(path)
@@ -41,7 +41,7 @@ def home(tmp_path_factory) -> Snapshot:
     """Snapshot of meta_home_toys_sports.jsonl (3,837 real products)."""
     if not SHARED_DATA.is_dir() or not HOME_META.is_file():
         pytest.skip(f"shared real data not found at {HOME_META} (clone shared/ beside the repository)")
-    from catalog.ingest import write_catalog_snapshot
+    from ecombench.catalog.ingest import write_catalog_snapshot
 
     out = tmp_path_factory.mktemp("catalogs") / "home"
     write_catalog_snapshot([HOME_META], [], out)
@@ -171,7 +171,7 @@ def test_eligibility_agrees_with_sample_candidates(snapshot):
 # ---- CLI ---------------------------------------------------------------------------------------
 
 def test_cli_prints_the_report_as_json(home):
-    from flows.cli import app
+    from ecombench.flows.cli import app
 
     result = CliRunner().invoke(app, ["categories", "--catalog", str(home.path), "--json"])
     assert result.exit_code == 0, result.output
@@ -181,7 +181,7 @@ def test_cli_prints_the_report_as_json(home):
 
 
 def test_cli_prints_one_block_per_category(sample):
-    from flows.cli import app
+    from ecombench.flows.cli import app
 
     result = CliRunner().invoke(app, ["categories", "--catalog", str(sample.path), "--top", "3"])
     assert result.exit_code == 0, result.output
@@ -190,7 +190,7 @@ def test_cli_prints_one_block_per_category(sample):
 
 
 def test_cli_names_a_missing_catalog_in_one_error_line(tmp_path):
-    from flows.cli import app
+    from ecombench.flows.cli import app
 
     missing = tmp_path / "no-such-snapshot"
     result = CliRunner().invoke(app, ["categories", "--catalog", str(missing), "--json"])
@@ -203,23 +203,23 @@ def test_cli_names_a_missing_catalog_in_one_error_line(tmp_path):
 
 def test_cli_names_a_malformed_field_row_in_one_error_line(sample, tmp_path, monkeypatch):
     # A new row reusing another field's keyword ("handle" belongs to Handle Material).
-    import stages.fields
-    from flows.cli import app
+    import ecombench.tables.fields
+    from ecombench.flows.cli import app
 
     bad = tmp_path / "fields.toml"
-    bad.write_text(stages.fields.FIELD_TABLE.read_text(encoding="utf-8") + """
+    bad.write_text(ecombench.tables.fields.FIELD_TABLE.read_text(encoding="utf-8") + """
 [fields."Blade Material"]
 label = "blade material"
 sources = ["query", "clarification"]
 keywords = ["blade material", "blade", "handle", "knife blade", "steel type", "edge", "cutting edge"]
 """, encoding="utf-8")
-    monkeypatch.setattr(stages.fields, "FIELD_TABLE", bad)
-    stages.fields._load_field_table.cache_clear()
+    monkeypatch.setattr(ecombench.tables.fields, "FIELD_TABLE", bad)
+    ecombench.tables.fields._load_field_table.cache_clear()
     try:
         result = CliRunner().invoke(app, ["categories", "--catalog", str(sample.path)])
     finally:
         monkeypatch.undo()
-        stages.fields._load_field_table.cache_clear()
+        ecombench.tables.fields._load_field_table.cache_clear()
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and "'Blade Material'" in lines[0]
@@ -228,8 +228,8 @@ keywords = ["blade material", "blade", "handle", "knife blade", "steel type", "e
 
 @pytest.mark.parametrize("category", HOME_CATEGORIES)
 def test_a_build_restricted_to_a_category_accepts_tasks_of_that_category(home, category, tmp_path, artifacts):
-    from flows.build import build_split
-    from flows.settings import BuildConfig
+    from ecombench.flows.build import build_split
+    from ecombench.flows.settings import BuildConfig
 
     out = build_split(BuildConfig(min_hidden_division=1,
                                   catalog=str(home.path), categories=[category], candidates_per_intent=12),

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from stages.features import (
+from ecombench.hashing import rng
+from ecombench.rubrics.checkers import check
+from ecombench.stages.features import (
     clean_value,
     entity_phrase,
     extract_features,
@@ -17,9 +19,7 @@ from stages.features import (
     rating_count_bound,
     split_options,
 )
-from stages.hashing import rng
-from stages.intents import load_intents
-from validation.checkers import check
+from ecombench.tables.intents import load_intents
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +213,7 @@ def test_extract_features_reports_unusable_fields_with_their_reason(rich_catalog
 
 
 def test_extracted_features_are_satisfied_by_their_product(rich_catalog, product_search, table):
-    from stages.rubrics import feature_rubric
+    from ecombench.stages.rubrics import feature_rubric
     product = rich_catalog.product("B012I6UBXY")
     features, _ = extract_features(product, product_search, table, rng(0))
     verdicts = {f.field: check(feature_rubric(f), product, table).status for f in features}

@@ -14,11 +14,11 @@ import re
 
 import pytest
 
-from pipeline.candidate import build_candidate
-from stages.llm import LLMClient, LLMSettings
-from stages.reviews import review_text
-from stages.text import contains_phrase, normalize
-from stages.verbalise import noise_whitelist, persona_vocab
+from ecombench.llm import LLMClient, LLMSettings
+from ecombench.pipeline.candidate import build_candidate
+from ecombench.stages.reviews import review_text
+from ecombench.stages.verbalise import noise_whitelist, persona_vocab
+from ecombench.text import contains_phrase, normalize
 from tests.llm_server import ScriptedLLM, whole_reply
 
 ALL = ("query", "persona", "slots", "opinions")
@@ -44,8 +44,8 @@ def hidden_rich(rich_results, rich_catalog):
 def review_plan(sample_catalog, artifacts):
     """review_driven over the bundled real sample (it has reviews): (context, [products with reviews the
     template verbaliser accepts on the first attempt])."""
-    from flows.build import batches_of, plan_build
-    from flows.settings import BuildConfig
+    from ecombench.flows.build import batches_of, plan_build
+    from ecombench.flows.settings import BuildConfig
 
     # Issue #12's rules off: they accept no review_driven task (its opinions single out the target).
     ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(sample_catalog.path), intents=["review_driven"],
@@ -133,10 +133,10 @@ def test_slots_in_any_order_stay_linked_by_rubric_id(rich_plan, hidden_rich, tmp
 def test_a_bad_query_surface_is_refiled_by_the_writer_and_rejected_in_a_record(rich_plan, hidden_rich, tmp_path,
                                                                                 edit, reason):
     # The query states every requirement, so a model's misfiled surfaces do not cost the task: the writer
-    # refiles each rubric under a surface that states it (stages.verbalise_llm.surfaces_for, issue #14).
+    # refiles each rubric under a surface that states it (ecombench.stages.verbalise_llm.surfaces_for, issue #14).
     # A task record carrying the bad surfaces (hand-edited, or from an older build) still fails stage 7.
-    from rubric_types import as_rubrics
-    from validation.semantic import check_query_surfaces, states_rubric
+    from ecombench.rubrics import as_rubrics
+    from ecombench.validation.semantic import check_query_surfaces, states_rubric
 
     ctx, _, _ = rich_plan
     intent, product, _ = hidden_rich[0]
@@ -241,9 +241,9 @@ def _slot_edit(fn):
 def test_a_slot_keyword_list_of_the_wrong_length_is_fitted_not_rejected(rich_plan, hidden_rich, tmp_path, edit,
                                                                          expected):
     # Qwen2.5-Coder-1.5B wrote 6 or 11 good keywords in 5 of 40 slot replies whose answers stated the value;
-    # the writer fits the list to 7-10 distinct ones (stages.verbalise_llm.fit_keywords), the rest of the
+    # the writer fits the list to 7-10 distinct ones (ecombench.stages.verbalise_llm.fit_keywords), the rest of the
     # model's slot unchanged. Narrowing the schema instead made llama.cpp's grammar grow past 20 GB.
-    from stages.text import normalize
+    from ecombench.text import normalize
 
     ctx, _, _ = rich_plan
     intent, product, _ = hidden_rich[0]
@@ -364,7 +364,7 @@ def test_the_judge_weighs_each_rubric_against_its_own_source_and_must_name_every
                                                                                      tmp_path):
     # Issue #14: shown the whole task, a small judge faulted persona and clarification rubrics because "the
     # query does not state the requirement", and with 256 tokens 8 of 8 verdicts were cut off or incomplete.
-    from validation.judge import judge_max_tokens
+    from ecombench.validation.judge import judge_max_tokens
 
     ctx, _, _ = rich_plan
     intent, product, template = hidden_rich[1]
@@ -467,8 +467,8 @@ def test_the_judge_runs_with_the_template_verbaliser_too(rich_plan, hidden_rich,
 
 
 def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(sample_catalog, tmp_path):
-    from flows.build import build_split
-    from flows.settings import BuildConfig
+    from ecombench.flows.build import build_split
+    from ecombench.flows.settings import BuildConfig
 
     with ScriptedLLM({}) as server:
         config = BuildConfig(catalog=str(sample_catalog.path), intents=["product_search", "review_driven"],
@@ -498,7 +498,7 @@ def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(
 def test_an_unknown_llm_part_is_one_error_line_naming_the_setting(sample_catalog, tmp_path):
     from typer.testing import CliRunner
 
-    from flows.cli import app
+    from ecombench.flows.cli import app
 
     result = CliRunner().invoke(app, ["build", "--catalog", str(sample_catalog.path), "--verbaliser", "llm",
                                       "--llm-part", "query", "--llm-part", "summary", "--out", str(tmp_path)])
@@ -508,7 +508,7 @@ def test_an_unknown_llm_part_is_one_error_line_naming_the_setting(sample_catalog
 
 
 def test_parts_and_judge_decide_content_so_they_enter_the_config_hash():
-    from flows.settings import BuildConfig
+    from ecombench.flows.settings import BuildConfig
 
     base = BuildConfig(catalog="c", verbaliser="llm", llm_model="m")
     hashes = {base.config_hash("f"), base.model_copy(update={"judge": True}).config_hash("f"),

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from stages.fields import load_field_table
-from stages.product_type import head_segments, product_type
+from ecombench.stages.product_type import head_segments, product_type
+from ecombench.tables.fields import load_field_table
 from tests.conftest import SHARED
 
 FILES = [SHARED / "meta_electronics_beauty_office.jsonl", SHARED / "meta_home_toys_sports.jsonl",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from stages.fields import load_field_table
-from stages.replies import DEFAULT_RESPONSE, age_phrase, reply_states, slot_reply, speech_case
+from ecombench.stages.replies import DEFAULT_RESPONSE, age_phrase, reply_states, slot_reply, speech_case
+from ecombench.tables.fields import load_field_table
 
 
 def _reply(field, value, type_="attribute_match"):

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from stages.reviews import MIN_RATING, MIN_TEXT_CHARS, OPINION_WORDS, extract_opinions, review_text
-from stages.text import contains_phrase, keywords
+from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS, OPINION_WORDS, extract_opinions, review_text
+from ecombench.text import contains_phrase, keywords
 
 # Real products of with-reviews/meta_electronics_with_reviews.jsonl, picked by looking at their reviews.
 KEYBOARD = "B08CXN6MR8"   # MageGee gaming keyboard and mouse combo: 10 reviews, 4 positive
@@ -125,7 +125,7 @@ def test_an_opinion_of_a_positive_review_is_never_a_negated_clause(full_catalog)
 
 # ---- the clear-opinion filter (issue #14): fragments quoted from the shared-data split ------------------
 
-from stages.reviews import clear_opinion, opinion_clauses  # noqa: E402
+from ecombench.stages.reviews import clear_opinion, opinion_clauses  # noqa: E402
 
 
 @pytest.mark.parametrize("fragment", ["He love it", "just a good", "so good for walking", "which is a great experience",

@@ -6,12 +6,12 @@ import copy
 
 import pytest
 
-from schemas import schema_errors
-from stages.features import extract_features
-from stages.hashing import rng
-from stages.intents import load_intents
-from stages.rubrics import bound_phrase, build_rubrics, rubric_lock
-from stages.split import SplitConfig, select_features, split_features
+from ecombench.hashing import rng
+from ecombench.schemas import schema_errors
+from ecombench.stages.features import extract_features
+from ecombench.stages.rubrics import bound_phrase, build_rubrics, rubric_lock
+from ecombench.stages.split import SplitConfig, select_features, split_features
+from ecombench.tables.intents import load_intents
 
 
 @pytest.fixture(scope="module")

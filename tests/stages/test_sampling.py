@@ -7,8 +7,8 @@ import dataclasses
 import polars as pl
 import pytest
 
-from stages.intents import load_intents
-from stages.sampling import NO_CATEGORY, eligibility_columns, sample_candidates
+from ecombench.stages.sampling import NO_CATEGORY, eligibility_columns, sample_candidates
+from ecombench.tables.intents import load_intents
 
 
 @pytest.fixture(scope="module")

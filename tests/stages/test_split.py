@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from stages.features import extract_features
-from stages.hashing import rng
-from stages.intents import load_intents
-from stages.split import entangled_fields, PartitionInfeasible, SplitConfig, select_features, split_features
+from ecombench.hashing import rng
+from ecombench.stages.features import extract_features
+from ecombench.stages.split import PartitionInfeasible, SplitConfig, entangled_fields, select_features, split_features
+from ecombench.tables.intents import load_intents
 
 CONFIG = SplitConfig()
 
@@ -150,7 +150,7 @@ def test_ratios_that_do_not_sum_to_one_are_refused():
 # ---- hidden information must matter (issue #7): the split orders features by selectivity -------------
 
 def _support(rich_catalog, features):
-    from stages.rubrics import feature_rubric
+    from ecombench.stages.rubrics import feature_rubric
 
     return {f.field: rich_catalog.index.support(feature_rubric(f)) for f in features
             if "persona" in f.sources or "clarification" in f.sources}
@@ -172,8 +172,8 @@ def test_the_hidden_sources_take_the_most_selective_features(rich_catalog, inten
 
 
 def test_support_counts_the_catalog_products_that_satisfy_one_rubric(rich_catalog, intents):
-    from stages.rubrics import feature_rubric
-    from validation.checkers import check
+    from ecombench.rubrics.checkers import check
+    from ecombench.stages.rubrics import feature_rubric
 
     features = features_of(rich_catalog, intents, "B07FTMMWTK")
     for f in features:
@@ -211,7 +211,7 @@ def test_a_query_with_no_product_type_and_no_attribute_is_not_searchable(full_ca
     # - ..."). Its title's head now names a type ("Kit", issue #12; a target without one is rejected as
     # no_product_type before the split), so the type is taken away here: a review_driven query could then
     # only state a bound and two review opinions.
-    from stages.split import QueryNotSearchable
+    from ecombench.stages.split import QueryNotSearchable
 
     intent = intents["review_driven"]
     product = full_catalog.reviewed_product("B077H68HM2")
@@ -232,9 +232,9 @@ def test_an_answer_set_split_leaves_every_hidden_source_needed(full_catalog, int
     # whole task few. (B07HKK3LPK served before session 8; its Shape "Rectangular" is now implied by "poster"
     # and its Wall Art Form "Poster" names the type, stages/type_values.py, and the features left allow no such
     # placement.)
-    from stages.rubrics import feature_rubric
-    from stages.split import SplitGoals
-    from validation.semantic import answer_set_masks
+    from ecombench.stages.rubrics import feature_rubric
+    from ecombench.stages.split import SplitGoals
+    from ecombench.validation.semantic import answer_set_masks
 
     intent = intents["product_search"]
     support = lambda field, value: full_catalog.index.support(  # noqa: E731

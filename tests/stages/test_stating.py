@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.lemmas import stated_count, states_bound, states_cue, states_phrase
+from ecombench.lemmas import stated_count, states_bound, states_cue, states_phrase
 
 
 @pytest.mark.parametrize("text, value", [

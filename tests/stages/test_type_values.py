@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stages.errors import SettingError
-from stages.type_values import load_type_values, type_value_problem
+from ecombench.errors import SettingError
+from ecombench.stages.type_values import load_type_values, type_value_problem
 
 
 def test_the_bundled_rules_read_and_apply():
@@ -27,7 +27,7 @@ def test_a_row_without_its_list_is_named(tmp_path):
 
 
 def test_every_row_names_a_field_of_the_field_table():
-    from stages.fields import load_field_table
+    from ecombench.tables.fields import load_field_table
 
     fields = load_field_table().fields
     assert {field for field, _ in load_type_values()} <= set(fields)

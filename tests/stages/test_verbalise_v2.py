@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from schemas.models import Rubric
-from stages.fields import load_field_table
-from stages.product_naming import natural_type
-from stages.verbalise_v2 import write_query_v2
-from validation.leakage import check_leakage
-from validation.semantic import check_sources, product_type_drift
+from ecombench.schemas.models import Rubric
+from ecombench.stages.product_naming import natural_type
+from ecombench.stages.verbalise_v2 import write_query_v2
+from ecombench.tables.fields import load_field_table
+from ecombench.validation.leakage import check_leakage
+from ecombench.validation.semantic import check_sources, product_type_drift
 
 TABLE = load_field_table()
 
@@ -72,7 +72,7 @@ def test_the_seeded_generator_picks_among_several_sentence_plans():
 
 
 def task_of(rubrics: list[Rubric], query: str) -> dict:
-    from stages.rubrics import rubric_lock
+    from ecombench.stages.rubrics import rubric_lock
 
     return {"user_query": query, "rubrics": [r.record() for r in rubrics], "rubric_lock": rubric_lock(rubrics),
             "implicit_rubric_ids": [], "user_persona": {"product_requirements": {}},
@@ -176,7 +176,7 @@ def test_an_excluded_value_that_is_the_type_word_does_not_hide_the_type():
 def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
     # B09KN213QM (shared-data split): "with no added perfume, since smells give me headaches and without any
     # corners, ..." read the second cue as part of the first one's reason
-    from stages.verbalise_v2 import join_clauses
+    from ecombench.stages.verbalise_v2 import join_clauses
 
     cues = ["with no added perfume, since smells give me headaches",
             "without any corners, shaped like a full moon"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from stages.features import extract_features
-from stages.fields import load_field_table
-from stages.hashing import rng
-from stages.intents import load_intents
-from stages.vocabulary import MIN_VALUE_SUPPORT, value_problems
+from ecombench.hashing import rng
+from ecombench.stages.features import extract_features
+from ecombench.stages.vocabulary import MIN_VALUE_SUPPORT, value_problems
+from ecombench.tables.fields import load_field_table
+from ecombench.tables.intents import load_intents
 
 TABLE = load_field_table()
 
@@ -84,7 +84,7 @@ def test_a_value_that_only_names_the_product_type_is_no_requirement(full_catalog
 def test_glass_of_wine_glasses_stays_a_requirement(full_catalog):
     # B0BCQ6FQXD, wine glasses made of glass: "glasses" has the lemma "glass", yet Material "Glass" is a real
     # requirement (the catalog's wine glasses also come in plastic, acrylic, crystal). Only form-or-use fields
-    # (stages.product_naming.TYPE_LIKE_FIELDS) lose a value that names the type (helper review, session 8).
+    # (ecombench.stages.product_naming.TYPE_LIKE_FIELDS) lose a value that names the type (helper review, session 8).
     values, rejected = features_of(full_catalog, "B0BCQ6FQXD")
     assert values.get("title") == "Wine Glasses"
     assert "names_product_type" not in rejected.get("details.Material", {}).values()

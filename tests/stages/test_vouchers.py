@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from schemas.models import Budget
-from stages.text import contains_phrase
-from stages.vouchers import MIN_PRICE, apply_voucher, budget_numbers, describe_budget, generate_budget
-from validation.checkers import check
+from ecombench.rubrics.checkers import check
+from ecombench.schemas.models import Budget
+from ecombench.stages.vouchers import MIN_PRICE, apply_voucher, budget_numbers, describe_budget, generate_budget
+from ecombench.text import contains_phrase
 
 # Real products and their catalog prices (full_catalog), asserted in `price_of`.
 CLOCK = "B002HXPY4K"      # Rooster wall clock, $19.99

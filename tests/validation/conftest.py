@@ -27,7 +27,7 @@ def clean_task(accepted_tasks, rich_plan, rich_catalog):
     """
     import dataclasses
 
-    from pipeline.candidate import build_candidate
+    from ecombench.pipeline.candidate import build_candidate
 
     for t in accepted_tasks:
         if _qualifies(t):

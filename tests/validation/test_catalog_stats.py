@@ -1,4 +1,4 @@
-"""Catalog statistics written once at ingest (validation.catalog_stats) equal what a build computes itself."""
+"""Catalog statistics written once at ingest (ecombench.validation.catalog_stats) equal what a build computes itself."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from catalog.ingest import write_catalog_snapshot
-from catalog.snapshot import load_reviews, load_snapshot
-from stages.features import detail_rows, field_vocabulary
-from stages.fields import load_field_table
-from validation.norms import CatalogNorms
-from validation.catalog_stats import (
+from ecombench.answers.norms import CatalogNorms
+from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.snapshot import load_reviews, load_snapshot
+from ecombench.stages.features import detail_rows, field_vocabulary
+from ecombench.tables.fields import load_field_table
+from ecombench.validation.catalog_stats import (
     STATS_DIR,
     load_catalog_stats,
     negative_fields,
@@ -67,7 +67,7 @@ def test_statistics_of_other_bytes_are_not_used(snapshot):
 
 
 def test_the_stored_catalog_suite_is_the_one_a_build_runs(snapshot, tmp_path):
-    from validation.expectations import catalog_suite, run_suites
+    from ecombench.validation.expectations import catalog_suite, run_suites
 
     products, _ = load_snapshot(snapshot)
     write_catalog_stats(snapshot, load_field_table(), with_suite=True)
@@ -81,7 +81,7 @@ def test_statistics_written_in_slices_equal_the_whole_catalog_s(snapshot, tmp_pa
     # of 97 rows over this real snapshot, every file but the timings is the same as in one slice.
     import shutil
 
-    import validation.catalog_stats as catalog_stats
+    import ecombench.validation.catalog_stats as catalog_stats
 
     assert load_snapshot(snapshot)[0].height > 3 * 97
     whole, sliced = tmp_path / "whole", tmp_path / "sliced"
@@ -101,7 +101,7 @@ def test_the_suite_reads_presence_only_where_it_checks_presence(snapshot):
     # removed, the suite's result is the one the full texts give.
     import polars as pl
 
-    from validation.expectations import _context, _validate, catalog_expectations, catalog_suite
+    from ecombench.validation.expectations import _context, _validate, catalog_expectations, catalog_suite
 
     products, _ = load_snapshot(snapshot)
     damaged = products.with_columns(*(pl.when(pl.int_range(pl.len()) % k == 0).then(None).otherwise(pl.col(c)).alias(c)
@@ -134,7 +134,7 @@ def test_the_suite_run_in_a_process_of_its_own_gives_the_inline_result(snapshot,
     # forced here on the real snapshot, its catalog_suite.json is the inline one's, byte for byte.
     import shutil
 
-    import validation.catalog_stats as catalog_stats
+    import ecombench.validation.catalog_stats as catalog_stats
 
     results = {}
     for name, threshold in (("inline", 10**12), ("beside", 0)):

@@ -15,14 +15,21 @@ import sys
 from pathlib import Path
 
 import polars as pl
-
-from catalog.integrity import snapshot_files
 import pytest
 
-from flows.build import assemble, batches_of, build_split, plan_build, run_batch
-from flows.settings import BuildConfig
-from validation.expectations import (ERROR, WARN, ExpectationsFailed, catalog_expectations, raise_if_blocking,
-                                     run_suites, task_expectations, task_table)
+from ecombench.catalog.integrity import snapshot_files
+from ecombench.flows.build import assemble, batches_of, build_split, plan_build, run_batch
+from ecombench.flows.settings import BuildConfig
+from ecombench.validation.expectations import (
+    ERROR,
+    WARN,
+    ExpectationsFailed,
+    catalog_expectations,
+    raise_if_blocking,
+    run_suites,
+    task_expectations,
+    task_table,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 INTENTS = ["product_search", "review_driven"]
@@ -195,7 +202,7 @@ def test_cli_build_prints_one_error_line_and_writes_nothing(duplicated_snapshot,
     env = dict(os.environ, **env)
     env.pop("PREFECT_API_URL", None)
     out = tmp_path / "splits"
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "build", "--catalog", str(snapshot), "--intent",
+    proc = subprocess.run([sys.executable, "-m", "ecombench.flows.cli", "build", "--catalog", str(snapshot), "--intent",
                            "product_search", "--candidates", "10", "--out", str(out)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0

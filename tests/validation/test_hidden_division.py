@@ -13,7 +13,7 @@ import dataclasses
 
 import pytest
 
-from validation.semantic import answer_set_masks, hidden_source_answer_sets, hidden_source_findings
+from ecombench.validation.semantic import answer_set_masks, hidden_source_answer_sets, hidden_source_findings
 
 MAT = "B07PZ3BW2N"
 
@@ -55,7 +55,7 @@ def test_a_two_fold_division_is_too_weak_for_min_hidden_division_7(full_catalog)
 
 
 def test_the_split_goals_reject_the_old_placement_only_when_division_is_asked(full_catalog):
-    from stages.split import SplitGoals
+    from ecombench.stages.split import SplitGoals
 
     rubrics = mat_rubrics()
     masks, universe = answer_set_masks(rubrics, rubrics[:1], full_catalog.index, MAT)
@@ -79,8 +79,8 @@ def test_the_split_goals_reject_the_old_placement_only_when_division_is_asked(fu
 def mat_context(full_catalog, artifacts):
     """The build context of a coupon_budget build over the full shared snapshot, at the 7-fold division that
     bounds an ablated oracle by issue #12's 15 % (the default, 2, accepts the mat's 2-fold split)."""
-    from flows.build import plan_build
-    from flows.settings import BuildConfig
+    from ecombench.flows.build import plan_build
+    from ecombench.flows.settings import BuildConfig
 
     ctx, *_ = plan_build(BuildConfig(catalog=str(full_catalog.path), intents=["coupon_budget"],
                                      candidates_per_intent=1, min_hidden_division=7), artifacts)
@@ -88,7 +88,7 @@ def mat_context(full_catalog, artifacts):
 
 
 def test_the_door_mat_is_no_longer_accepted_with_a_two_fold_division(full_catalog, mat_context):
-    from pipeline.candidate import build_candidate
+    from ecombench.pipeline.candidate import build_candidate
 
     product = full_catalog.product(MAT)
     old = dataclasses.replace(mat_context, config=mat_context.config.model_copy(update={"min_hidden_division": 1}))

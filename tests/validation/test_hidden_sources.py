@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from validation.semantic import (answer_set_masks, biting_exclusions, hidden_source_answer_sets,
-                                 hidden_source_findings)
+from ecombench.validation.semantic import (
+    answer_set_masks,
+    biting_exclusions,
+    hidden_source_answer_sets,
+    hidden_source_findings,
+)
 
 SONY = "B0007NWNAA"  # a pair of Sony wired in-ear earphones, white
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from stages.text import normalize
+from ecombench.text import normalize
+from ecombench.validation.leakage import check_leakage
 from tests.validation.conftest import first
-from validation.leakage import check_leakage
 
 
 def reasons(findings):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from stages.reviews import opinion_clauses
-from validation.opinions import check_opinions
+from ecombench.stages.reviews import opinion_clauses
+from ecombench.validation.opinions import check_opinions
 
 
 @pytest.fixture(scope="module")
 def reviewed(sample_catalog):
     """(reviews of one real sample product with an opinion clause in its first review, that clause)."""
-    from catalog.snapshot import load_reviews
+    from ecombench.catalog.snapshot import load_reviews
 
     by_product: dict[str, list[dict]] = {}
     for row in load_reviews(sample_catalog.path).sort("review_id").iter_rows(named=True):

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from stages.text import contains_phrase
+from ecombench.text import contains_phrase
+from ecombench.validation.semantic import check_answer_set, check_sources, task_problems
 from tests.validation.conftest import first
-from validation.semantic import check_answer_set, check_sources, task_problems
 
 
 def test_the_unbroken_task_has_no_source_findings(task, rich_catalog):
@@ -108,8 +108,8 @@ def test_a_broken_task_is_reported(task, rich_catalog, breaker, expected):
 
 
 def test_publishing_refuses_an_unsound_task(task, tmp_path):
-    from splits.publish import publish_split
-    from schemas import SchemaError
+    from ecombench.schemas import SchemaError
+    from ecombench.splits.publish import publish_split
 
     task["answer_set"] = ["B000000000"]
     with pytest.raises(SchemaError, match="is unsound: answer set lacks the target"):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.slot_questions import load_suite, measure, table_markdown, totals
-from stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME
-from validation.slots import answer_question
+from ecombench.stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME
+from ecombench.validation.slots import answer_question
 
 
 def _slot(table, name, i):

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from validation.slots import (answer_question, canonical_question, check_reachability, opened_slots,
-                              read_question, reachability_questions)
+from ecombench.validation.slots import (
+    answer_question,
+    canonical_question,
+    check_reachability,
+    opened_slots,
+    reachability_questions,
+    read_question,
+)
 
 
 def _slots(table, *names):
@@ -80,7 +86,7 @@ def test_a_question_naming_more_than_three_fields_opens_nothing(rich_catalog):
 
 
 def test_the_limit_of_fields_per_question_is_the_field_tables(tmp_path):
-    from stages.fields import FIELD_TABLE, load_field_table
+    from ecombench.tables.fields import FIELD_TABLE, load_field_table
 
     text = FIELD_TABLE.read_text(encoding="utf-8").replace("max_fields_per_question = 3", "max_fields_per_question = 1")
     path = tmp_path / "fields.toml"
@@ -98,7 +104,7 @@ def test_a_slot_of_a_field_the_table_does_not_know_opens_on_its_own_keywords(ric
 
 
 def test_a_field_without_two_natural_questions_is_refused(tmp_path):
-    from stages.fields import FIELD_TABLE, load_field_table
+    from ecombench.tables.fields import FIELD_TABLE, load_field_table
 
     text = FIELD_TABLE.read_text(encoding="utf-8").replace(
         'questions = ["What shape are you after?", "Should it have a particular outline?"]\n', "")
@@ -109,7 +115,7 @@ def test_a_field_without_two_natural_questions_is_refused(tmp_path):
 
 
 def test_a_phrase_may_name_only_one_thing(tmp_path):
-    from stages.fields import FIELD_TABLE, load_field_table
+    from ecombench.tables.fields import FIELD_TABLE, load_field_table
 
     text = FIELD_TABLE.read_text(encoding="utf-8").replace('paraphrases = ["round or square"',
                                                           'paraphrases = ["holding", "round or square"')
@@ -120,8 +126,8 @@ def test_a_phrase_may_name_only_one_thing(tmp_path):
 
 
 def test_keywords_count_as_the_matcher_sees_them(tmp_path):
-    from stages.errors import SettingError
-    from stages.fields import load_field_table
+    from ecombench.errors import SettingError
+    from ecombench.tables.fields import load_field_table
 
     path = tmp_path / "fields.toml"
     path.write_text('[fields."Size"]\nlabel = "size"\nsources = ["clarification"]\n'
@@ -138,7 +144,7 @@ def test_two_slots_of_one_field_collide(rich_catalog):
 
 
 def test_a_field_whose_questions_do_not_name_it_leaves_its_slots_unreachable(tmp_path):
-    from stages.fields import FIELD_TABLE, load_field_table
+    from ecombench.tables.fields import FIELD_TABLE, load_field_table
 
     text = FIELD_TABLE.read_text(encoding="utf-8").replace(
         'questions = ["What shape are you after?", "Should it have a particular outline?"]',

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.build import build_split
-from flows.cli import app
-from splits.inspect import validate_file
-from flows.settings import BuildConfig
-from stages.fields import load_field_table
+from ecombench.flows.build import build_split
+from ecombench.flows.cli import app
+from ecombench.flows.settings import BuildConfig
+from ecombench.splits.inspect import validate_file
+from ecombench.tables.fields import load_field_table
 
 runner = CliRunner()
 
@@ -238,8 +238,8 @@ def test_validate_names_a_missing_catalog(split, tmp_path):
 
 
 def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_results):
-    from stages.intents import load_intents
-    from validation.semantic import intent_problems
+    from ecombench.tables.intents import load_intents
+    from ecombench.validation.semantic import intent_problems
 
     task = next(r.task for intent, _, r in rich_results if r.task is not None and intent == "rating_quality")
     rubrics = [r for r in task["rubrics"] if r["field"] != "average_rating"]
@@ -249,7 +249,7 @@ def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_
 
 def test_a_release_record_with_missing_optional_keys_joined_values_and_an_unknown_field_gets_per_rubric_findings(
         split, sample_catalog, tmp_path):
-    from stages.features import detail_options
+    from ecombench.stages.features import detail_options
 
     table = load_field_table()
     tasks = _tasks(split)

@@ -1,0 +1,1 @@
+"""Catalog-wide answers: which products satisfy rubrics (the index, partitioned passes, normalised text)."""

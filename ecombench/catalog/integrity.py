@@ -1,0 +1,107 @@
+"""The snapshot's own files against the sha256 its manifest records: a changed byte is found before it is read.
+
+`ecombench ingest` records `files` (sha256 and bytes of products.parquet, reviews.parquet and
+bad_records.jsonl) in manifest.json. A build calls `verify_snapshot` with a cache of the files'
+size and mtime, so a rebuild over an unchanged snapshot does not rehash it; `ecombench verify`
+rehashes on demand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ecombench.catalog.snapshot import SnapshotError
+
+SNAPSHOT_FILES = ("products.parquet", "reviews.parquet", "bad_records.jsonl")
+
+
+def file_digest(path: Path) -> str:
+    """sha256 hex of a file, read in 1 MiB chunks.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def snapshot_files(directory: Path) -> dict[str, dict[str, Any]]:
+    """The manifest's `files` entry of a snapshot directory: name -> {"sha256", "bytes"} of each file present."""
+    return {name: {"sha256": file_digest(directory / name), "bytes": (directory / name).stat().st_size}
+            for name in SNAPSHOT_FILES if (directory / name).is_file()}
+
+
+def _cache_path(cache_dir: Path, snapshot: Path) -> Path:
+    key = hashlib.sha256(str(snapshot.resolve()).encode()).hexdigest()[:16]
+    return cache_dir / f"{key}.json"
+
+
+def verify_snapshot(path: Path, cache_dir: Path | None = None) -> dict[str, str]:
+    """Check every file the snapshot's manifest lists against its recorded size and sha256.
+
+    Args:
+        path: the snapshot directory.
+        cache_dir: where verified (size, mtime_ns, sha256) triples are remembered; a file whose size and
+            mtime match a remembered triple with the manifest's sha256 is not rehashed. None rehashes all.
+
+    Returns:
+        file name -> "hashed", "cached", or "not recorded" (a snapshot from before `files` existed:
+        nothing to check against).
+
+    Raises:
+        SnapshotError: the manifest is missing or unreadable, or a file is missing, has another size or
+            another sha256 than recorded (the message names the file).
+    """
+    manifest_path = path / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SnapshotError(f"{manifest_path} not found: is {path} a catalog snapshot? "
+                            "(create one with `ecombench ingest`)") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"{manifest_path}: unreadable ({exc})") from None
+    recorded = manifest.get("files")
+    if not recorded:
+        return {name: "not recorded" for name in SNAPSHOT_FILES}
+    cache_file = _cache_path(cache_dir, path) if cache_dir else None
+    cache: dict[str, list] = {}
+    if cache_file and cache_file.is_file():
+        try:
+            cache = json.loads(cache_file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            cache = {}
+    outcome: dict[str, str] = {}
+    for name, want in sorted(recorded.items()):
+        file = path / name
+        try:
+            st = file.stat()
+        except FileNotFoundError:
+            raise SnapshotError(f"{file} is missing (the snapshot's manifest lists it)") from None
+        if st.st_size != want["bytes"]:
+            raise SnapshotError(f"{file}: {st.st_size} bytes, the manifest records {want['bytes']} "
+                                "(changed or truncated after ingest; ingest it again)")
+        if cache.get(name) == [st.st_size, st.st_mtime_ns, want["sha256"]]:
+            outcome[name] = "cached"
+            continue
+        got = file_digest(file)
+        if got != want["sha256"]:
+            raise SnapshotError(f"{file}: sha256 {got[:12]}… differs from the manifest's {want['sha256'][:12]}… "
+                                "(the file changed after ingest; ingest it again)")
+        cache[name] = [st.st_size, st.st_mtime_ns, got]
+        outcome[name] = "hashed"
+    if cache_file and "hashed" in outcome.values():
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}")
+            tmp.write_text(json.dumps(cache), encoding="utf-8")
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass  # a cache that cannot be written only costs a rehash next time
+    return outcome

@@ -1,0 +1,589 @@
+"""The native reader: a block of JSONL lines parsed by DuckDB's JSON reader and normalised as whole columns.
+
+`convert_block_native` is a drop-in for `ecombench.catalog.records.convert_block` (same `Converted`, same rows,
+same bad records). Per line DuckDB does only what needs the JSON parser: one `json_transform` into
+typed columns (`details` as `MAP(VARCHAR, VARCHAR)`), the JSON type of every declared field and of
+every detail value (`json_type`), and the top-level keys (`json_keys`, for repeated keys). One RE2
+pass over the raw lines (`pyarrow.compute.match_substring_regex`, `_SCREEN`) finds what DuckDB's
+parser accepts and orjson refuses (NaN / Infinity literals, trailing commas, exponents that
+overflow a double, a byte order mark, escaped ASCII that could spell a key) and string lists with
+an element that is not a string or null. The record rules of `ecombench.catalog.records` then run as pyarrow
+compute kernels and numpy over whole columns: types, value ranges, Python's whitespace strip
+(`utf8_trim` with every `str.isspace` character), labels, null-free string lists, detail keys
+(canonical per distinct raw key), the fast path of `normalize_details`, prices per distinct value.
+
+A line takes the Python rules instead, whole (`ecombench.catalog.records.convert_block` on that line), when
+any of those checks says the columns might not give exactly their result: every bad record comes
+from there, so its file, line, reason and excerpt are the Python reader's. What is left for Python
+on the rows the columns keep is per distinct value or rare: canonical detail keys, price texts,
+detail values that are not strings (a `Best Sellers Rank` object is re-serialised by orjson, as
+`detail_value_text` does), and the review content keys (sha256).
+
+The line numbers come from the block, so blank lines, truncated gzip streams and the cross-record
+rules (`CrossRecordRules`) are untouched. `tests/catalog/test_native.py` holds the snapshot equal to
+the Python reader's on every shared real file and the damaged inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ecombench.catalog.records import (
+    Block,
+    Converted,
+    RawBlock,
+    content_key,
+    convert_block,
+    detail_value_text,
+    parse_price,
+    review_id,
+)
+from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA
+from ecombench.tables.fields import FieldTable
+
+_PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
+
+# Every character Python's str.strip() removes (str.isspace; tests/catalog/test_native.py checks the list):
+# utf8_trim with these strips exactly as the rules do.
+_WS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+       "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+_NUMBER = ("DOUBLE", "UBIGINT", "BIGINT")
+
+# What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (RE2; a match inside a string
+# only sends a good line the slow way): NaN / Infinity literals (DuckDB reads them case-insensitively), a
+# trailing comma, an exponent of three digits or a 300-digit number (a double overflows: orjson refuses it),
+# a byte order mark, and an escaped printable ASCII character (a key spelt with escapes could repeat a
+# declared key unseen by the other checks).
+_LENIENT = (r"(?i:[:\[,]\s*[-+]?(?:nan|inf|infinity)\s*[,\]}])|,\s*[\]}]|[:\[,]\s*-?\d+(?:\.\d+)?[eE][+-]?\d{3}"
+            r"|\d{300}|\\u00[2-7]|\x{feff}")
+# A string list (features, description, categories) holding an element that is neither a string nor null:
+# the Python rules drop the field (wrong_type), DuckDB's VARCHAR[] would read the element as text.
+_LIST_ELEMENT = (r'"(?:features|description|categories)"\s*:\s*\[(?:\s*(?:"(?:[^"\\]|\\.)*"|null)\s*,)*'
+                 r'\s*[^"\s\]n]')
+_META_SCREEN = f"{_LENIENT}|{_LIST_ELEMENT}"
+_REVIEW_SCREEN = _LENIENT
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+_META_FIELDS = {"parent_asin": "VARCHAR", "title": "VARCHAR", "main_category": "VARCHAR", "store": "VARCHAR",
+                "average_rating": "DOUBLE", "rating_number": "BIGINT", "price": "JSON", "features": "VARCHAR[]",
+                "description": "VARCHAR[]", "categories": "VARCHAR[]", "details": "MAP(VARCHAR, VARCHAR)"}
+_REVIEW_FIELDS = {"parent_asin": "VARCHAR", "asin": "VARCHAR", "rating": "DOUBLE", "title": "VARCHAR",
+                  "text": "VARCHAR", "helpful_vote": "BIGINT", "verified_purchase": "BOOLEAN", "timestamp": "BIGINT",
+                  "user_id": "VARCHAR"}
+
+
+def _parsed_sql(fields: dict[str, str], details: bool) -> str:
+    # The only per-line work: one typed transform, the JSON type of each declared field (NULL: absent, 'NULL': a
+    # JSON null), the top-level keys (for repeated ones) and, for products, the JSON type of every detail value.
+    # try(): a line that is not JSON to DuckDB gives NULLs (and then the Python rules).
+    declared = _sql_text(orjson.dumps(fields).decode())
+    paths = "[" + ", ".join(f"'$.{n}'" for n in fields) + "]"
+    detail_types = ", try(json_type(line, '$.details.*')) AS details_t" if details else ""
+    return f"""SELECT k, try(json_transform(line, {declared})) AS j, try(json_type(line, {paths})) AS t,
+                      try(json_keys(line)) AS keys{detail_types} FROM lines"""
+
+
+META_SQL = _parsed_sql(_META_FIELDS, details=True)
+REVIEW_SQL = _parsed_sql(_REVIEW_FIELDS, details=False)
+# The Hugging Face form holds details as the JSON text of the object: its lines (few of a raw file, all of an
+# HF one) get the map and the value types from that text.
+HF_DETAILS_SQL = """
+SELECT try(json_transform(d, '"MAP(VARCHAR, VARCHAR)"')) AS details, try(json_type(d, '$.*')) AS details_t
+FROM (SELECT k, try(json_extract_string(line, '$.details')) AS d FROM lines) ORDER BY k"""
+
+
+def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa.Table:
+    """The SQL result as flat columns: k, t_<field> (JSON types), the declared fields, repeated, details."""
+    fields = _META_FIELDS if kind == "meta" else _REVIEW_FIELDS
+    valid = pc.and_kleene(pc.and_kleene(pc.is_valid(raw.column("j")), pc.is_valid(raw.column("t"))),
+                          pc.is_valid(raw.column("keys")))
+    raw = (raw if valid.null_count == 0 and pc.all(valid).as_py() else raw.filter(valid)).combine_chunks()
+    j, t, keys = (raw.column(c).chunk(0) if raw.column(c).num_chunks else raw.column(c).combine_chunks()
+                  for c in ("j", "t", "keys"))
+    cols: dict[str, Any] = {"k": raw.column("k")}
+    for i, name in enumerate(fields):
+        cols[f"t_{name}"] = pc.list_element(t, i)
+    for name in fields:
+        cols[name] = j.field(name)
+    # A repeated top-level key: orjson keeps its last copy, DuckDB its first. Declared keys counted in the key
+    # list against the declared fields present.
+    present = sum(_bools(pc.is_valid(cols[f"t_{name}"])).astype(np.int64) for name in fields)
+    flat = keys.flatten()
+    declared = _bools(pc.is_in(flat, pa.array(list(fields), pa.string())))
+    parents = pc.list_parent_indices(keys).to_numpy()
+    cols["repeated"] = np.bincount(parents[declared], minlength=len(raw)) - present
+    if kind == "meta":
+        # A number's JSON text (DuckDB's shortest round-trip form) read as the double orjson reads.
+        is_number = _bools(pc.is_in(cols["t_price"], pa.array(_NUMBER, pa.string())))
+        number = pa.nulls(len(raw), pa.float64())
+        if is_number.any():
+            texts = pc.cast(cols["price"].filter(pa.array(is_number)), pa.string())
+            number = pc.replace_with_mask(number, pa.array(is_number), pc.cast(texts, pa.float64()))
+        cols["price_number"] = number
+        cols["price_text"] = _price_texts(cols["t_price"], cols["price"], con)
+        details, detail_types = cols["details"], raw.column("details_t").combine_chunks()
+        hf = np.flatnonzero(_bools(pc.equal(cols["t_details"], "VARCHAR")))
+        if len(hf):
+            lines = pa.table({"k": pa.array(np.arange(len(hf)), pa.int64()),
+                              "line": arr.take(pa.array(raw.column("k").to_numpy()[hf]))})
+            con.register("lines", lines)
+            try:
+                extra = con.sql(HF_DETAILS_SQL).to_arrow_table().combine_chunks()
+            finally:
+                con.unregister("lines")
+            where = np.arange(len(raw))
+            where[hf] = len(raw) + np.arange(len(hf))
+            details = pa.concat_arrays([details, extra.column("details").combine_chunks().cast(details.type)]
+                                       ).take(pa.array(where))
+            detail_types = pa.concat_arrays([detail_types, extra.column("details_t").combine_chunks().cast(
+                detail_types.type)]).take(pa.array(where))
+        cols["details"], cols["details_t"] = details, detail_types
+    return pa.table(cols)
+
+
+def _price_texts(types: pa.Array, price: pa.Array, con: Any) -> pa.Array:
+    # The text of a string price (JSON-unescaped by DuckDB), None for any other type.
+    strings = _bools(pc.equal(types, "VARCHAR"))
+    out = pa.nulls(len(price), pa.string())
+    if strings.any():
+        chosen = pc.cast(price.filter(pa.array(strings)), pa.string())
+        texts = pa.table({"k": pa.array(np.arange(len(chosen)), pa.int64()), "p": chosen})
+        con.register("prices", texts)
+        try:
+            unescaped = con.sql("SELECT p::JSON ->> '$' AS p FROM prices ORDER BY k").to_arrow_table().column(
+                "p").combine_chunks()
+        finally:
+            con.unregister("prices")
+        out = pc.replace_with_mask(out, pa.array(strings), unescaped.cast(pa.string()))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# DuckDB, one connection per thread
+
+
+_LOCAL = threading.local()
+THREADS_ENV = "ECOMBENCH_DUCKDB_THREADS"
+
+
+def _connection() -> Any:
+    # One in-memory DuckDB per thread (ecombench.catalog.ingest runs blocks on a pool of threads: DuckDB and pyarrow
+    # release the GIL), made in that process (a forked child must not share its parent's). Threads of DuckDB
+    # itself: ECOMBENCH_DUCKDB_THREADS, else 1 (the pool spreads blocks over the cores; one block's lines
+    # are one Arrow chunk, which DuckDB would scan on one thread anyway).
+    made = getattr(_LOCAL, "connection", None)
+    if made is None or made[0] != os.getpid():
+        import duckdb
+
+        con = duckdb.connect(":memory:")
+        con.execute(f"SET threads = {int(os.environ.get(THREADS_ENV) or 1)}")
+        con.execute("SET preserve_insertion_order = true")
+        made = _LOCAL.connection = (os.getpid(), con)
+    return made[1]
+
+
+# --------------------------------------------------------------------------------------------
+# A block through SQL
+
+
+def _block_lines(block: Block) -> pa.LargeBinaryArray:
+    """Every line of the block (blank ones included, no newline) as one Arrow binary array."""
+    if isinstance(block, RawBlock):  # split in Arrow: no Python object per line
+        whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array(
+            [0, block.end], dtype=np.int64).tobytes()), pa.py_buffer(block.data)])
+        return pc.split_pattern(whole, b"\n").flatten()
+    lengths = np.fromiter((len(x) for x in block.lines), dtype=np.int64, count=len(block.lines))
+    offsets = np.zeros(len(block.lines) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_binary(), len(block.lines), [None, pa.py_buffer(offsets.tobytes()),
+                                                                        pa.py_buffer(b"".join(block.lines))])
+
+
+def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list[int], pa.LargeBinaryArray]:
+    """Parse the block's non-blank UTF-8 lines in DuckDB.
+
+    Returns:
+        (the normalisable rows' columns (`_columns`, column k = position in `picked`) or None; `picked`, the
+        block indices of the lines given to DuckDB; block indices of the lines for the Python rules: not
+        UTF-8, not a JSON object to DuckDB, or failing a check of `_meta_ok` / `_review_ok` / the screen;
+        every line of the block, `_block_lines`).
+    """
+    every = _block_lines(block)
+    # bytes.isspace: the blank lines convert_block skips.
+    picked = np.flatnonzero(~_bools(pc.match_substring_regex(every, r"^[ \t\n\r\x0b\x0c]*$")))
+    python: list[int] = []
+    chosen = every if len(picked) == len(every) else every.take(pa.array(picked))
+    try:
+        arr = chosen.cast(pa.large_string())  # validates UTF-8
+    except pa.ArrowInvalid:
+        good = []
+        for i in picked.tolist():
+            try:
+                block.lines[i].decode("utf-8")
+                good.append(i)
+            except UnicodeDecodeError:
+                python.append(i)
+        picked = np.asarray(good, dtype=np.int64)
+        arr = every.take(pa.array(picked)).cast(pa.large_string())
+    if not len(picked):
+        return None, picked, sorted(python), every
+    screen = _bools(pc.invert(pc.match_substring_regex(arr, _META_SCREEN if kind == "meta" else _REVIEW_SCREEN)))
+    lines = pa.table({"k": pa.array(np.arange(len(picked)), pa.int64()), "line": arr})
+    con = _connection()
+    con.register("lines", lines)
+    try:
+        raw = con.sql(META_SQL if kind == "meta" else REVIEW_SQL).to_arrow_table()
+    finally:
+        con.unregister("lines")
+    result = _columns(kind, raw, arr, con)
+    k = result.column("k").to_numpy()
+    if len(k) > 1 and not (np.diff(k) > 0).all():  # DuckDB keeps the lines' order; never rely on it unchecked
+        result = result.take(pa.array(np.argsort(k, kind="stable")))
+    index = picked
+    k = result.column("k").to_numpy()
+    seen = np.zeros(len(picked), dtype=bool)
+    seen[k] = True
+    python.extend(index[~seen].tolist())  # not a JSON object to DuckDB
+    ok = (_meta_ok(result) if kind == "meta" else _review_ok(result)) & screen[k]
+    python.extend(index[k[~ok]].tolist())
+    return (result if ok.all() else result.filter(pa.array(ok))), index, sorted(python), every
+
+
+# --------------------------------------------------------------------------------------------
+# The record rules as column checks: a row failing one takes the Python rules (which log why)
+
+
+def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An Arrow boolean array as numpy, null as False."""
+    if mask.null_count:
+        mask = pc.fill_null(mask, False)
+    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _or_empty(strings: pa.Array) -> pa.Array:
+    """Null strings as "" (a copy only when there is a null)."""
+    return pc.fill_null(strings, "") if strings.null_count else strings
+
+
+def _absent(result: pa.Table, name: str) -> np.ndarray:
+    # The field is missing or a JSON null: the rules read it as None (or their default).
+    t = result.column(f"t_{name}")
+    return _bools(pc.or_kleene(pc.is_null(t), pc.equal(t, "NULL")))
+
+
+def _json_type(result: pa.Table, name: str, *types: str) -> np.ndarray:
+    return _bools(pc.is_in(result.column(f"t_{name}"), pa.array(types, pa.string())))
+
+
+def _text_ok(result: pa.Table, name: str) -> np.ndarray:
+    return _absent(result, name) | _json_type(result, name, "VARCHAR")
+
+
+def _rating_ok(result: pa.Table, name: str) -> np.ndarray:
+    value = result.column(name)
+    inside = pc.and_kleene(pc.is_finite(value), pc.and_kleene(pc.greater_equal(value, 1), pc.less_equal(value, 5)))
+    return _absent(result, name) | (_json_type(result, name, *_NUMBER) & _bools(inside))
+
+
+def _count_ok(result: pa.Table, name: str) -> np.ndarray:
+    # A non-negative JSON integer that fits int64 (declared BIGINT: a larger one reads as NULL). A float count
+    # (12.0, as Hugging Face exports give) takes the Python rules, which accept it.
+    return _absent(result, name) | (_json_type(result, name, "UBIGINT") & _bools(pc.is_valid(result.column(name))))
+
+
+def _parent_asin(result: pa.Table) -> pa.Array:
+    return pc.utf8_trim(result.column("parent_asin"), _WS)
+
+
+def _common_ok(result: pa.Table) -> np.ndarray:
+    # No repeated top-level key (orjson keeps the last copy, DuckDB the first) and a usable parent_asin.
+    repeated = result.column("repeated").to_numpy(zero_copy_only=False)
+    return ((repeated <= 0) & _json_type(result, "parent_asin", "VARCHAR")
+            & _bools(pc.not_equal(_parent_asin(result), "")))
+
+
+def _meta_ok(result: pa.Table) -> np.ndarray:
+    """Rows whose every field the columns below normalise exactly as `normalize_product` does, without a drop."""
+    ok = _common_ok(result)
+    for name in ("title", "main_category", "store"):
+        ok &= _text_ok(result, name)
+    ok &= _rating_ok(result, "average_rating") & _count_ok(result, "rating_number")
+    number = result.column("price_number")
+    # -0.0 is a price (its raw text "-0.0"); it is left to the Python rules rather than to a hash of floats.
+    price = pc.and_kleene(pc.is_finite(number), pc.greater(number, 0.0))
+    zero = pc.and_kleene(pc.equal(number, 0.0), pc.invert(pc.is_in(pc.cast(number, pa.string()), pa.array(["-0"]))))
+    ok &= (_absent(result, "price") | _json_type(result, "price", "VARCHAR")
+           | (_json_type(result, "price", *_NUMBER) & (_bools(price) | _bools(zero))))
+    for name in ("features", "description", "categories"):
+        ok &= _absent(result, name) | _json_type(result, name, "ARRAY")  # element types: _LIST_ELEMENT
+    details = result.column("details").combine_chunks()
+    types = pc.list_value_length(result.column("details_t").combine_chunks())
+    same_length = _bools(pc.is_valid(details)) & (_map_lengths(details) == _bools_int(types))
+    ok &= _absent(result, "details") | (_json_type(result, "details", "OBJECT", "VARCHAR") & same_length)
+    return ok
+
+
+def _map_lengths(maps: pa.MapArray) -> np.ndarray:
+    """Entries per row of a map column (0 for a null row)."""
+    offsets = maps.offsets.to_numpy()
+    return np.where(_bools(pc.is_valid(maps)), np.diff(offsets), 0).astype(np.int64)
+
+
+def _bools_int(lengths: pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(lengths, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _review_ok(result: pa.Table) -> np.ndarray:
+    """Rows whose every field the columns below normalise exactly as `normalize_review` does, without a drop."""
+    ok = _common_ok(result)
+    for name in ("asin", "title", "text", "user_id"):
+        ok &= _text_ok(result, name)
+    ok &= _rating_ok(result, "rating") & _count_ok(result, "helpful_vote")
+    ok &= _absent(result, "verified_purchase") | _json_type(result, "verified_purchase", "BOOLEAN")
+    ok &= _absent(result, "timestamp") | (_json_type(result, "timestamp", "UBIGINT", "BIGINT")
+                                          & _bools(pc.is_valid(result.column("timestamp"))))
+    return ok
+
+
+# --------------------------------------------------------------------------------------------
+# Columns to snapshot columns
+
+
+def _label(col: pa.Array) -> pa.Array:
+    # ecombench.catalog.records._optional_label: stripped, "" is None.
+    trimmed = pc.utf8_trim(col, _WS)
+    return pc.if_else(pc.equal(trimmed, ""), pa.scalar(None, pa.string()), trimmed)
+
+
+def _offsets(lengths: np.ndarray) -> pa.Array:
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.array(offsets, pa.int32())
+
+
+def _strings(col: pa.Array, list_type: pa.DataType) -> pa.Array:
+    # ecombench.catalog.records._str_list on a list the checks passed: null elements dropped, a null list is [].
+    flat = col.flatten()
+    lengths = pc.fill_null(pc.list_value_length(col), 0).to_numpy().astype(np.int64)
+    if flat.null_count:
+        valid = _bools(pc.is_valid(flat))
+        parents = pc.list_parent_indices(col).to_numpy()
+        lengths = np.bincount(parents[valid], minlength=len(col)).astype(np.int64)
+        flat = flat.filter(pa.array(valid))
+    return pa.ListArray.from_arrays(_offsets(lengths), flat.cast(pa.string())).cast(list_type)
+
+
+@lru_cache(maxsize=1 << 16)
+def _price_text(text: str) -> tuple[float | None, str | None]:
+    return parse_price(text)
+
+
+def _prices(number: pa.Array, text: pa.Array) -> tuple[pa.Array, pa.Array]:
+    # parse_price's (price, price_raw) per distinct value: a number's raw text is its repr, a text is parsed.
+    numbers = number.dictionary_encode()
+    reprs = pa.array([repr(v) for v in numbers.dictionary.to_pylist()], pa.string()).take(numbers.indices)
+    texts = text.dictionary_encode()
+    parsed = [_price_text(t) for t in texts.dictionary.to_pylist()]
+    text_price = pa.array([p for p, _ in parsed], pa.float64()).take(texts.indices)
+    text_raw = pa.array([r for _, r in parsed], pa.string()).take(texts.indices)
+    has_number = pc.is_valid(number)
+    return pc.if_else(has_number, number, text_price), pc.if_else(has_number, reprs, text_raw)
+
+
+_CANONICAL: dict[int, tuple[FieldTable, dict[str, str]]] = {}
+
+
+def _canonical_key(table: FieldTable, raw_key: str) -> str:
+    # `FieldTable.canonical_key` per distinct raw key, cached per table object (bounded like the Python rules'
+    # cache; the table object itself, not a reload of its file, which costs ~0.5 s).
+    entry = _CANONICAL.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_CANONICAL) >= 8:  # a process ingesting with many tables (tests) keeps only the latest few
+            _CANONICAL.clear()
+        entry = _CANONICAL[id(table)] = (table, {})
+    cache = entry[1]
+    key = cache.get(raw_key)
+    if key is None:
+        if len(cache) > 1 << 16:
+            cache.clear()
+        key = cache[raw_key] = table.canonical_key(raw_key)
+    return key
+
+
+def _canonical(raw_keys: pa.Array, table: FieldTable) -> pa.Array:
+    encoded = raw_keys.dictionary_encode()
+    return pa.array([_canonical_key(table, k) for k in encoded.dictionary.to_pylist()],
+                    pa.string()).take(encoded.indices)
+
+
+def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
+    """`normalize_details` over the details column (a MAP of raw key -> value as DuckDB's VARCHAR) and its JSON types.
+
+    An entry with a string value and a non-blank key and value takes the rule's fast path as columns (value
+    stripped, key canonical per distinct raw key). An object value is its compact orjson text, as
+    `detail_value_text` gives it (re-serialised from DuckDB's text, which orjson reads to the same value).
+    Any other entry (a number, list, null, a blank key or value) takes the rule's general path in Python.
+    """
+    n = len(details)
+    lengths = _map_lengths(details)
+    offsets = details.offsets.to_numpy()
+    start, stop = int(offsets[0]), int(offsets[-1])
+    raw_keys = details.keys.slice(start, stop - start).cast(pa.string())
+    values = details.items.slice(start, stop - start).cast(pa.string())
+    kinds = types.flatten()
+    trimmed = pc.utf8_trim(values, _WS)
+    key_ok = _bools(pc.not_equal(pc.utf8_trim(raw_keys, _WS), ""))
+    is_str = _bools(pc.equal(kinds, "VARCHAR"))
+    fast = is_str & key_ok & _bools(pc.not_equal(trimmed, ""))
+    is_object = _bools(pc.equal(kinds, "OBJECT")) & key_ok
+    keys = _canonical(raw_keys, table)
+    out_values = trimmed  # null only where the value is a JSON null, an entry of the general path below
+    general = ~(fast | is_object)
+    keep = np.ones(len(raw_keys), dtype=bool)
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        # Off the fast path, in entry order: an object's compact orjson text, or the rule's general path.
+        value_list, kind_list = values.take(slow).to_pylist(), kinds.take(slow).to_pylist()
+        key_list = raw_keys.take(slow).to_pylist()
+        new_keys: list[str | None] = []
+        new_raw: list[str] = []
+        new_values: list[str] = []
+        for j, (raw_key, value, kind) in enumerate(zip(key_list, value_list, kind_list, strict=True)):
+            if is_object[slow[j]]:
+                new_keys.append(None)
+                new_raw.append(raw_key)
+                new_values.append(orjson.dumps(orjson.loads(value)).decode())
+                continue
+            raw_value = value if kind == "VARCHAR" else None if kind == "NULL" else orjson.loads(value)
+            key, text = table.split_fused(raw_key, detail_value_text(raw_value))
+            text = text.strip()
+            if not key.strip() and not text:
+                keep[slow[j]] = False
+            new_keys.append(_canonical_key(table, key))
+            new_raw.append(key)
+            new_values.append(text)
+        mask = pa.array(~fast)
+        out_values = pc.replace_with_mask(out_values, mask, pa.array(new_values, pa.string()))
+        if general.any():
+            changed = pa.array(general)
+            keys = pc.replace_with_mask(keys, changed, pa.array(
+                [k for k, g in zip(new_keys, general[slow], strict=True) if g], pa.string()))
+            raw_keys = pc.replace_with_mask(raw_keys, changed, pa.array(
+                [k for k, g in zip(new_raw, general[slow], strict=True) if g], pa.string()))
+    struct = pa.StructArray.from_arrays([keys, raw_keys, out_values], names=["key", "raw_key", "value"])
+    if not keep.all():
+        rows = np.repeat(np.arange(n), lengths)
+        lengths = np.bincount(rows[keep], minlength=n).astype(np.int64)
+        struct = struct.filter(pa.array(keep))
+    return pa.ListArray.from_arrays(_offsets(lengths), struct)
+
+
+def _meta_batch(result: pa.Table, name: str, lines: np.ndarray, table: FieldTable) -> pa.RecordBatch:
+    price, price_raw = _prices(result.column("price_number").combine_chunks(),
+                               result.column("price_text").combine_chunks())
+    schema = _PRODUCT_PART_SCHEMA
+    col = lambda c: result.column(c).combine_chunks()  # noqa: E731
+    columns = [
+        _parent_asin(result).combine_chunks().cast(pa.string()),
+        _or_empty(col("title")).cast(pa.string()),
+        _label(col("main_category")).cast(pa.string()),
+        _label(col("store")).cast(pa.string()),
+        col("average_rating").cast(pa.float64()),
+        col("rating_number").cast(pa.int64()),
+        price, price_raw,
+        *(_strings(col(c), schema.field(c).type) for c in ("features", "description", "categories")),
+        _details(col("details"), col("details_t"), table).cast(schema.field("details").type),
+        pa.array([name] * result.num_rows, pa.string()),
+        pa.array(lines, pa.int64()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _review_batch(result: pa.Table, name: str, lines: np.ndarray) -> tuple[pa.RecordBatch, list[bytes]]:
+    col = lambda c: result.column(c).combine_chunks()  # noqa: E731
+    parent, asin, user = _parent_asin(result).combine_chunks(), _label(col("asin")), _label(col("user_id"))
+    title, text = _or_empty(col("title")), _or_empty(col("text"))
+    rating, stamps = col("rating").cast(pa.float64()), col("timestamp").cast(pa.int64())
+    keys = [content_key(*v) for v in zip(parent.to_pylist(), user.to_pylist(), stamps.to_pylist(),
+                                         rating.to_pylist(), title.to_pylist(), text.to_pylist(), strict=True)]
+    columns = [
+        pa.array([review_id(key, 0) for key in keys], pa.string()),
+        parent.cast(pa.string()), asin.cast(pa.string()), rating, title.cast(pa.string()), text.cast(pa.string()),
+        pc.fill_null(col("helpful_vote"), 0).cast(pa.int64()),
+        pc.fill_null(col("verified_purchase"), False).cast(pa.bool_()), stamps, user.cast(pa.string()),
+        pa.array([name] * result.num_rows, pa.string()), pa.array(lines, pa.int64()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=REVIEW_SCHEMA), keys
+
+
+def _python_rows(kind: str, name: str, block: Block, table: FieldTable, python: list[int],
+                 every: pa.LargeBinaryArray) -> Converted:
+    """The Python rules (`convert_block`) on the given lines of the block (`every`: its lines), each as one block."""
+    count = block.count if isinstance(block, RawBlock) else len(block.lines)
+    out = Converted([], [], [], [], [], block.first_line + count - 1)
+    last = count - 1
+    for i in python:
+        one = Block(block.first_line + i, [every[i].as_py()], last_has_newline=block.last_has_newline or i < last)
+        conv = convert_block(kind, name, one, table)
+        out.rows += conv.rows
+        out.ids += conv.ids
+        out.lines += conv.lines
+        out.keys += conv.keys
+        out.bad += conv.bad
+    return out
+
+
+def convert_block_native(kind: str, name: str, block: Block, table: FieldTable) -> Converted:
+    """Parse and normalise every line of a block through DuckDB: `catalog.records.convert_block`'s result, faster.
+
+    Args:
+        kind: "meta" or "reviews".
+        name: file name for provenance and bad records.
+        block: the lines.
+        table: field table for detail keys.
+
+    Returns:
+        A `Converted` with `batch` set (`rows` empty), equal to what `convert_block` and
+        `ecombench.catalog.ingest.rows_to_batch` give for the same block: rows in line order, bad records
+        (all from the lines the Python rules read) in line order.
+
+    Raises:
+        duckdb.Error: DuckDB failed on the block for a reason of its own (the caller may retry it with
+            the Python rules).
+    """
+    result, picked, python, every = _run_sql(kind, block)
+    slow = _python_rows(kind, name, block, table, python, every)
+    schema = _PRODUCT_PART_SCHEMA if kind == "meta" else REVIEW_SCHEMA
+    slow_batch = pa.RecordBatch.from_pylist(slow.rows, schema=schema)
+    if result is None or result.num_rows == 0:
+        return Converted([], slow.ids, slow.lines, slow.keys, slow.bad, slow.last_line, slow_batch)
+    keys: list[bytes] = []
+    lines = picked[result.column("k").to_numpy()] + block.first_line
+    if kind == "meta":
+        fast = _meta_batch(result, name, lines, table)
+    else:
+        fast, keys = _review_batch(result, name, lines)
+    fast_lines = lines.tolist()
+    fast_ids = fast.column("parent_asin").to_pylist()
+    if not slow.lines:
+        return Converted([], fast_ids, fast_lines, keys, slow.bad, slow.last_line, fast)
+    merged = pa.Table.from_batches([fast, slow_batch])
+    order = np.argsort(np.asarray(fast_lines + slow.lines, dtype=np.int64), kind="stable")
+    batch = merged.take(pa.array(order)).combine_chunks().to_batches()[0]
+    ids = fast_ids + slow.ids
+    all_lines = fast_lines + slow.lines
+    all_keys = keys + slow.keys
+    return Converted([], [ids[i] for i in order], [all_lines[i] for i in order],
+                     [all_keys[i] for i in order] if kind == "reviews" else [], slow.bad, slow.last_line, batch)

@@ -1,0 +1,129 @@
+"""Product types as a shopper names them, and the product nouns a query may name (issue #14).
+
+Stage 2 finds what the product is (stages/product_type.py, from the title's head, issue #12); this
+module only says that type in natural form ("Mice" -> "a mouse", "Wall Clocks" -> "a wall clock",
+"Earbuds" -> "earbuds") and tells, from the same noun table (stages/product_types.toml), which
+product a text names first, so stage 7 can reject a query naming another type than its entity
+rubric's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from ecombench.lemmas import lemmas
+from ecombench.stages.product_type import load_type_nouns
+from ecombench.stages.replies import speech_case
+from ecombench.text import STOPWORDS, fix_articles, tokens
+
+# Nouns said in the plural even of one item: "wireless earbuds", never "a wireless earbud".
+PLURAL_ONLY = frozenset("earbuds earpads headphones earphones glasses sunglasses scissors pants jeans shorts leggings "
+                        "tweezers pliers binoculars goggles clippers pajamas overalls tights trousers".split())
+
+@lru_cache(maxsize=4096)
+def singular_noun(word: str) -> str:
+    """The singular of a lower-case noun, by lemminflect's noun lemmas, else text's rule ("mice" -> "mouse")."""
+    from lemminflect import getLemma
+
+    if word in PLURAL_ONLY:
+        return word
+    found = getLemma(word, upos="NOUN")
+    return found[0].lower() if found else word
+
+
+def natural_type(entity: str, premodifiers: Sequence[str] = ()) -> str:
+    """How a query names a product type, with values said before its noun.
+
+    Words are in speech case (ecombench.stages.replies.speech_case: "VGA", "iPhone" keep theirs), the last one
+    singular unless the noun is said in the plural of one item ("earbuds"), and the article fits.
+
+    Args:
+        entity: the entity rubric's value ("Mice", "Watch Bands", "Earbuds").
+        premodifiers: values said before the noun, already in speech case ("black", "wireless").
+
+    >>> natural_type("Mice", ["wireless"]), natural_type("Wall Clocks"), natural_type("Earbuds")
+    ('a wireless mouse', 'a wall clock', 'earbuds')
+    >>> natural_type("VGA Cables"), natural_type("iPhone Cases")
+    ('a VGA cable', 'an iPhone case')
+    """
+    words = speech_case(entity).split()
+    if not words:
+        return ""
+    plural = words[-1].lower() in PLURAL_ONLY
+    if not plural and words[-1].islower() and "'" not in words[-1]:  # "women's" has no singular
+        words[-1] = singular_noun(words[-1])
+    phrase = " ".join([*premodifiers, *words])
+    return phrase if plural else fix_articles("a " + phrase)
+
+
+def type_words(entity: str) -> frozenset[str]:
+    """Every lemma of the entity's content words: what a query may call the product."""
+    return frozenset(lem for t in tokens(entity) if t not in STOPWORDS for lem in lemmas(t))
+
+
+def names_only_the_type(text: str, entity: str) -> bool:
+    """True when every word of `text` is a word of the entity's type: the text says nothing but the product itself.
+
+    A form factor "Case" of a case, or "Cases" of one, names only the product; "Wallet Case" or "Basic Case"
+    say a kind of it. An exclusion of such a value contradicts the query it stands beside ("a case ... any
+    form factor but case is fine", the sample build's task in issue #17's closing note).
+
+    >>> names_only_the_type("Case", "Cases"), names_only_the_type("Basic Case", "Cases")
+    (True, False)
+    """
+    words = tokens(text)
+    own = type_words(entity)
+    return bool(words) and all(lemmas(t) & own for t in words)
+
+
+# Fields that say what form a product takes or what it is for: a value of one that names only the product type
+# restates it ("a kitchen rug for the kitchen"). Material, colour, brand or compatible device do not: "Glass" of
+# wine glasses is a real requirement (the catalog's wine glasses also come in plastic, acrylic, crystal), and a
+# wrong product type ("Blush" of a headboard) would make the rule drop a real colour (helper review, session 8).
+TYPE_LIKE_FIELDS = frozenset({"Form Factor", "Item Form", "Room Type", "Recommended Uses For Product", "Rug Form Type",
+                              "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type"})
+
+
+def restates_the_type(field: str, value: str, entity: str) -> bool:
+    """True when a value of a form-or-use field (`TYPE_LIKE_FIELDS`) names only the product type.
+
+    `field` is a detail key ("Form Factor") or rubric field ("details.Form Factor"). Stage 2 drops such an
+    option (stages.features.extract_features) and an exclusion never takes one (validation.semantic.biting_exclusions).
+
+    >>> restates_the_type("details.Form Factor", "Case", "Cases")
+    True
+    >>> restates_the_type("Material", "Glass", "Wine Glasses")
+    False
+    """
+    return field.removeprefix("details.") in TYPE_LIKE_FIELDS and names_only_the_type(value, entity)
+
+
+def named_type(text: str, entity: str, skip: frozenset[int] = frozenset()) -> str | None:
+    """The product noun a text names first, if it is not the entity's.
+
+    None when the text's first product noun phrase holds an entity word ("a phone case" for "Cases"),
+    else that noun ("headphones" for "Audio Cables"). Product nouns are stage 2's (stages/product_types.toml),
+    so the type a title gives and the type a query names are read by one table. Positions in `skip`
+    (tokens of other requirements' values, e.g. a compatible device) are ignored.
+
+    >>> named_type("I need RCA headphones for my stereo", "Audio Cables"), named_type("a phone case", "Cases")
+    ('headphone', None)
+    """
+    own = type_words(entity)
+    nouns = load_type_nouns()[0]
+    toks = tokens(text)
+    for i, tok in enumerate(toks):
+        if i in skip:
+            continue
+        ls = lemmas(tok)
+        if ls & own:
+            return None
+        if ls & nouns:
+            run = i
+            while run + 1 < len(toks) and run + 1 not in skip and lemmas(toks[run + 1]) & (nouns | own):
+                run += 1
+                if lemmas(toks[run]) & own:
+                    return None  # "phone case": the run's head is the entity's
+            return tok
+    return None

@@ -1,0 +1,284 @@
+"""What the scripted shopper says: clarification replies that read like a person's, per field and value kind.
+
+A reply states its slot's value in a sentence written for the field and for the kind of value:
+
+- ages: "6 - 6 months" -> "It's for a 6-month-old.", "4 - 12 years" -> "It's for ages 4 to 12.",
+  "48 months to 144 months" -> "It's for ages 4 to 12.", "15 years and up" -> "It's for ages 15
+  and up." (raw Amazon ranges never reach the shopper's mouth);
+- measures: "17 Inches" on a screen -> "I'd like a 17-inch screen.", "3.4 Fluid Ounces" ->
+  "It needs to hold 3.4 fluid ounces.";
+- numeric bounds ("at least 100 ratings"), excluded values ("Any connectivity is fine except
+  cellular or RCA."), and plain values ("It should be made of faux leather.");
+
+with the value in speech case (ordinary words lower-cased, acronyms, codes and proper names kept).
+Besides the slot replies it writes the replies to questions that open nothing: the default reply
+invites a more specific question, as the paper's does (reference §8), and never claims there is
+nothing more to know; a question about too many things at once gets a request for one at a time.
+
+Rubrics are read as dicts or as typed models (attribute access), so this module works on either.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ecombench.tables.fields import FieldSpec, FieldTable
+from ecombench.text import fix_articles, normalize
+
+DEFAULT_RESPONSE = ("Could you ask me about something more specific, "
+                    "like a particular feature or spec? Then I can tell you what I need.")
+ONE_AT_A_TIME = "That's a lot at once. Could you ask me about one thing at a time?"
+
+# Words that keep their capital in speech (proper names and trademarks seen in field values).
+PROPER_WORDS = frozenset({
+    "bluetooth", "windows", "ethernet", "android", "wi-fi", "christmas", "halloween", "easter", "thanksgiving",
+    "valentine", "valentines", "velcro", "linux", "mac", "macos", "ios", "chrome", "chromebook", "apple", "iphone",
+    "ipad", "samsung", "galaxy", "pixel", "lightning", "teflon", "kevlar", "lycra", "gore-tex", "father", "fathers",
+    "mother", "mothers", "hanukkah", "diwali", "ramadan", "thrones", "game", "usb", "hdmi",
+})
+
+# Per field and value kind: "plain" (a word or phrase), "measure" (a number with a unit), "bound"
+# (a numeric rubric, {bound} = "at least 100 ratings") and "negative" (excluded values, {values},
+# {label}). A field without an entry here says its field table `reply`; a kind without an entry
+# falls back to "plain".
+TEMPLATES: dict[str, dict[str, str]] = {
+    "Material": {"plain": "I'd like it made of {value}."},
+    "Special Feature": {"plain": "One thing it really must have: {value}."},
+    "Shape": {"plain": "The shape should be {value}."},
+    "Size": {"plain": "I need the {value} size.", "measure": "It should measure {value}.", "count": "I need {value}."},
+    "Mounting Type": {"plain": "It has to suit a {value} setup."},
+    "Form Factor": {"plain": "I want the {value} type."},
+    "Connectivity Technology": {"plain": "It needs to connect over {value}."},
+    "Connector Type": {"plain": "I need a {value} connector."},
+    "Screen Size": {"plain": "The screen should be {value}.", "measure": "I'd like a {number}-{unit} screen."},
+    "Finish Type": {"plain": "I want a {value} finish."},
+    "Item Form": {"plain": "I prefer it in {value} form."},
+    "Power Source": {"plain": "I want it to be {value}."},
+    "Operating System": {"plain": "It needs to run {value}."},
+    "RAM": {"plain": "I need {value} RAM.", "measure": "I need {value} of RAM."},
+    "Hard Drive": {"plain": "I need a {value}.", "measure": "I need {value} of storage."},
+    "Closure": {"plain": "The closure should be {value}."},
+    "Recommended Uses For Product": {"plain": "I'll mainly use it for {value}."},
+    "Room Type": {"plain": "It's for the {value}."},
+    "Occasion": {"plain": "It's for a {value}."},
+    "Ink Color": {"plain": "I want it to write in {value}."},
+    "Sport Type": {"plain": "It's for {value}."},
+    "Age Range (Description)": {"plain": "It's for a {value}."},
+    "Manufacturer recommended age": {"plain": "The recommended age is {value}."},
+    "Product Care Instructions": {"plain": "The care label should say {value}."},
+    "Indoor/Outdoor Usage": {"plain": "It's for {value} use."},
+    "Reusability": {"plain": "It should be {value}."},
+    "Battery Cell Composition": {"plain": "The battery should be {value}."},
+    "Voltage": {"plain": "It has to be {value}.", "measure": "It has to run on {value}."},
+    "Capacity": {"plain": "It needs to hold {value}."},
+    "Frame Type": {"plain": "For the frame, I want {value}."},
+    "Wall Art Form": {"plain": "I want it as a {value}."},
+    "Orientation": {"plain": "It should be in {value} orientation."},
+    "Top Style": {"plain": "I want a {value} top."},
+    "Pile Height": {"plain": "I'd like a {value} pile."},
+    "Rug Form Type": {"plain": "I need a {value}."},
+    "Construction Type": {"plain": "It should be {value}."},
+    "Back Material Type": {"plain": "The backing should be {value}."},
+    "Handle Material": {"plain": "I want a {value} handle."},
+    "Operation Mode": {"plain": "I'd like {value} operation."},
+    "average_rating": {"bound": "I only buy things rated {bound}."},
+    "rating_number": {"bound": "I'd like something lots of people have tried, with {bound}."},
+    "price": {"bound": "I can spend {bound} on it."},
+}
+NEGATIVE = "Any {label} is fine except {values}."
+
+_UNITS = {"inch": "inch", "inches": "inch", "foot": "foot", "feet": "foot", "ounce": "ounce", "ounces": "ounce",
+          "fluid ounce": "fluid ounce", "fluid ounces": "fluid ounce", "pound": "pound", "pounds": "pound",
+          "milliliter": "milliliter", "milliliters": "milliliter", "millilitre": "milliliter", "liter": "liter",
+          "liters": "liter", "litre": "liter", "volt": "volt", "volts": "volt", "watt": "watt", "watts": "watt",
+          "gb": "GB", "tb": "TB", "mb": "MB", "mah": "mAh", "centimeter": "centimeter", "centimeters": "centimeter",
+          "millimeter": "millimeter", "millimeters": "millimeter", "gram": "gram", "grams": "gram", "mm": "mm",
+          "cm": "cm", "oz": "oz", "ml": "ml", "lbs": "lbs", "v": "V", "w": "W", "ft": "ft"}
+_MEASURE = re.compile(r"^(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+                      + r")$", re.IGNORECASE)
+_LENGTHS = re.compile(r"\d\s*(?:\"|''|”|″|-?inch|-?inches|in\b|ft\b|feet|foot|cm\b|mm\b|m\b)", re.IGNORECASE)
+_AGE_SPAN = re.compile(r"^(\d+)\s*(years?|months?)?\s*(?:-|–|to)\s*(\d+)\s*(years?|months?)$", re.IGNORECASE)
+_AGE_UP = re.compile(r"^(\d+)\s*(years?|months?)?\s*(?:and up|and older|\+|up|plus|and over)$", re.IGNORECASE)
+_COUNT = re.compile(r"\b(?:count|pack|piece|pieces|pcs|set)\b", re.IGNORECASE)
+AGE_FIELDS = frozenset({"Manufacturer recommended age", "Age Range (Description)"})
+
+
+def _get(obj: Any, key: str) -> Any:
+    """A rubric attribute, whether the rubric is a dict or a typed model."""
+    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
+
+
+def _plain(value: Any) -> Any:
+    """A rubric value as plain data (typed bounds dumped to dicts)."""
+    return value.model_dump(exclude_none=True) if hasattr(value, "model_dump") else value
+
+
+def speech_case(value: str) -> str:
+    """A catalog value as a person says it.
+
+    "Faux Leather" -> "faux leather", "Shock-Absorbent" -> "shock-absorbent"; acronyms and codes ("TPU",
+    "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth", "Windows 10", "Wi-Fi") keep their case.
+    """
+    def word(w: str) -> str:
+        core = re.sub(r"['’]s$", "", w.strip("()[],.;:'\""))
+        if not core or core.lower() in PROPER_WORDS or any(c.isdigit() for c in core):
+            return w
+        parts = core.split("-")
+        if any(len(p) > 1 and p.isupper() for p in parts):
+            return w
+        if all(p[:1].isupper() and p[1:].islower() or p.islower() or not p for p in parts):
+            return w.replace(core, core.lower())
+        return w  # mixed case such as "iPhone": a name
+    return " ".join(word(w) for w in value.split())
+
+
+def _years(n: int, unit: str) -> tuple[int, str]:
+    """Months that make whole years are said in years (48 months -> 4 years)."""
+    if unit.startswith("month") and n >= 24 and n % 12 == 0:
+        return n // 12, "year"
+    return n, "year" if unit.startswith("year") else "month"
+
+
+def age_phrase(value: str) -> str | None:
+    """How a person says an age value, or None for a value that is not a number of years or months.
+
+    >>> age_phrase("6 - 6 months"), age_phrase("4 - 12 years"), age_phrase("15 years and up")
+    ('a 6-month-old', 'ages 4 to 12', 'ages 15 and up')
+    >>> age_phrase("48 months to 144 months"), age_phrase("13+")
+    ('ages 4 to 12', 'ages 13 and up')
+    """
+    v = " ".join(value.split())
+    m = _AGE_SPAN.match(v)
+    if m:
+        lo_unit = m.group(2) or m.group(4)
+        lo, lo_u = _years(int(m.group(1)), lo_unit)
+        hi, hi_u = _years(int(m.group(3)), m.group(4))
+        if lo == hi and lo_u == hi_u:
+            return f"a {lo}-{lo_u}-old"
+        if lo_u == hi_u == "year":
+            return f"ages {lo} to {hi}"
+        return f"{lo} {lo_u}s to {hi} {hi_u}s old" if lo_u == hi_u else f"ages {lo} {lo_u}s to {hi} {hi_u}s"
+    m = _AGE_UP.match(v)
+    if m:
+        n, unit = _years(int(m.group(1)), m.group(2) or "years")
+        return f"ages {n} and up" if unit == "year" else f"babies {n} months and older"
+    return None
+
+
+def spoken_forms(value: Any, field: str) -> list[str]:
+    """The ways a reply may state `value` besides the value itself ("a 6-month-old" for "6 - 6 months").
+
+    So checks that a reply reveals its value, or that a query hides it, know the spoken spelling.
+    """
+    name = field.removeprefix("details.")
+    if name in AGE_FIELDS and isinstance(value, str):
+        phrase = age_phrase(value)
+        return [phrase.removeprefix("a ")] if phrase else []
+    return []
+
+
+def reply_states(reply: str, value: Any, field: str) -> bool:
+    """True when a reply reveals `value`.
+
+    It holds every form of the value (ecombench.stages.features.value_forms, token-aware) or the value's spoken
+    form ("a 6-month-old"). Stage 6's slot completeness and stage 7's clarification check both ask this.
+    """
+    from ecombench.stages.features import value_forms
+    from ecombench.text import contains_phrase
+
+    value = _plain(value)
+    return (all(contains_phrase(reply, f) for f in value_forms(value, field))
+            or any(contains_phrase(reply, f) for f in spoken_forms(value, field)))
+
+
+def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
+    m = _MEASURE.match(" ".join(value.split()))
+    if m:
+        unit = _UNITS[m.group(2).lower()]
+        return "measure", {"number": m.group(1), "unit": unit}
+    if spec.name == "Size" and _LENGTHS.search(value):
+        return "measure", {}
+    if spec.name == "Size" and _COUNT.search(value):
+        return "count", {}
+    return "plain", {}
+
+
+def _join(parts: list[str], word: str = "or") -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" {word} " + parts[-1]
+
+
+def _fill(template: str, value: str) -> str:
+    """Put a value into a template without doubling the template's noun ("a barrel connector connector")."""
+    pre, _, post = template.partition("{value}")
+    noun = post.rstrip(".!?")
+    tail = normalize(noun).split()
+    if tail and normalize(value).split()[-len(tail):] == tail:
+        post = post[len(noun):]
+    return f"{pre}{value}{post}"
+
+
+def slot_reply(rubric: Any, table: FieldTable) -> str:
+    """The shopper's reply revealing one clarification rubric (dict or typed model).
+
+    Its rubric type's reply (rubric_types/), which calls `bound_reply`, `exclusion_reply` or `value_reply`
+    below.
+
+    Raises:
+        KeyError: the rubric's field is not in the field table.
+    """
+    from ecombench.rubrics import as_spec, kind_of
+
+    typed = as_spec(rubric)
+    return kind_of(typed).reply(typed, table)
+
+
+def bound_reply(field: str, bound: Any, table: FieldTable) -> str:
+    """A numeric bound said aloud: "It should cost no more than $20." (the field's "bound" template)."""
+    from ecombench.rubrics import bound_phrase
+
+    spec = table.by_rubric_field(field)
+    template = TEMPLATES.get(spec.name, {}).get("bound", spec.reply.replace("{bound}", "{value}"))
+    return _capital(template.replace("{bound}", "{value}").format(value=bound_phrase(field, _plain(bound))))
+
+
+def exclusion_reply(field: str, values: list[str], table: FieldTable) -> str:
+    """Excluded values said aloud: "Any colour is fine except green or pink."."""
+    spec = table.by_rubric_field(field)
+    # no article fixing here: a value such as "USB Type A" holds a capital "A" that is no article
+    return _capital(TEMPLATES.get(spec.name, {}).get("negative", NEGATIVE).format(
+        label=spec.label, values=_join([speech_case(v) for v in values])))
+
+
+def value_reply(field: str, value: str, table: FieldTable) -> str:
+    """One value said aloud, by the field's template for its kind.
+
+    Ages ("It's for a 6-year-old."), measures ("I'd like a 10.1-inch screen."), counts, or plain values
+    in speech case.
+    """
+    spec = table.by_rubric_field(field)
+    templates = TEMPLATES.get(spec.name, {})
+    if spec.name in AGE_FIELDS:
+        phrase = age_phrase(value)
+        if phrase is not None:
+            return f"It's for {phrase}."
+    value_kind, parts = _value_kind(spec, value)
+    template = templates.get(value_kind) or templates.get("plain") or spec.reply
+    said = speech_case(re.sub(r"\s*\(([^()]*)\)", r", \1", value))  # "1 Count (Pack of 12)" -> "1 count, pack of 12"
+    if "{number}" in template:
+        return _capital(fix_articles(template.format(number=parts["number"], unit=parts["unit"])))
+    return _capital(fix_articles(_fill(template, said)))
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def no_preference_reply(labels: list[str]) -> str:
+    """The reply to a question about fields the shopper keeps no hidden requirement on.
+
+    True for those fields only, never a claim that nothing else is left.
+    """
+    return (f"I don't have a particular {_join(labels, 'or')} in mind beyond what I've told you. "
+            "Is there something else specific you'd like to know?")
+

@@ -1,0 +1,139 @@
+"""How template-v2 says one requirement (issue #14): a detail value and an exclusion, as a shopper writes them.
+
+Each rubric type's `query_phrase_v2` (rubric_types/builtin.py) calls these; stages/verbalise_v2.py
+composes the phrases into sentence plans. Kept apart from the query writer because rubric_types
+imports this module and the writer imports rubric_types.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+
+from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, speech_case
+from ecombench.tables.fields import FieldTable
+from ecombench.text import fill, join_words
+
+EXCLUDE = ("I'm fine with any {label} but {values}.", "Any {label} but {values} is fine.",
+           "I don't want {values} as the {label}.")
+EXCLUDE_COLOUR = ("Nothing in {values} colours, please.", "I'd rather not have it in {values} colours.")
+
+# How a query states a detail value where the field table's template-v1 phrase reads stiffly.
+PHRASES: dict[str, str] = {
+    "Mounting Type": "in a {value} design",
+    "Form Factor": "in the {value} style",
+    "Connectivity Technology": "that connects over {value}",
+    "Power Source": "that's {value}",
+    "Compatible Devices": "that works with {value}",
+    "Compatible Phone Models": "that fits the {value}",
+    "Recommended Uses For Product": "to use for {value}",
+    "Capacity": "that holds {value}",
+    "Size": "in size {value}",
+    "Item Form": "in {value} form",
+}
+
+
+# A feature said as a property ("that's microwave safe") rather than a thing it has ("with a kickstand").
+_PROPERTY = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful|ic|al|ous|safe|compatible|slip|y)$",
+                       re.IGNORECASE)
+
+
+def _plural(word: str) -> str:
+    """The plural of a lower-case noun by lemminflect ("adult" -> "adults", "child" -> "children")."""
+    from lemminflect import getInflection
+
+    found = getInflection(word, tag="NNS")
+    return found[0] if found else word + "s"
+
+
+def _is_plural(word: str) -> bool:
+    from ecombench.stages.product_naming import singular_noun
+
+    return singular_noun(word) != word
+
+
+def _feature(said: str) -> str:
+    """A Special Feature value: "that's microwave safe", "with a kickstand", "with card slots"."""
+    last = said.split()[-1]
+    if _PROPERTY.search(last):
+        return f"that's {said}"
+    return f"with {said}" if _is_plural(last.lower()) else f"with a {said}"
+
+
+def _age_group(value: str, said: str) -> str:
+    """An age group said of people: "for adults", "for kids", "for all ages"; other values as the table says."""
+    words = said.split()
+    if len(words) == 1 and words[0].isalpha():
+        return f"for {said if _is_plural(said.lower()) else _plural(said)}"
+    if said.lower() in ("all ages", "all age groups"):
+        return f"for {said.lower()}"
+    return f"for {said} users"
+
+
+def _occasion(value: str, said: str) -> str:
+    """An occasion: a holiday by its name ("for Christmas", "for Mother's Day"), an event with its article.
+
+    "for a birthday", "for a wedding"; a list of occasions without one.
+    """
+    words = [w.strip(",.") for w in value.lower().split()]
+    if words and (words[-1] == "day" or words[0] in PROPER_WORDS):
+        return f"for {value}"
+    return f"for {said}" if "," in value else f"for a {said}"
+
+
+def _frame_type(said: str) -> str:
+    """A frame type: "that comes framed", "that comes unframed"; a kind of frame "of the poster frame type"."""
+    if len(said.split()) == 1 and said.lower().endswith(("ed", "less")):
+        return f"that comes {said}"
+    return f"of the {said} type"
+
+
+def attribute_phrase(field: str, value: str, table: FieldTable) -> str:
+    """A detail value as a shopper writes it.
+
+    "made of faux leather", "for ages 4 to 12", "for a 6-month-old", "with a 17-inch screen",
+    "that connects over Bluetooth".
+
+    Args:
+        field: the rubric field ("details.Material").
+        value: the rubric's expected value.
+        table: the field table (its query phrase where PHRASES has none).
+    """
+    spec = table.by_rubric_field(field)
+    if spec.name in AGE_FIELDS:
+        said = age_phrase(value)
+        if said is not None:
+            return f"for {said}"
+    m = re.match(r"^(\d+(?:\.\d+)?)\s*(inch|inches|in)$", value.strip(), re.IGNORECASE)
+    if spec.name == "Screen Size" and m:
+        return f"with a {m.group(1)}-inch screen"
+    said = value if spec.name == "Brand" else speech_case(value)
+    if spec.name == "Special Feature":
+        return _feature(said)
+    if spec.name == "Age Range (Description)":
+        return _age_group(value, said)
+    if spec.name == "Occasion":
+        return _occasion(value, said)
+    if spec.name == "Frame Type":
+        return _frame_type(said)
+    return fill(PHRASES.get(spec.name, spec.query_phrase), said)
+
+
+def exclusion_sentence(field: str, values: Sequence[str], table: FieldTable, rng: random.Random) -> str:
+    """Excluded values with their field named.
+
+    "Nothing in green or pink colours, please.", "I'm fine with any material but plastic or metal.".
+
+    Args:
+        field: the negative rubric's field.
+        values: the excluded values.
+        table: the field table (the field's label).
+        rng: the verbalisation stage's generator (draws the wording).
+    """
+    spec = table.by_rubric_field(field)
+    # a brand is a name: said as the catalog writes it ("OtterBox", "Lenox"), never lower-cased
+    said = join_words([v if spec.name == "Brand" else speech_case(v) for v in values], "or")
+    plans = EXCLUDE_COLOUR if spec.name == "Color" else EXCLUDE
+    text = rng.choice(plans).format(label=spec.label, values=said)
+    return text[:1].upper() + text[1:]

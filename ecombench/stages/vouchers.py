@@ -1,0 +1,135 @@
+"""Vouchers and budgets for coupon_budget tasks (paper's coupon scenarios; reference §5.2).
+
+A voucher is structured data (ecombench.schemas.models.Voucher), applied by one function in integer
+cents, so the target meets its budget exactly as the checker computes it: the budget is the
+price after the voucher rounded up to a whole dollar, and a total equal to the budget passes.
+Amounts are whole dollars and whole percents, as a shopper would state them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from ecombench.text import format_number
+
+SCENARIO_WEIGHTS = {"simple": 0.5, "tiered": 0.25, "stacked": 0.25}
+MIN_PRICE = 5.0
+
+
+def _cents(dollars: float) -> int:
+    return round(dollars * 100)
+
+
+def _coupon_discount(coupon: dict[str, Any], total_cents: int) -> int:
+    if coupon["discount_type"] == "fixed":
+        return min(total_cents, _cents(coupon["face_value"]))
+    off = total_cents * coupon["percent"] / 100
+    if coupon.get("cap") is not None:
+        off = min(off, _cents(coupon["cap"]))
+    return min(total_cents, math.floor(off + 0.5))
+
+
+def apply_voucher(voucher: dict[str, Any], price: float) -> float:
+    """The total after the voucher, in dollars (exact to the cent).
+
+    simple: the one coupon applies when the price reaches its threshold. tiered: the tier with
+    the highest threshold the price reaches applies. stacked: coupons apply in order, each on
+    the running total and only if that total reaches its threshold.
+    """
+    total = _cents(price)
+    coupons = voucher["coupons"]
+    if voucher["scenario"] == "tiered":
+        reached = [c for c in coupons if total >= _cents(c["threshold"])]
+        coupons = [max(reached, key=lambda c: c["threshold"])] if reached else []
+    for coupon in coupons:
+        if total >= _cents(coupon["threshold"]):
+            total -= _coupon_discount(coupon, total)
+    return total / 100
+
+
+def _coupon(rng: random.Random, voucher_type: str, kind: str, price: float, threshold: float,
+            fixed_share: tuple[float, float], percent: tuple[int, int], cap_share: tuple[float, float]) -> dict:
+    coupon: dict[str, Any] = {"voucher_type": voucher_type, "threshold": float(max(1, math.floor(threshold))),
+                              "discount_type": kind, "face_value": None, "percent": None, "cap": None}
+    if kind == "fixed":
+        coupon["face_value"] = float(max(1, round(price * rng.uniform(*fixed_share))))
+    else:
+        coupon["percent"] = float(rng.randint(*percent))
+        coupon["cap"] = float(max(1, round(price * rng.uniform(*cap_share))))
+    return coupon
+
+
+def generate_budget(price: float, rng: random.Random) -> dict[str, Any] | None:
+    """A voucher the target's price reaches and the budget it leaves, or None below MIN_PRICE.
+
+    Returns:
+        {"max_total": whole dollars, "voucher": {"scenario", "coupons": [...]}} (schemas Budget);
+        the target's total after the voucher is at most max_total, by less than a dollar.
+    """
+    if not price or price < MIN_PRICE:
+        return None
+    scenario = rng.choices(list(SCENARIO_WEIGHTS), weights=list(SCENARIO_WEIGHTS.values()))[0]
+    kind = rng.choice(["fixed", "percentage"])
+    if scenario == "simple":
+        coupons = [_coupon(rng, rng.choice(["platform", "shop", "brand"]), kind, price, price * rng.uniform(0.4, 0.8),
+                           (0.05, 0.25), (5, 20), (0.1, 0.3))]
+    elif scenario == "tiered":
+        who = rng.choice(["platform", "shop", "brand"])
+        coupons = [_coupon(rng, who, kind, price, price * rng.uniform(0.4, 0.7), (0.04, 0.10), (5, 12), (0.08, 0.18)),
+                   _coupon(rng, who, kind, price, math.ceil(price * rng.uniform(1.1, 1.5)), (0.15, 0.25), (15, 25),
+                           (0.25, 0.40))]
+        low, high = coupons
+        # Whole-dollar rounding can flatten the tiers on cheap targets; the upper tier must give more.
+        if kind == "fixed":
+            high["face_value"] = max(high["face_value"], low["face_value"] + 1)
+        else:
+            high["percent"] = max(high["percent"], low["percent"] + 5)
+            high["cap"] = max(high["cap"], low["cap"] + 1)
+    else:
+        coupons = [_coupon(rng, rng.choice(["platform", "brand"]), "percentage", price, price * rng.uniform(0.3, 0.6),
+                           (0, 0), (5, 15), (0.08, 0.20)),
+                   _coupon(rng, "shop", "fixed", price, price * rng.uniform(0.2, 0.5), (0.03, 0.12), (0, 0), (0, 0))]
+    voucher = {"scenario": scenario, "coupons": coupons}
+    final = apply_voucher(voucher, price)
+    if final <= 0 or final < price * 0.6:  # keep discounts believable (the reference capped stacks at 40%)
+        return None
+    return {"max_total": float(math.ceil(final)), "voucher": voucher}
+
+
+def _coupon_text(c: dict[str, Any]) -> str:
+    if c["discount_type"] == "fixed":
+        off = f"${format_number(c['face_value'])} off"
+    else:
+        off = f"{format_number(c['percent'])}% off"
+        if c.get("cap") is not None:  # the schema allows an uncapped percentage
+            off += f" (at most ${format_number(c['cap'])})"
+    return f"{off} orders of ${format_number(c['threshold'])} or more"
+
+
+def describe_budget(budget: dict[str, Any]) -> str:
+    """The voucher and budget in words.
+
+    For example "I have a shop coupon for $5 off orders of $20 or more, and I can pay at most $24
+    after it.".
+    """
+    v = budget["voucher"]
+    c = v["coupons"]
+    # Every coupon is stated (the schema allows one to three), in the order apply_voucher uses them.
+    if v["scenario"] == "tiered":
+        have = f"a tiered {c[0]['voucher_type']} coupon: " + ", or ".join(_coupon_text(x) for x in c)
+    else:
+        have = f"a {c[0]['voucher_type']} coupon for {_coupon_text(c[0])}" + "".join(
+            f", then a {x['voucher_type']} coupon for {_coupon_text(x)} applied to what is left" for x in c[1:])
+    return f"I have {have}, and I can pay at most ${format_number(budget['max_total'])} after the coupons."
+
+
+def budget_numbers(budget: dict[str, Any]) -> list[str]:
+    """Every amount the budget's text states, with its unit ("$24", "8%"), for leakage and completeness checks."""
+    out = [f"${format_number(budget['max_total'])}"]
+    for c in budget["voucher"]["coupons"]:
+        out += [f"${format_number(c[k])}" for k in ("threshold", "face_value", "cap") if c.get(k) is not None]
+        if c.get("percent") is not None:
+            out.append(f"{format_number(c['percent'])}%")
+    return out

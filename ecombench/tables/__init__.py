@@ -1,0 +1,1 @@
+"""The data tables and their loaders: the field table, intents and cues (reviewed TOML beside each loader)."""

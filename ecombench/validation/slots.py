@@ -1,0 +1,252 @@
+"""The clarification slot matcher: what a shopper's question is about, and which slots it opens.
+
+One matcher for validation (stage 6) and the sandbox's `ask_user`. It reads a question the way a
+person hears it, deterministically and explainably:
+
+- words are compared as lemmas (stages/lemmas.py), whole words only, so "holding" is "hold",
+  "children" is "child", and "use" never matches inside "user" (the reference's two-way substring
+  test opened slots on "the" and "use", §15.23);
+- a question *names a field* through the field table's vocabulary for it (label, keywords,
+  paraphrases in stages/fields.toml, so the vocabulary is data in the config hash); a field's
+  common value alone ("Is it glossy?") is a guess and names nothing, two of its values ("glossy
+  or matte?") ask about the field; topics ("How old is the child?") name a group of fields;
+- a match overlapping a longer one is dropped, so "What screen size?" names screen size, not
+  size (and of two as long, a field's term beats a topic or value);
+- a slot opens when its field is named (or, when the task has no slot of the named field, the
+  field's first `fallback` with a slot); a topic opens the slot of the first field of its group
+  that the task has (two topics sharing fields count as the first of them);
+- a question naming more than `max_fields_per_question` fields or topics (3 by default) opens
+  nothing: listing field names gains nothing.
+
+A slot whose field the table does not know (an imported record) opens on its own trigger keywords,
+matched as whole lemma phrases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ecombench.lemmas import lemma_key, lemmas, words
+from ecombench.schemas.findings import Finding
+from ecombench.tables.fields import FieldTable
+
+_Key = tuple[frozenset[str], ...]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one question is about, independent of any task.
+
+    Attributes:
+        fields: canonical names of the fields the question names, in question order.
+        topics: for each topic it raises, the topic's fields.
+        matched: (phrase of the vocabulary, what it named) for every match kept, for explanations.
+    """
+
+    fields: tuple[str, ...]
+    topics: tuple[tuple[str, ...], ...]
+    matched: tuple[tuple[str, str], ...]
+
+    @property
+    def subjects(self) -> int:
+        """How many things the question asks about (fields plus topics): the "one thing at a time" count."""
+        return len(self.fields) + len(self.topics)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The matcher's verdict on one question against one task's slots.
+
+    Attributes:
+        opened: slot ids the question opens, in slot order.
+        reading: what the question was about.
+        too_many: it named more than the table's `max_fields_per_question` things, so opened is empty.
+    """
+
+    opened: tuple[str, ...]
+    reading: Reading
+    too_many: bool = False
+
+
+@lru_cache(maxsize=8)
+def _vocabulary(table: FieldTable) -> dict[str, list[tuple[_Key, str, str, str]]]:
+    """First-word lemma -> [(lemma key, phrase, kind: field | value | topic | weak, owner)] of the whole table."""
+    index: dict[str, list[tuple[_Key, str, str, str]]] = {}
+
+    def add(phrase: str, kind: str, owner: str) -> None:
+        key = lemma_key(phrase)
+        if key:
+            for lemma in key[0]:
+                index.setdefault(lemma, []).append((key, phrase, kind, owner))
+
+    for spec in table.fields.values():
+        for phrase in dict.fromkeys((spec.label, *spec.keywords, *spec.paraphrases)):
+            add(phrase, "field", spec.name)
+        for phrase in spec.values:
+            add(phrase, "value", spec.name)
+    for i, topic in enumerate(table.topics):
+        for phrase in topic.terms:
+            add(phrase, "weak" if topic.weak else "topic", str(i))
+    return index
+
+
+def _matches(ws: tuple[str, ...],
+             index: dict[str, list[tuple[_Key, str, str, str]]]) -> list[tuple[int, int, str, str, str]]:
+    """Every (start, end, phrase, kind, owner) of the vocabulary in the words, whole words only."""
+    found = set()
+    word_lemmas = [lemmas(w) for w in ws]
+    for i, ls in enumerate(word_lemmas):
+        for lemma in ls:
+            for key, phrase, kind, owner in index.get(lemma, ()):
+                n = len(key)
+                if i + n <= len(ws) and all(word_lemmas[i + j] & key[j] for j in range(n)):
+                    found.add((i, i + n, phrase, kind, owner))
+    return sorted(found)
+
+
+@lru_cache(maxsize=20_000)
+def read_question(question: str, table: FieldTable) -> Reading:
+    """What a question is about (see the module docstring for the rules).
+
+    Args:
+        question: the agent's question.
+        table: the field table (vocabulary, topics).
+
+    Returns:
+        A Reading; fields and topics are empty for a generic question ("Anything else?").
+    """
+    found = _matches(words(question), _vocabulary(table))
+    rank = {"field": 1, "topic": 0}
+
+    def beaten(m: tuple[int, int, str, str, str]) -> bool:
+        # A match yields to a field term or topic it overlaps that is longer, or as long and naming a
+        # field ("what age range": the field "age range", not the topic "what age"). Values and weak
+        # topics never push a field term out: they count only in pairs or when nothing else is named.
+        return any(k in rank and s < m[1] and m[0] < e
+                   and ((e - s) > (m[1] - m[0]) or ((e - s) == (m[1] - m[0]) and rank[k] > rank.get(m[3], -1)))
+                   for s, e, _, k, _ in found)
+
+    kept = [m for m in found if not beaten(m)]
+    fields: dict[str, None] = {}
+    values: dict[str, set[str]] = {}
+    topics: dict[int, None] = {}
+    weak: dict[int, None] = {}
+    matched: list[tuple[str, str]] = []
+    for _, _, phrase, kind, owner in kept:
+        if kind == "field":
+            fields[owner] = None
+            matched.append((phrase, owner))
+        elif kind == "value":
+            values.setdefault(owner, set()).add(phrase)
+        else:
+            (topics if kind == "topic" else weak)[int(owner)] = None
+            matched.append((phrase, f"topic {table.topics[int(owner)].name}"))
+    for owner, phrases in values.items():
+        if len(phrases) >= 2:  # a choice between two values asks about the field; one value is a guess
+            fields[owner] = None
+            matched.append((" or ".join(sorted(phrases)), owner))
+    if not fields and not topics and not values:  # a value in the question makes it a guess, not a vague ask
+        topics = weak
+    # A topic whose group holds a field the question names is that field ("How big a screen?").
+    topics = {i: None for i in topics if not set(table.topics[i].fields) & set(fields)}
+    return Reading(fields=tuple(fields), topics=tuple(table.topics[i].fields for i in topics),
+                   matched=tuple(matched))
+
+
+def _slot_field(slot: dict[str, Any]) -> str:
+    return (slot.get("field") or "").removeprefix("details.")
+
+
+def _keyword_match(question: str, keywords: list[str]) -> bool:
+    ws = [lemmas(w) for w in words(question)]
+    for kw in keywords:
+        key = lemma_key(kw)
+        if key and any(all(ws[i + j] & key[j] for j in range(len(key))) for i in range(len(ws) - len(key) + 1)):
+            return True
+    return False
+
+
+def answer_question(question: str, slots: list[dict[str, Any]], table: FieldTable | None = None) -> Answer:
+    """Which of a task's slots a question opens.
+
+    Args:
+        question: the agent's question.
+        slots: the task's clarification slots ({slot_id, field, trigger_keywords, ...}).
+        table: the field table; None reads the bundled one.
+
+    Returns:
+        An Answer: opened slot ids in slot order (several when the question asks about several
+        fields; none when it names more than the table's `max_fields_per_question`).
+    """
+    from ecombench.tables.fields import load_field_table
+
+    table = table or load_field_table()
+    reading = read_question(question, table)
+    if reading.subjects > table.max_fields_per_question:
+        return Answer(opened=(), reading=reading, too_many=True)
+    by_field: dict[str, list[str]] = {}
+    for s in slots:
+        by_field.setdefault(_slot_field(s), []).append(s["slot_id"])
+    opened: set[str] = set()
+    for name in reading.fields:
+        spec = table.fields.get(name)
+        for candidate in (name, *(spec.fallback if spec else ())):
+            if candidate in by_field:
+                opened.update(by_field[candidate])
+                break
+    asked: set[str] = set()
+    for group in reading.topics:  # in question order; topics sharing fields ("how old", "who for") are one
+        if asked & set(group):
+            continue
+        asked.update(group)
+        hit = next((f for f in group if f in by_field), None)
+        if hit is not None:
+            opened.update(by_field[hit])
+    for s in slots:  # a field the table does not know: the slot's own keywords name it
+        if _slot_field(s) not in table.fields and _keyword_match(question, s.get("trigger_keywords") or []):
+            opened.add(s["slot_id"])
+    return Answer(opened=tuple(s["slot_id"] for s in slots if s["slot_id"] in opened), reading=reading)
+
+
+def opened_slots(question: str, slots: list[dict[str, Any]], table: FieldTable | None = None) -> list[str]:
+    """Ids of the slots a question opens, in slot order (`answer_question(...).opened`)."""
+    return list(answer_question(question, slots, table).opened)
+
+
+def canonical_question(label: str) -> str:
+    """The plain question an agent would ask about a field: "What colour do you want?"."""
+    return f"What {label} do you want?"
+
+
+def reachability_questions(spec: Any) -> list[str]:
+    """The questions stage 6 asks a slot of this field.
+
+    The canonical one and the field's two natural questions from the field table (`questions`).
+    """
+    return [canonical_question(spec.label), *spec.questions[:2]]
+
+
+def check_reachability(script: dict[str, Any], table: FieldTable) -> list[Finding]:
+    """Ask each slot its canonical question and the field table's two natural questions about its field.
+
+    slot_unreachable when a question does not open the slot, slot_collision when it opens other slots
+    too. Findings carry the question and the slots it opened.
+    """
+    findings = []
+    slots = script["clarification_slots"]
+    for slot in slots:
+        spec = table.fields.get(_slot_field(slot))
+        if spec is None:  # reported as slot_incomplete by the leakage check; no question to ask
+            continue
+        for question in reachability_questions(spec):
+            opened = opened_slots(question, slots, table)
+            if slot["slot_id"] not in opened:
+                findings.append(Finding("slot_unreachable", f"slot {slot['slot_id']} does not open on {question!r}",
+                                        {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
+            if [o for o in opened if o != slot["slot_id"]]:
+                findings.append(Finding("slot_collision",
+                                        f"{question!r} opens slots {opened}, not only {slot['slot_id']}",
+                                        {"slot_id": slot["slot_id"], "question": question, "opened": opened}))
+    return findings

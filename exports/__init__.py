@@ -1,6 +1,0 @@
-"""Exports of published splits and agent runs into the formats conversational-recommendation tools read.
-
-`exports.usersimcrs` writes a split as UserSimCRS information needs, item collection and domain;
-`exports.dialoguekit` writes a run's trajectories as DialogueKit dialogues. Both read published
-files (tasks.jsonl, products.parquet, trajectory JSONL), never the build's internals.
-"""
