@@ -24,8 +24,8 @@ def main() -> None:
     from ecombench.answers.index import CatalogIndex
     from ecombench.catalog.ingest import write_catalog_snapshot
     from ecombench.catalog.snapshot import load_reviews, load_snapshot
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
     from ecombench.tables.fields import load_field_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -46,11 +46,12 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("ECOMBENCH_ARTIFACTS", tempfile.mkdtemp(prefix="ecombench-bench-"))
     t_import = time.perf_counter()
-    from ecombench.flows.build import assemble, batches_of, plan_build, run_batch
-    from ecombench.flows.settings import BuildConfig, artifacts_root
+    from ecombench.flows.settings import artifacts_root
+    from ecombench.pipeline.build import assemble, batches_of, plan_build, run_batch
+    from ecombench.pipeline.config import BuildConfig
     print(f"import: {time.perf_counter() - t_import:.1f} s; load {os.getloadavg()[0]:.2f}", flush=True)
 
-    import ecombench.flows.build as fb
+    import ecombench.pipeline.build as fb
 
     phases: dict[str, float] = {}
     for name in ("load_snapshot", "load_reviews", "detail_rows", "field_vocabulary", "eligibility_columns",

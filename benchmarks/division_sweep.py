@@ -20,9 +20,9 @@ from pathlib import Path
 
 
 def main() -> None:
-    from ecombench.flows.build import batches_of, plan_build
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import batches_of, plan_build
     from ecombench.pipeline.candidate import build_candidate
+    from ecombench.pipeline.config import BuildConfig
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--catalog", type=Path, required=True)

@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="Runs of each warm command.")
     parser.add_argument("--keep-server", action="store_true", help="Leave the shared server running at the end.")
     args = parser.parse_args()
-    from ecombench.flows import expectations_job, server
+    from ecombench.pipeline import expectations_job, server
 
     home = os.environ.get("PREFECT_HOME", "/tmp/ecombench-bench-prefect")
     fresh_db = not (Path(home) / "prefect.db").exists()

@@ -66,8 +66,8 @@ class Drill:
 
     def setup(self) -> None:
         from ecombench.catalog.ingest import write_catalog_snapshot
-        from ecombench.flows.build import build_split
-        from ecombench.flows.settings import BuildConfig
+        from ecombench.pipeline.build import build_split
+        from ecombench.pipeline.config import BuildConfig
 
         write_catalog_snapshot([SAMPLE / "meta.jsonl.gz"], [SAMPLE / "reviews.jsonl.gz"], self.catalog, workers=1)
         (self.work / "other.jsonl").write_bytes(b"".join(self.lines[:200]))
@@ -140,8 +140,8 @@ class Drill:
         import polars as pl
 
         from ecombench.catalog.ingest import write_catalog_snapshot
-        from ecombench.flows.build import build_split
-        from ecombench.flows.settings import BuildConfig
+        from ecombench.pipeline.build import build_split
+        from ecombench.pipeline.config import BuildConfig
 
         lines = list(self.lines)
         damaged = {}
@@ -163,7 +163,7 @@ class Drill:
                 f"{manifest['counts']['bad_by_reason']}, published {out.path.name}"), ok
 
     def concurrent_builds(self) -> tuple[str, bool]:
-        script = ("import sys; from pathlib import Path; from ecombench.flows.build import build_split; "
+        script = ("import sys; from pathlib import Path; from ecombench.pipeline.build import build_split; "
                   "from ecombench.flows.settings import BuildConfig; "
                   "print(build_split(BuildConfig(catalog=sys.argv[1], intents=['product_search'], "
                   "candidates_per_intent=8), 'same', root=Path(sys.argv[2]), artifacts=Path(sys.argv[3])).path.name)")

@@ -57,7 +57,7 @@ def _example(result: Any) -> dict[str, Any]:
 
 def template_accepted(ctx: Any, products: Any, sampling: dict[str, Any], limit: int) -> list[tuple[str, dict, dict]]:
     """(intent, product row, template task) of the first `limit` candidates the template verbaliser accepts."""
-    from ecombench.flows.build import batches_of
+    from ecombench.pipeline.build import batches_of
     from ecombench.pipeline.candidate import build_candidate
 
     out = []
@@ -85,9 +85,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--per-intent", type=int, default=90, help="candidates sampled per intent for the template plan")
     args = ap.parse_args(argv)
 
-    from ecombench.flows.build import llm_client, plan_build
-    from ecombench.flows.settings import BuildConfig, read_build_config
+    from ecombench.pipeline.build import llm_client, plan_build
     from ecombench.pipeline.candidate import build_candidate
+    from ecombench.pipeline.config import BuildConfig, read_build_config
     from ecombench.text import contains_phrase
 
     artifacts = args.out / "artifacts"

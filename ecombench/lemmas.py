@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ecombench.text import _singular
+from ecombench.text import IRREGULAR, STOPWORDS, _singular, contains_phrase, count_phrase, format_number, tokens
 
 _WORD = re.compile(r"\d+(?:\.\d+)?|[a-z]+")
 _APOSTROPHE_S = re.compile(r"(\w)['’]s\b")
@@ -28,7 +28,6 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def _plurals() -> dict[str, tuple[str, ...]]:
-    from ecombench.text import IRREGULAR
 
     out: dict[str, tuple[str, ...]] = {}
     for plural, single in IRREGULAR.items():
@@ -81,7 +80,6 @@ SPREAD = 3
 
 
 def _content(phrase: str) -> list[frozenset[str]]:
-    from ecombench.text import STOPWORDS, tokens
 
     return [lemmas(t) for t in tokens(phrase) if t not in STOPWORDS]
 
@@ -101,8 +99,6 @@ def stated_count(text: str, phrase: str, spread_over_phrase: bool = False) -> in
     >>> stated_count("it runs a size small", "true to size")
     0
     """
-    from ecombench.text import count_phrase, tokens
-
     want = _content(phrase)
     if not want or any(t[0].isdigit() for t in tokens(phrase)):
         return count_phrase(text, phrase)
@@ -140,8 +136,6 @@ def states_cue(text: str, cue: str) -> bool:
     >>> states_cue("I want cases in sky blue", cue)
     False
     """
-    from ecombench.text import contains_phrase, tokens
-
     if not cue:
         return False
     if contains_phrase(text, cue):
@@ -153,8 +147,6 @@ def states_cue(text: str, cue: str) -> bool:
 
 def states_phrase(text: str, phrase: str) -> bool:
     """True when `text` holds `phrase` as whole tokens or states its content words (`stated_count`)."""
-    from ecombench.text import contains_phrase
-
     return contains_phrase(text, phrase) or stated_count(text, phrase) > 0
 
 
@@ -185,8 +177,6 @@ def states_bound(text: str, field: str, bound: dict) -> bool:
         field: price, average_rating or rating_number.
         bound: {"min"|"max": number, "min_inclusive"|"max_inclusive": bool}.
     """
-    from ecombench.text import format_number, tokens
-
     t = list(tokens(text))
     units = BOUND_UNITS.get(field, ())
     for end in ("min", "max"):

@@ -18,11 +18,12 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import polars as pl
 
+from ecombench.answers.filters import filter_of
 from ecombench.answers.norms import CatalogNorms
+from ecombench.catalog.details import detail_rows
 from ecombench.hashing import canonical_json
 from ecombench.rubrics import RubricLike, as_spec, kind_of, plain_value
 from ecombench.rubrics.checkers import check
-from ecombench.stages.features import detail_rows
 from ecombench.tables.fields import FieldTable
 
 
@@ -181,7 +182,7 @@ class CatalogIndex:
             table: the field table (which fields split into options).
             reviews: reviews.parquet frame, when review opinions are to be checked; each distinct
                 review title and text is normalised once.
-            details: `ecombench.stages.features.detail_rows(products, table)` when the caller has it already.
+            details: `ecombench.catalog.details.detail_rows(products, table)` when the caller has it already.
             norms: the snapshot's normalised text (`CatalogNorms`, e.g. stored at ingest); None normalises here.
         """
         cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
@@ -291,7 +292,7 @@ class CatalogIndex:
     def _within_bounds(self, rows: np.ndarray, rubrics: list[RubricLike]) -> np.ndarray:
         """`rows` less those a bound on a catalog column excludes (each rubric type's `within_bounds`)."""
         for r in rubrics:
-            rows = kind_of(r).within_bounds(self, rows, r)
+            rows = filter_of(r).within_bounds(self, rows, r)
         return rows
 
     def answer_set(self, rubrics: Sequence[RubricLike] | Sequence[dict[str, Any]],
@@ -316,7 +317,7 @@ class CatalogIndex:
         rubrics = [as_spec(r) for r in rubrics]
         if self.review_rows is None and any(kind_of(r).needs_reviews for r in rubrics):
             raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-        found = [f for f in (kind_of(r).narrow(self, r) for r in rubrics) if f is not None]
+        found = [f for f in (filter_of(r).narrow(self, r) for r in rubrics) if f is not None]
         if not found:
             return self.answer_set_vectorised(rubrics)[:limit]
         narrowed = self._within_bounds(_intersect(found), rubrics)
@@ -347,7 +348,7 @@ class CatalogIndex:
             rubrics = [as_spec(r) for r in rubric_set]
             if self.review_rows is None and any(kind_of(r).needs_reviews for r in rubrics):
                 raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-            found = [f for f in (kind_of(r).narrow(self, r) for r in rubrics) if f is not None]
+            found = [f for f in (filter_of(r).narrow(self, r) for r in rubrics) if f is not None]
             if found:
                 rows = self._within_bounds(_intersect([*found, within]), rubrics)
                 out.append(sorted(self._asins(self._graded(rows, rubrics))))
@@ -418,7 +419,7 @@ class CatalogIndex:
         key = canonical_json([rubric.type, rubric.field, plain_value(rubric)])
         count = self.support_cache.get(key)
         if count is None:
-            narrowed = kind.narrow(self, rubric)
+            narrowed = filter_of(rubric).narrow(self, rubric)
             if narrowed is None and rubric.field in self.numeric and kind.field_kind == "numeric":
                 count = len(self._within_bounds(np.arange(self.products.height), [rubric]))
             elif narrowed is None and kind.vectorised:
@@ -460,7 +461,7 @@ class CatalogIndex:
             kind = kind_of(r)
             if kind.needs_reviews and self.review_rows is None:
                 raise ValueError("review_opinion rubrics need a CatalogIndex built with reviews")
-            frame = kind.vector_filter(self, frame, r)
+            frame = filter_of(r).vector_filter(self, frame, r)
             if not kind.vectorised:
                 rest.append(r)
         return frame, rest

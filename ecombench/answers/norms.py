@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ecombench.stages.features import detail_rows, split_options
-from ecombench.stages.reviews import normalized_review_text
+from ecombench.catalog.details import detail_rows, split_options
+from ecombench.catalog.reviews import normalized_review_text
 from ecombench.tables.fields import FieldTable
 from ecombench.text import normalize
 

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ecombench.answers.filters import filter_of
 from ecombench.answers.index import CatalogIndex
 from ecombench.catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
 from ecombench.hashing import canonical_json
@@ -180,14 +181,14 @@ class Partition:
         index = self.index
         if question.kind == "answer_set":
             rubrics = list(question.rubrics)
-            narrows = any(kind_of(r).narrow(index, r) is not None for r in rubrics)
+            narrows = any(filter_of(r).narrow(index, r) is not None for r in rubrics)
             asins = index.answer_set(rubrics, limit=question.limit)
             if narrows:
                 asins = sorted(asins, key=self.rows_of.__getitem__)
             return narrows, asins
         if question.kind == "support":
             rubric = question.rubrics[0]
-            narrowed = kind_of(rubric).narrow(index, rubric)
+            narrowed = filter_of(rubric).narrow(index, rubric)
             if narrowed is None:
                 return "count", index.support(rubric)  # numeric, vectorised or checker count: exact
             exact = self.exact_support(rubric) if len(narrowed) <= exact_within else None

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from isal import isal_zlib
 
 from ecombench.catalog.integrity import snapshot_files
+from ecombench.catalog.native import convert_block_native
 from ecombench.catalog.records import (
     DUPLICATE_PARENT_ASIN,
     Block,
@@ -239,7 +240,6 @@ def _convert_native(kind: str, name: str, block: Block, table_path: str, table: 
     # snapshot never depends on it.
     import duckdb
 
-    from ecombench.catalog.native import convert_block_native
 
     try:
         return convert_block_native(kind, name, block, table or load_field_table(table_path))

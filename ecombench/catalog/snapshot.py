@@ -86,7 +86,7 @@ def products_in_slices(path: Path, rows: int, columns: Sequence[str] = BUILD_PRO
 
     An empty products.parquet gives one empty frame.
 
-    What a build over a catalog bigger than memory plans from (ecombench.flows.build: answer_sets "partitioned").
+    What a build over a catalog bigger than memory plans from (ecombench.pipeline.build: answer_sets "partitioned").
 
     Raises:
         SnapshotError: products.parquet cannot be read.

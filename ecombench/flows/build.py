@@ -1,517 +1,54 @@
 """The `build` flow: catalog snapshot -> sampled candidates -> stages 2-7 in batches -> a published split version.
 
-Prefect costs ~20 ms per task run (stack-notes §2), so candidates travel in batches of
-`config.batch_size`, one task each. Batch results are awaited with `.result()` so a failing
-batch fails the flow instead of silently dropping candidates (stack-notes pitfall 4).
+The steps are plain functions of ecombench.pipeline.build (`build_split` runs them without Prefect); this
+module runs them as a Prefect flow with batches as tasks, on threads or a Dask cluster. Prefect costs ~20 ms
+per task run (stack-notes §2), so candidates travel in batches of `config.batch_size`, one task each. Batch
+results are awaited with `.result()` so a failing batch fails the flow instead of silently dropping candidates
+(stack-notes pitfall 4).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import datetime as dt
-import json
 import logging
 import os
 import re
-import signal
-import subprocess
+import socket
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import polars as pl
+from prefect import flow, task
+from prefect import tags as prefect_tags
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.context import get_run_context
 
-from ecombench.answers.index import CatalogIndex
-from ecombench.answers.norms import CatalogNorms
-from ecombench.answers.partitioned import PartitionedCatalog
-from ecombench.catalog.integrity import verify_snapshot
-from ecombench.catalog.snapshot import load_manifest, load_products_of, load_reviews, load_snapshot, products_in_slices
-from ecombench.errors import InputError, ServerError, SettingError
-from ecombench.flows import expectations_job
+from ecombench.errors import ServerError, SettingError
+from ecombench.flows.partitioned_dask import DaskPasses, partition_client, worker_memory
 from ecombench.flows.prefect_server import progress_logger
-from ecombench.flows.settings import CODE_VERSION, BuildConfig, artifacts_root, data_tables_sha256
-from ecombench.flows.timing import phase, record
-from ecombench.hashing import PACKAGE_DIR, digest, source_digest
-from ecombench.llm import LLMClient
-from ecombench.pipeline.agent_check import check_agents
-from ecombench.pipeline.batched import build_batched
-from ecombench.pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
-from ecombench.splits.publish import next_version, publish_split, reserve_version
-from ecombench.stages.features import detail_rows, field_vocabulary
-from ecombench.stages.sampling import (
-    ELIGIBILITY_SOURCE_COLUMNS,
-    eligibility_columns,
-    eligibility_in_slices,
-    eligibility_rule,
-    sample_split,
+from ecombench.flows.settings import artifacts_root
+from ecombench.pipeline.build import (
+    BuildInterrupted,
+    WorkerSpec,
+    assemble,
+    batches_of,
+    note_answer_engine,
+    plan_build,
+    run_batch,
+    stop_on_signals,
+    stop_signal,
+    stopping,
+    worker_context,
 )
-from ecombench.stages.verbalise_llm import prompt_sha256
-from ecombench.tables.cues import load_cues
-from ecombench.tables.fields import load_field_table
-from ecombench.tables.intents import load_intents
-from ecombench.validation.catalog_stats import load_catalog_stats
-
-
-class NoCandidates(InputError):
-    """Sampling found no eligible product for any intent; nothing is built or written."""
-
-
-@dataclass
-class BuildOutcome:
-    """Where the split went and what it holds (what the CLI prints)."""
-
-    path: Path
-    manifest: dict[str, Any]
-
-
-def _git(*args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(PACKAGE_DIR), *args], capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() if out.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def code_state() -> dict[str, Any]:
-    """The commit of the code and whether the work tree differs from it.
-
-    A dirty build is not reproducible from the commit alone.
-    """
-    commit = _git("rev-parse", "HEAD") or None
-    status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
-    return {"git_commit": commit, "git_dirty": bool(status) if status is not None else None}
-
-
-# Set by SIGINT / SIGTERM during a CLI build (`stop_on_signals`): no new batch starts and a running one stops
-# before its next candidate, without a completion marker (it is redone by the rerun).
-STOP = threading.Event()
-
-
-def stopping() -> bool:
-    """Whether a signal asked the build to stop.
-
-    The flow calls this instead of reading STOP: Dask pickles the flow's function by value with its
-    globals, and an Event (holding a lock) does not pickle.
-    """
-    return STOP.is_set()
-
-
-def stop_signal() -> str:
-    """The name of the signal that set STOP ("SIGINT", "SIGTERM"), or "a signal"."""
-    return getattr(STOP, "signal_name", "") or "a signal"
-
-
-class BuildInterrupted(Exception):
-    """A build stopped by SIGINT or SIGTERM: nothing published, finished batches kept for resume (exit 130).
-
-    Not an EcombenchError: the user asked for it, and the CLI exits 130 as shells expect of Ctrl-C.
-
-    Attributes:
-        signal_name: "SIGINT" or "SIGTERM".
-        done: batches finished (their completion markers are kept).
-        total: batches of the build.
-    """
-
-    def __init__(self, signal_name: str, done: int = 0, total: int = 0):
-        super().__init__(f"interrupted by {signal_name}: {done} of {total} batches finished and kept for resume; "
-                         "nothing was published (run the same command again to resume)")
-        self.signal_name, self.done, self.total = signal_name, done, total
-
-
-@contextlib.contextmanager
-def stop_on_signals() -> Any:
-    """SIGINT and SIGTERM set `STOP` instead of killing the process, for the block (main thread only).
-
-    A second signal of either kind raises KeyboardInterrupt at once, for a user who will not wait.
-    """
-    if threading.current_thread() is not threading.main_thread() or getattr(STOP, "installed", False):
-        yield  # not the main thread, or an outer block already handles the signals
-        return
-    STOP.clear()
-    STOP.installed = True  # type: ignore[attr-defined]
-    STOP.signal_name = ""  # type: ignore[attr-defined]
-
-    def handler(signum: int, frame: Any) -> None:
-        if STOP.is_set():
-            raise KeyboardInterrupt
-        STOP.signal_name = signal.Signals(signum).name  # type: ignore[attr-defined]
-        STOP.set()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-        STOP.clear()
-        STOP.installed = False  # type: ignore[attr-defined]
-
-
-def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
-    """Stages 2-7 for a batch of candidates of one intent (plain Python; the flow wraps it in a task).
-
-    A finished batch leaves a completion file under artifacts/cache/batches/ (datatrove's
-    completion markers), keyed by the config hash, the code's digest, the intent and the batch's
-    products; a rerun of an interrupted build loads it instead of redoing the batch, so the rerun
-    finishes with the same tasks.jsonl.
-
-    Raises:
-        BuildInterrupted: `STOP` was set (SIGINT / SIGTERM) before the batch finished; no marker is written.
-    """
-    marker = _batch_marker(products, intent, ctx)
-    if ctx.config.resume and marker.is_file():
-        return [CandidateResult(task=r["task"], rejection=r["rejection"], stats=Counter(r["stats"]), resumed=True)
-                for r in json.loads(marker.read_text(encoding="utf-8"))]
-    results: list[CandidateResult] = []
-    if ctx.answer_engine is not None:
-        # Every candidate of the batch on its own thread, their questions answered a round at a time by
-        # partition passes (pipeline/batched.py); a signal stops the batch before it starts.
-        if STOP.is_set():
-            raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
-        results, _ = build_batched(products, intent, ctx, ctx.answer_engine, build_candidate)
-    else:
-        for p in products:
-            if STOP.is_set():
-                raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
-            results.append(build_candidate(p, intent, ctx))
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
-                              ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, marker)  # whole files only: a kill leaves no half marker
-    return results
-
-
-def _batch_marker(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> Path:
-    key = digest(ctx.config_hash, code_digest(), intent, [p["parent_asin"] for p in products])
-    return ctx.artifacts / "cache" / "batches" / ctx.config_hash[:16] / f"{key}.json"
-
-
-def code_digest() -> str:
-    """sha256 over the sources a build runs (this module and what it imports).
-
-    A code change never reuses an old batch result.
-    """
-    return source_digest("ecombench.flows.build")
-
-
-def load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
-                 ) -> tuple[BuildContext, pl.DataFrame | None, dict[str, Any]]:
-    """Everything candidates share, read from the snapshot at `config.catalog` (see `_load_context`)."""
-    ctx, products, catalog_manifest, _ = _load_context(config, artifacts, with_index)
-    return ctx, products, catalog_manifest
-
-
-def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
-                  ) -> tuple[BuildContext, pl.DataFrame | None, dict[str, Any], pl.DataFrame | None]:
-    """Everything candidates share, read from the snapshot at `config.catalog`: tables, catalog index, vocabulary.
-
-    The build's planning step and each worker process of a Dask cluster call this (a worker
-    once per process, through `worker_context`), so no context ever travels between processes.
-
-    Args:
-        config: the build configuration.
-        artifacts: the artifacts root; caches go under it (batch completion files, LLM replies, sandbox index).
-        with_index: build the answer-set index (the planning process of a Dask build does not need it).
-
-    Returns:
-        (context without candidates' reviews, products frame, catalog manifest, the products'
-        exploded field-table details `ecombench.stages.features.detail_rows`). The frames are None for a partitioned
-        build over a snapshot whose statistics were stored at ingest: it plans from the snapshot in slices.
-
-    Raises:
-        SnapshotError: the snapshot is missing or malformed, or one of its files differs from the sha256
-            its manifest records (ecombench.catalog.integrity.verify_snapshot, cached by size and mtime).
-        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
-    """
-    table = load_field_table()
-    intents = load_intents()
-    unknown = [i for i in config.intents if i not in intents]
-    if unknown:
-        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
-    artifacts = Path(artifacts)
-    snapshot = Path(config.catalog)
-    verify_snapshot(snapshot, cache_dir=artifacts / "cache" / "verified")
-    catalog_manifest = load_manifest(snapshot)
-    chosen = [intents[n] for n in config.intents]
-    review_intents = any(i.review_opinions for i in chosen)
-    negative_fields = sorted({f for i in chosen for f in i.negative_fields if f in table.fields})
-    partitioned = with_index and config.answer_sets == "partitioned"
-    # A partitioned build indexes no whole catalog, so it leaves the stored normalised text unread.
-    stats = load_catalog_stats(snapshot, catalog_manifest["fingerprint"], table, with_norms=not partitioned)
-    # answer_sets "partitioned": partition passes over the snapshot answer the catalog-wide questions
-    # (validation/partitioned.py); no process indexes the whole catalog, so its reviews are not read here.
-    engine = None
-    products: pl.DataFrame | None = None
-    details: pl.DataFrame | None = None
-    if partitioned:
-        engine = PartitionedCatalog(snapshot, table, with_reviews=review_intents,
-                                    partition_rows=config.partition_rows, keep=config.partitions_kept)
-        with_index = False
-    if engine is None or stats is None or stats.catalog_suite is None or stats.vocabulary_for(negative_fields) is None:
-        if engine is not None:
-            print(f"warning: {snapshot / 'stats'} is missing, incomplete or made by other code or for other bytes: "
-                  f"the partitioned build reads the whole products table to plan (write the statistics again: "
-                  f"ecombench stats --catalog {snapshot})", file=sys.stderr, flush=True)
-        products, _ = load_snapshot(snapshot)
-        details = detail_rows(products, table)
-    # else: a partitioned build with the statistics stored at ingest plans from the snapshot in slices
-    # (plan_build) and never holds the whole products table.
-    reviews = load_reviews(snapshot) if review_intents and with_index else None
-    norms = None
-    index = None
-    if with_index:
-        assert products is not None  # loaded above whenever an index is built
-        # Stored at ingest (validation.catalog_stats) for this snapshot's bytes and this code: read, not redone.
-        with phase("    normalisation (titles, details, reviews)" + (": stored at ingest" if stats else "")):
-            norms = stats.norms if stats and stats.norms else CatalogNorms.compute(products, table, reviews,
-                                                                                      details=details)
-        index = CatalogIndex.build(products, table, reviews, details=details, norms=norms)
-    with phase("    value vocabulary" + (": stored at ingest" if stats else "")):
-        vocabulary = stats.vocabulary_for(negative_fields) if stats else None
-        if vocabulary is None:
-            assert products is not None  # loaded above when the stored vocabulary does not cover the fields
-            vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
-    cues = load_cues(table) if any(i.implicit or i.max_implicit for i in chosen) else {}
-    fingerprint = catalog_manifest["fingerprint"]
-    ctx = BuildContext(config=config, table=table, intents=intents, index=index,
-                       catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
-                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts,
-                       answer_engine=engine,
-                       catalog_suite=stats.catalog_suite if stats is not None and products is None else None)
-    return ctx, products, catalog_manifest, details
-
-
-def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
-               ) -> tuple[BuildContext, pl.DataFrame, dict[str, Any], dict[str, Any]]:
-    """Load the catalog, index it and sample every intent's candidates (stage 1).
-
-    The context is also kept as this process's worker context (`worker_context`), so batches
-    run by the threads runner reuse it instead of loading the snapshot again.
-
-    Args:
-        config: the build configuration.
-        artifacts: the artifacts root (caches).
-        with_index: see `_load_context`.
-
-    Returns:
-        (context, products frame, sampling summary per intent, catalog manifest). A partitioned build over a
-        snapshot with stored statistics reads the products a slice at a time for sampling, and its frame
-        holds just the sampled candidates' rows.
-
-    Raises:
-        SnapshotError: the snapshot is missing or malformed.
-        SettingError: an intent is unknown, or an llm build lacks its server URL or model.
-        NoCandidates: no product is eligible for any intent.
-    """
-    ctx, products, catalog_manifest, details = _load_context(config, artifacts, with_index=with_index)
-    intents = ctx.intents
-    chosen = [intents[n] for n in config.intents]
-    snapshot = Path(config.catalog)
-    if products is None:  # a partitioned build: the products table a slice at a time (issue #17)
-        eligibility = eligibility_in_slices(
-            products_in_slices(snapshot, config.partition_rows, ELIGIBILITY_SOURCE_COLUMNS), ctx.table)
-    else:
-        eligibility = eligibility_columns(products, ctx.table, details=details)
-    del details
-    sampling: dict[str, Any] = {}
-    for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
-                                     config.categories).items():
-        sampling[name] = {"requested": result.requested, "eligible": result.eligible,
-                          "sampled": len(result.candidates), "shortfall": result.shortfall,
-                          "rule": eligibility_rule(intents[name]),
-                          "by_category": result.by_category, "candidates": result.candidates}
-    if not any(s["sampled"] for s in sampling.values()):
-        raise NoCandidates("no product of the catalog is eligible for any intent ("
-                           + "; ".join(f"{n}: {s['rule']}" for n, s in sampling.items())
-                           + (f"; categories {config.categories}" if config.categories else "") + ")")
-    wanted = [a for s in sampling.values() for a in s["candidates"]]
-    if products is None:
-        products = load_products_of(snapshot, wanted)  # just the candidates' rows
-    by_product: dict[str, list[dict[str, Any]]] | None = None
-    if any(i.review_opinions for i in chosen):
-        by_product = {}
-        for row in load_reviews(snapshot, of=wanted).sort("review_id").iter_rows(named=True):
-            by_product.setdefault(row["parent_asin"], []).append(row)
-    ctx = dataclasses.replace(ctx, reviews=by_product)
-    if with_index or ctx.answer_engine is not None:
-        _remember_context(WorkerSpec.of(ctx), ctx)
-    return ctx, products, sampling, catalog_manifest
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What a batch task carries instead of the build context: enough for a worker to load the context itself.
-
-    A context holds the catalog index (GBs for a big catalog) and maybe an LLM client (locks,
-    threads): it is never pickled. Each process builds it once (`worker_context`).
-    """
-
-    config: BuildConfig
-    config_hash: str
-    artifacts: str
-
-    @classmethod
-    def of(cls, ctx: BuildContext) -> WorkerSpec:
-        """The spec of a planned build's context (a few hundred bytes to pickle)."""
-        return cls(config=ctx.config, config_hash=ctx.config_hash, artifacts=str(ctx.artifacts))
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """(config hash, artifacts root): which cached context in a process serves this spec."""
-        return self.config_hash, self.artifacts
-
-
-_CONTEXTS: dict[tuple[str, str], BuildContext] = {}
-_CONTEXTS_LOCK = threading.Lock()
-
-
-def _remember_context(spec: WorkerSpec, ctx: BuildContext) -> None:
-    """Keep `ctx` as this process's context for `spec` (the threads runner's batches then reuse it)."""
-    with _CONTEXTS_LOCK:
-        _CONTEXTS.clear()  # one build's context per process: a big index is not kept twice
-        _CONTEXTS[spec.key] = ctx
-
-
-def worker_context(spec: WorkerSpec) -> BuildContext:
-    """This process's build context for `spec`: loaded from the snapshot on first use, then reused.
-
-    Raises:
-        SnapshotError: the snapshot at spec.config.catalog is unreadable from this process.
-        InputError: the snapshot there is not the one the build was planned on (its config hash
-            differs), e.g. a worker on another machine sees another catalog at that path.
-    """
-    with _CONTEXTS_LOCK:
-        ctx = _CONTEXTS.get(spec.key)
-        if ctx is None:
-            ctx, _, _ = load_context(spec.config, Path(spec.artifacts))
-            if ctx.config_hash != spec.config_hash:
-                raise InputError(f"catalog {spec.config.catalog}: the snapshot this worker reads differs from the one "
-                                 "the build was planned on (config hash mismatch); give every worker the same snapshot")
-            _CONTEXTS.clear()
-            _CONTEXTS[spec.key] = ctx
-        return ctx
-
-
-def llm_client(config: BuildConfig, artifacts: Path) -> LLMClient | None:
-    """The shared LLM client for an llm build (replies cached under <artifacts>/cache/llm), else None.
-
-    Raises:
-        SettingError: no server URL or model (one line, naming the option).
-    """
-    if config.verbaliser != "llm" and not config.judge:
-        return None
-    return LLMClient(config.llm_settings(artifacts))
-
-
-def verbaliser_manifest(ctx: BuildContext) -> dict[str, Any]:
-    """The verbaliser's entry in the manifest.
-
-    Its id, model, prompt digests, the parts the LLM wrote, whether the judge ran, what the server
-    reported about the model (`served_model`, part of every reply's cache key), and usage (calls,
-    cache hits, retries, repairs, tokens; totals and `by_part`).
-    """
-    if ctx.llm is None:
-        return {"id": verbaliser_id(ctx.config), "model": None, "prompt_sha256": None}
-    return {"id": verbaliser_id(ctx.config), "model": ctx.llm.settings.model, "prompt_sha256": prompt_sha256(),
-            "parts": sorted(ctx.config.llm_writes()), "judge": ctx.config.judge,
-            "served_model": _served_model(ctx.llm),
-            "settings": ctx.llm.settings.public(), "usage": ctx.llm.usage()}
-
-
-def _served_model(client: LLMClient) -> dict[str, Any]:
-    """What the server reported about the model, or why it never answered GET /models.
-
-    In the second case no reply was cached under an unknown identity: every request asks first.
-    """
-    from ecombench.llm import LLMError
-
-    try:
-        return client.served_model()
-    except LLMError as exc:
-        return {"alias": client.settings.model, "listed": False, "error": str(exc)}
-
-
-def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
-               reviews: dict[str, list[dict[str, Any]]] | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(intent, product dicts) batches in sampling order; products carry "reviews" when loaded."""
-    by_id = products.filter(pl.col("parent_asin").is_in(
-        [a for s in sampling.values() for a in s["candidates"]]))
-    rows = {r["parent_asin"]: r for r in by_id.to_dicts()}
-    if reviews is not None:
-        for asin, row in rows.items():
-            row["reviews"] = reviews.get(asin, [])
-    out = []
-    for intent, s in sampling.items():
-        ids = s["candidates"]
-        for i in range(0, len(ids), size):
-            out.append((intent, [rows[a] for a in ids[i:i + size]]))
-    return out
-
-
-def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sampling: dict[str, Any],
-             catalog_manifest: dict[str, Any], results: list[Any], split: str, version: str | None,
-             root: Path) -> BuildOutcome:
-    """Merge batch results (stage counters included), run the data expectations and publish the split version.
-
-    Raises:
-        ExpectationsFailed: an ERROR expectation of ecombench.validation.expectations failed on the catalog
-            snapshot (`products`) or the accepted tasks; nothing is written.
-        VersionExists, SchemaError: from publish_split (nothing is written).
-    """
-    with phase("  agent checks (oracle, null)"):
-        results, agent_checks = check_agents(config, results, ctx.table, artifacts=ctx.artifacts)  # oracle_failed
-    tasks = [r.task for r in results if r.task is not None]
-    rejections = [r.rejection for r in results if r.rejection is not None]
-    # Funnel: a candidate counts once for each stage it cleared on its final attempt.
-    funnel = {intent: {str(s): 0 for s in range(1, 8)} for intent in config.intents}
-    attempts: Counter = Counter()
-    for r in results:
-        rec = r.task or r.rejection
-        assert rec is not None  # every result holds a task or a rejection
-        cleared = 7 if r.task else rec["stage"] - 1
-        for s in range(1, cleared + 1):
-            funnel[rec["intent"]][str(s)] += 1
-        attempts.update(r.stats)
-    version = version or next_version(root / split)
-    with phase("  data expectations (GX import + suites)"):
-        # In the worker `ecombench build` started (flows/expectations_job.py), else here.
-        expectations = expectations_job.run(products, tasks, Path(config.catalog), config.partition, ctx.intents,
-                                            artifacts=ctx.artifacts, stored_suite=ctx.catalog_suite)
-    manifest = {
-        "schema_version": 1,
-        "kind": "split",
-        "split": split,
-        "version": version,
-        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "code_version": CODE_VERSION,
-        **code_state(),
-        "tables_sha256": data_tables_sha256(),
-        "config": config.model_dump(),
-        "config_hash": ctx.config_hash,
-        "catalog": {"path": str(Path(config.catalog).resolve()), "fingerprint": ctx.catalog_fingerprint,
-                    "products": catalog_manifest.get("counts", {}).get("products"),
-                    "field_table_current": catalog_manifest.get("field_table_sha256")
-                    == data_tables_sha256()["fields.toml"]},
-        "seed": config.seed,
-        "verbaliser": verbaliser_manifest(ctx),
-        "sampling": {k: {kk: vv for kk, vv in v.items() if kk != "candidates"} for k, v in sampling.items()},
-        "funnel": funnel,
-        "stage_passes_all_attempts": dict(sorted(attempts.items())),
-        "resumed_candidates": sum(r.resumed for r in results),
-        "agent_checks": agent_checks,
-        # publish_split refuses (ExpectationsFailed) when an ERROR expectation failed.
-        "expectations": expectations,
-    }
-    with phase("  publish (card, reports, matplotlib)"):
-        path = publish_split(root, split, version, tasks, rejections, manifest)
-    return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
+from ecombench.pipeline.candidate import BuildContext
+from ecombench.pipeline.config import BuildConfig
+from ecombench.splits.publish import reserve_version
+from ecombench.timing import phase, record
 
 
 @contextlib.contextmanager
@@ -524,7 +61,6 @@ def _dask_partition_passes(config: BuildConfig, ctx: BuildContext) -> Any:
     if engine is None or config.task_runner != "dask":
         yield
         return
-    from ecombench.flows.partitioned_dask import DaskPasses, partition_client, worker_memory
 
     with partition_client(config) as client:
         passes = DaskPasses(client, engine, ctx.catalog_fingerprint)
@@ -545,8 +81,6 @@ def _pass_reporter(log: logging.Logger, show_progress: bool) -> Callable[[int, i
     Call it in the flow run: a pass runs on whichever candidate thread completes the round, outside any Prefect
     run context, so the report names the flow run itself.
     """
-    from prefect.context import get_run_context
-
     flow_run = getattr(get_run_context(), "flow_run", None)
     extra = {"flow_run_id": str(flow_run.id)} if flow_run is not None else None
 
@@ -557,52 +91,6 @@ def _pass_reporter(log: logging.Logger, show_progress: bool) -> Callable[[int, i
             print(f"  answer-set pass {passes}: {questions} question{'s' * (questions != 1)} in {seconds:.1f} s",
                   file=sys.stderr, flush=True)
     return report
-
-
-def _note_answer_engine(ctx: BuildContext) -> None:
-    """Put a partitioned build's question counts in the timing breakdown (`--verbose`)."""
-    engine = ctx.answer_engine
-    if engine is not None:
-        s = engine.stats
-        record(f"  (answer sets: {s['questions']} questions in {s['passes']} passes over {engine.n_partitions} "
-               f"partitions, {s['partition_loads']} partition loads, {s['exact_rounds']} exact-support rounds)", 0.0)
-
-
-def build_split(config: BuildConfig, split: str, version: str | None = None, root: Path | None = None, *,
-                artifacts: Path) -> BuildOutcome:
-    """Build and publish a split in this process, without Prefect (library use and tests).
-
-    The Prefect flow `build_flow` runs the same steps with batches as mapped tasks and gives
-    byte-identical tasks.jsonl.
-
-    Args:
-        config: the build configuration.
-        split: split name (directory under the splits root).
-        version: version name; None takes the next free "v<N>".
-        root: splits root; None is <artifacts>/splits.
-        artifacts: the artifacts root (caches; the default splits root).
-
-    Returns:
-        Where the version was published and its manifest.
-
-    Raises:
-        What `build_flow` raises.
-    """
-    root = root or Path(artifacts) / "splits"
-    ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
-    results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
-               for r in run_batch(batch, intent, ctx)]
-    _note_answer_engine(ctx)
-    with reserve_version(root / split, version) as version:
-        return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root)
-
-
-# ---- Prefect -----------------------------------------------------------------------------------
-
-from prefect import flow, task  # noqa: E402
-from prefect import tags as prefect_tags  # noqa: E402  (kept below the plain functions they orchestrate)
-from prefect.artifacts import create_markdown_artifact  # noqa: E402
-from prefect.cache_policies import NO_CACHE  # noqa: E402
 
 
 @task(name="build-batch", cache_policy=NO_CACHE)
@@ -666,9 +154,6 @@ def check_dask_address(address: str, timeout: float = 5.0) -> None:
         SettingError: `address` is not tcp://host:port (one line naming --dask-address).
         ServerError: no connection opens within `timeout` seconds (one line naming --dask-address).
     """
-    import socket
-    from urllib.parse import urlsplit
-
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
     if parts.scheme not in ("tcp", "tls") or not parts.hostname:
         raise SettingError(f"--dask-address {address}: expected tcp://host:port (the address `dask scheduler` prints)")
@@ -800,7 +285,7 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
             if show_progress:
                 print(f"  {note}", file=sys.stderr, flush=True)
         record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
-        _note_answer_engine(ctx)
+        note_answer_engine(ctx)
     if ctx.llm is not None and config.task_runner != "threads":
         ctx.llm.stats.clear()
         for counts in usage.values():

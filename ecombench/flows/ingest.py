@@ -17,6 +17,8 @@ from prefect.cache_policies import NO_CACHE
 
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.flows.prefect_server import progress_logger
+from ecombench.tables.fields import load_field_table
+from ecombench.validation.catalog_stats import write_catalog_stats
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -48,9 +50,6 @@ def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], 
 @task(name="write-catalog-stats", cache_policy=NO_CACHE)
 def write_stats_task(out_dir: str) -> dict[str, Any]:
     """The snapshot's statistics, once (validation.catalog_stats): what every build over it would recompute."""
-    from ecombench.tables.fields import load_field_table
-    from ecombench.validation.catalog_stats import write_catalog_stats
-
     record = write_catalog_stats(Path(out_dir), load_field_table())
     progress_logger("ecombench.ingest").info("catalog statistics written (%s)", ", ".join(
         f"{k} {v:.1f} s" for k, v in record["seconds"].items()))

@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ecombench.answers.partitioned import PartitionedCatalog, Question, answer_on_partition
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import code_digest
+from ecombench.pipeline.config import BuildConfig
 
 
 class DaskPasses:
@@ -31,8 +32,6 @@ class DaskPasses:
     """
 
     def __init__(self, client: Any, engine: PartitionedCatalog, fingerprint: str):
-        from ecombench.flows.build import code_digest
-
         # What a worker's kept partitions are keyed by beside their rows: the snapshot's bytes, the field table
         # that indexed them and the code, so a long-lived cluster never answers a build from another's index.
         key = hashlib.sha256(fingerprint.encode())

@@ -16,7 +16,7 @@ from pathlib import Path
 from ecombench.catalog.integrity import verify_snapshot
 from ecombench.catalog.snapshot import SnapshotError, check_snapshot
 from ecombench.errors import InputError, OutputError, SettingError
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.config import BuildConfig
 
 
 def check_writable(folder: Path, what: str) -> None:

@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +30,8 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from ecombench.flows.settings import apply_prefect_defaults
 
 IDLE_SECONDS = 600.0
 STATE_NAME = "prefect-server.json"
@@ -167,8 +170,6 @@ def stop(artifacts: Path, timeout: float = 10.0) -> bool:
     Returns:
         Whether a server was stopped.
     """
-    import signal
-
     path = state_path(artifacts)
     state = _read_state(path)
     if not state or not _alive(state["pid"]):
@@ -237,7 +238,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idle", type=float, default=IDLE_SECONDS)
     parser.add_argument("--state", type=Path, required=True)
     args = parser.parse_args(argv)
-    from ecombench.flows.settings import apply_prefect_defaults
 
     apply_prefect_defaults()
     serve(args.port, args.idle, args.state)

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ecombench.stages.features import detail_options
+from ecombench.catalog.details import detail_options
 from ecombench.tables.fields import FieldTable
 
 # Slots of the top-level product fields, in item-collection column order after ID and NAME.

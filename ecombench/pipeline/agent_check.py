@@ -19,8 +19,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ecombench.flows.settings import BuildConfig
 from ecombench.pipeline.candidate import CandidateResult
+from ecombench.pipeline.config import BuildConfig
 from ecombench.sandbox.agents import ABLATED_ORACLES, run_ablated_oracle, run_diligent, run_null, run_oracle
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.sandbox.grader import grade_episode

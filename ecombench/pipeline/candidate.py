@@ -2,7 +2,7 @@
 
 A candidate is (intent, target product). `STAGES` names each stage of DESIGN.md "The seven
 stages" in order with the function that runs it; stage 1 (catalog sampling) runs once per build
-(`ecombench.stages.sampling.sample_candidates`, called by flows/build.py), stages 2-7 once per attempt of a
+(`ecombench.stages.sampling.sample_candidates`, called by ecombench.pipeline.build), stages 2-7 once per attempt of a
 candidate, over one `CandidateState`. `build_candidate` is the loop: the first attempt whose
 stages all pass becomes the task; a candidate that never passes becomes one rejection, built by
 `ecombench.schemas.findings.rejection_record` from its last attempt's findings, with the stage its
@@ -24,26 +24,27 @@ from typing import Any, NamedTuple, cast
 
 from ecombench.answers.index import AnswerSets
 from ecombench.answers.partitioned import PartitionedCatalog
-from ecombench.flows.settings import CODE_VERSION, LLM_PARTS, BuildConfig
+from ecombench.catalog.details import detail_values
 from ecombench.hashing import digest, rng
 from ecombench.llm import LLMClient, LLMError
+from ecombench.pipeline.config import CODE_VERSION, LLM_PARTS, BuildConfig
 from ecombench.rubrics.checkers import failing_rubrics
 from ecombench.schemas import schema_errors
+from ecombench.schemas.config import SplitConfig
 from ecombench.schemas.findings import Finding, rejection_record, rejection_stage
 from ecombench.schemas.models import Rubric
-from ecombench.stages.features import Feature, detail_values, extract_features
+from ecombench.stages.features import Feature, extract_features
+from ecombench.stages.prompts import VERBALISER_ID as LLM_VERBALISER_ID
 from ecombench.stages.rubrics import build_rubrics, feature_rubric, rubric_lock
 from ecombench.stages.split import (
     Assignment,
     PartitionInfeasible,
-    SplitConfig,
     SplitGoals,
     entangled_fields,
     select_features,
     split_features,
 )
 from ecombench.stages.verbalise import write_clarification, write_persona, write_query
-from ecombench.stages.verbalise_llm import VERBALISER_ID as LLM_VERBALISER_ID
 from ecombench.stages.verbalise_llm import (
     write_clarification_llm,
     write_opinions_llm,

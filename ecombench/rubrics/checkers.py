@@ -1,8 +1,8 @@
 """Rubric checkers: `check(rubric, product)` with the registered rubric type's code checker.
 
 Returns Satisfied, NotSatisfied(why) or Unscorable(why). Each type's rule lives in its class in
-rubric_types/builtin.py; this module is the checking entry point for the build, validate and the
-grader. The answer-set filters in validation/answer_set.py implement the same rules vectorised;
+ecombench/rubrics/builtin.py; this module is the checking entry point for the build, validate and the
+grader. The answer-set filters in ecombench/answers/filters.py implement the same rules vectorised;
 tests hold the two equal.
 """
 

@@ -20,15 +20,19 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from ecombench.catalog.details import detail_options
 from ecombench.llm import LLMSettings
 from ecombench.rubrics import as_rubrics, kind_of
-from ecombench.rubrics.checkers import check
+from ecombench.rubrics.checkers import check, in_bound
+from ecombench.rubrics.vouchers import apply_voucher
 from ecombench.sandbox.catalog import search_terms
 from ecombench.sandbox.tools import TOOL_SCHEMAS, Episode, EpisodeOver
 from ecombench.schemas.models import Rubric, RubricType
+from ecombench.stages.replies import reply_states
 from ecombench.stages.verbalise import persona_entry
 from ecombench.tables.fields import FieldTable
-from ecombench.validation.slots import canonical_question
+from ecombench.text import contains_phrase, tokens
+from ecombench.validation.slots import canonical_question, read_question
 
 if TYPE_CHECKING:
     from openai.types.chat import (
@@ -380,7 +384,7 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
 
 
 def voucher_budget(text: str) -> dict[str, Any] | None:
-    """The coupon budget a query states, as {"max_total", "voucher"} for ecombench.stages.vouchers.apply_voucher.
+    """The coupon budget a query states, as {"max_total", "voucher"} for ecombench.rubrics.vouchers.apply_voucher.
 
     For example "I have a tiered shop coupon: $1 off orders of $4 or more, ... and I can pay at most $7
     after the coupons."
@@ -467,8 +471,6 @@ def _questions_to_ask(episode: Episode, table: FieldTable, hits: list[str], lear
     most common first, after the price and rating questions; fields the query or profile already speaks
     of are skipped.
     """
-    from ecombench.validation.slots import read_question
-
     task = episode.task
     spoken = set(read_question(task["user_query"], table).fields) | {f for f, _ in learned.wanted}
     spoken |= {f for f, _ in learned.excluded} | set(learned.bounds)
@@ -483,7 +485,6 @@ def _questions_to_ask(episode: Episode, table: FieldTable, hits: list[str], lear
 
 
 def _options(product: dict[str, Any], name: str, table: FieldTable) -> list[str]:
-    from ecombench.stages.features import detail_options
 
     spec = table.fields[name]
     options = detail_options(product, spec) if spec.kind == "detail" else []
@@ -500,11 +501,6 @@ def _judge(product: dict[str, Any], stats: dict[str, Any], learned: _Learned, qu
     words state one of the product's values, profile wishes it meets, and words of the query its values
     repeat.
     """
-    from ecombench.rubrics.checkers import in_bound
-    from ecombench.stages.replies import reply_states
-    from ecombench.stages.vouchers import apply_voucher
-    from ecombench.text import contains_phrase, tokens
-
     values: dict[str, Any] = {"price": product.get("price"), "average_rating": stats.get("average_rating"),
               "rating_number": stats.get("rating_number")}
     for name, bound in learned.bounds.items():
@@ -545,8 +541,6 @@ def run_diligent(episode: Episode, table: FieldTable) -> dict[str, Any]:
     Returns:
         The trajectory record (agent "diligent").
     """
-    from ecombench.text import contains_phrase
-
     task, learned = episode.task, _Learned()
     try:
         _read_query(task["user_query"], table, learned)
@@ -612,7 +606,6 @@ def run_diligent(episode: Episode, table: FieldTable) -> dict[str, Any]:
 
 
 def _in(value: Any, bound: dict[str, Any]) -> bool:
-    from ecombench.rubrics.checkers import in_bound
 
     return in_bound(float(value), bound)
 

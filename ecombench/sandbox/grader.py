@@ -19,6 +19,7 @@ from ecombench.errors import InputError
 from ecombench.rubrics import as_rubrics
 from ecombench.rubrics.checkers import Verdict, check
 from ecombench.sandbox.catalog import SandboxCatalog
+from ecombench.sandbox.llm_user import shopper_agreement
 from ecombench.schemas.models import Rubric
 from ecombench.validation.judge import OPINION_REVIEWS, judge_opinion
 
@@ -191,7 +192,6 @@ def grade(tasks: list[dict[str, Any]], records: list[dict[str, Any]], catalog: S
         by_id[rec["task_id"]] = rec
     graded = [grade_episode(t, by_id.get(t["id"]), catalog, judge) for t in sorted(tasks, key=lambda t: t["id"])]
     m = metrics(graded)
-    from ecombench.sandbox.llm_user import shopper_agreement
 
     shopper = shopper_agreement(records)  # only runs answered by the opt-in LLM shopper have one
     if shopper is not None:

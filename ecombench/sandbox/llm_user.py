@@ -20,6 +20,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ecombench.llm import LLMError
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.sandbox.tools import DEFAULT_RESPONSE, Episode, EpisodeLimits
 from ecombench.tables.fields import FieldTable
@@ -129,8 +130,6 @@ class LLMShopper:
 
     def answer(self, task: dict[str, Any], question: str, turn: int) -> ShopperTurn:
         """The reply to one question, with the scripted reply as the fallback. Never raises for a failed call."""
-        from ecombench.llm import LLMError
-
         script = task["clarification_script"]
         slots = script["clarification_slots"]
         scripted = opened_slots(question, slots)

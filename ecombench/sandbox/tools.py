@@ -25,8 +25,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from ecombench.catalog.details import detail_options
 from ecombench.sandbox.catalog import SandboxCatalog
-from ecombench.stages.features import detail_options
 from ecombench.stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME, no_preference_reply
 from ecombench.text import contains_phrase
 from ecombench.validation.slots import answer_question

@@ -24,7 +24,7 @@ from ecombench.catalog.snapshot import SnapshotError, load_reviews, load_snapsho
 from ecombench.errors import InputError
 from ecombench.schemas.evidence import unflatten_rejection
 from ecombench.schemas.findings import STAGE_NAMES
-from ecombench.splits.publish import count_tasks
+from ecombench.splits.report import count_tasks
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.validate import parse_task_lines, validate_tasks
 

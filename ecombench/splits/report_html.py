@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from ecombench.schemas.findings import STAGE_NAMES
+from ecombench.splits.report import RATIO_BUCKETS
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -369,8 +370,6 @@ def _ablation_ratios(manifest: dict[str, Any]) -> list[str]:
     about answer_set_size / without_<source>_answer_set_size of the time; the build bounds that by
     1 / min_hidden_division. Empty for a split without the figures.
     """
-    from ecombench.splits.publish import RATIO_BUCKETS
-
     ratios = ((manifest["counts"].get("hidden_source_answer_sets") or {}).get("ablation_ratios") or {})
     if not (ratios.get("persona") or {}).get("tasks"):
         return []

@@ -6,7 +6,7 @@ Amazon category paths type an accessory by the device it fits: a watch band sits
 what the product is before it says what it fits: its head is the part before "for", "compatible
 with", "fits", "with", a comma or a bar. So the type is the last run of product nouns in the
 first title segment that has one ("Silicone Watch Bands" -> "Watch Bands"); when the deepest
-category that the title states (ecombench.stages.features.entity_phrase) names that same thing, the
+category that the title states (ecombench.stages.product_type.entity_phrase) names that same thing, the
 category's wording is kept (the category ends in the head's noun and the head states it:
 "Smartwatch" in the head, "Smartwatches" the category). A title
 whose head names no product noun and no category has no type, and its target is rejected
@@ -19,11 +19,13 @@ import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecombench.lemmas import lemmas
-from ecombench.stages.features import entity_phrase
 from ecombench.text import keywords, tokens
+
+if TYPE_CHECKING:
+    pass
 
 NOUN_TABLE = Path(__file__).resolve().parent.parent / "tables" / "product_types.toml"
 # Where a title's head ends: what follows names the fitted device, a feature or a variant.
@@ -159,3 +161,32 @@ def product_type(product: dict[str, Any], not_entities: frozenset[str] = frozens
             and not lemmas(cat_tokens[-1]) & repeated):
         return category
     return phrase
+
+
+def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozenset()) -> str | None:
+    """The product type a title states, taken from the product's own category path.
+
+    The deepest category whose content words all occur in the title (e.g. "Wall Clocks" for
+    "Rooster 1 Wall Clock Farmer Kitchen ..."), or else its longest ending that does ("Cases"
+    of "Basic Cases"); a category joining names with "&" ("Stickers & Decals") offers each. None when
+    no category qualifies. `not_entities` (lower case) are category names that say who a
+    product is for rather than what it is ("Women"): the field table's placeholders for `title`.
+    """
+    title = keywords(product.get("title") or "")
+    cats = list(reversed(product.get("categories") or []))
+    for depth, cat in enumerate(cats):
+        # "Stickers & Decals" names two kinds of product: try each. Only the deepest category is
+        # cut down (to parts or endings); a parent such as "Camping & Hiking" names an activity.
+        parts = [p.strip() for p in re.split(r"\s*(?:&|,| and )\s*", cat)] if depth == 0 else [cat]
+        for part in parts:
+            words = part.split()
+            if not words or len(words) > 4:
+                continue
+            # the whole name first, then its head noun phrases: "Basic Cases" -> "Cases"
+            for start in range(len(words) if depth == 0 else 1):
+                phrase = " ".join(words[start:])
+                if phrase.lower() in not_entities:
+                    break
+                if keywords(phrase) and keywords(phrase) <= title:
+                    return phrase
+    return None

@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ecombench.stages.value_forms import bound_phrase, value_forms
 from ecombench.tables.fields import FieldSpec, FieldTable
-from ecombench.text import fix_articles, normalize
+from ecombench.text import contains_phrase, fix_articles, normalize
 
 DEFAULT_RESPONSE = ("Could you ask me about something more specific, "
                     "like a particular feature or spec? Then I can tell you what I need.")
@@ -181,12 +182,9 @@ def spoken_forms(value: Any, field: str) -> list[str]:
 def reply_states(reply: str, value: Any, field: str) -> bool:
     """True when a reply reveals `value`.
 
-    It holds every form of the value (ecombench.stages.features.value_forms, token-aware) or the value's spoken
+    It holds every form of the value (ecombench.stages.value_forms.value_forms, token-aware) or the value's spoken
     form ("a 6-month-old"). Stage 6's slot completeness and stage 7's clarification check both ask this.
     """
-    from ecombench.stages.features import value_forms
-    from ecombench.text import contains_phrase
-
     value = _plain(value)
     return (all(contains_phrase(reply, f) for f in value_forms(value, field))
             or any(contains_phrase(reply, f) for f in spoken_forms(value, field)))
@@ -218,25 +216,8 @@ def _fill(template: str, value: str) -> str:
     return f"{pre}{value}{post}"
 
 
-def slot_reply(rubric: Any, table: FieldTable) -> str:
-    """The shopper's reply revealing one clarification rubric (dict or typed model).
-
-    Its rubric type's reply (rubric_types/), which calls `bound_reply`, `exclusion_reply` or `value_reply`
-    below.
-
-    Raises:
-        KeyError: the rubric's field is not in the field table.
-    """
-    from ecombench.rubrics import as_spec, kind_of
-
-    typed = as_spec(rubric)
-    return kind_of(typed).reply(typed, table)
-
-
 def bound_reply(field: str, bound: Any, table: FieldTable) -> str:
     """A numeric bound said aloud: "It should cost no more than $20." (the field's "bound" template)."""
-    from ecombench.rubrics import bound_phrase
-
     spec = table.by_rubric_field(field)
     template = TEMPLATES.get(spec.name, {}).get("bound", spec.reply.replace("{bound}", "{value}"))
     return _capital(template.replace("{bound}", "{value}").format(value=bound_phrase(field, _plain(bound))))

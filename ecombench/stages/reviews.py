@@ -14,7 +14,8 @@ import random
 import re
 from typing import Any
 
-from ecombench.text import contains_phrase, keywords, normalize
+from ecombench.catalog.reviews import review_text
+from ecombench.text import contains_phrase, keywords
 
 MIN_RATING = 4.0
 MIN_TEXT_CHARS = 30
@@ -119,17 +120,3 @@ def extract_opinions(reviews: list[dict[str, Any]], n: int, rng: random.Random, 
     return chosen
 
 
-def review_text(review: dict[str, Any]) -> str:
-    """The text a review opinion is looked for in: title and body."""
-    return f"{review.get('title') or ''}. {review.get('text') or ''}"
-
-
-def opinion_overlap(phrase: str, text: str) -> float:
-    """Share of the phrase's content words found in the text (0..1), for the unscorable band."""
-    words = keywords(phrase)
-    return len(words & keywords(text)) / len(words) if words else 0.0
-
-
-def normalized_review_text(review: dict[str, Any]) -> str:
-    """Padded normalised title+text, as the answer-set index stores it."""
-    return f" {normalize(review_text(review))} "

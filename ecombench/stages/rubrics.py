@@ -12,10 +12,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ecombench.hashing import canonical_json, sha256_hex
-from ecombench.rubrics import bound_phrase, kind_for_feature
+from ecombench.rubrics import kind_for_feature
 from ecombench.schemas.models import Rubric, RubricSpec
 from ecombench.stages.features import Feature
+from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.split import Assignment
+from ecombench.stages.value_forms import bound_phrase
 from ecombench.tables.fields import FieldTable
 
 __all__ = ["bound_phrase", "build_rubrics", "describe", "feature_rubric", "rubric_lock"]
@@ -23,7 +25,7 @@ __all__ = ["bound_phrase", "build_rubrics", "describe", "feature_rubric", "rubri
 
 def describe(feature: Feature, table: FieldTable) -> str:
     """One readable sentence for the rubric of `feature` (its rubric type's sentence)."""
-    return kind_for_feature(feature.kind).describe(feature.field, feature.value, table)
+    return phrasing_of(kind_for_feature(feature.kind).type).describe(feature.field, feature.value, table)
 
 
 def feature_rubric(feature: Feature) -> RubricSpec:

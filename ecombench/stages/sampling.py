@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from ecombench.catalog.details import detail_rows
 from ecombench.hashing import canonical_json, digest
-from ecombench.stages.features import detail_rows
 from ecombench.tables.fields import FieldTable
 from ecombench.tables.intents import IntentSpec
 
@@ -48,7 +48,7 @@ def eligibility_columns(products: pl.DataFrame, table: FieldTable, details: pl.D
     Args:
         products: a products.parquet frame.
         table: the field table (which detail keys count).
-        details: `ecombench.stages.features.detail_rows(products, table)` when the caller has it already.
+        details: `ecombench.catalog.details.detail_rows(products, table)` when the caller has it already.
     """
     if details is None:
         details = detail_rows(products, table)

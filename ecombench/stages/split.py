@@ -22,40 +22,13 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import product as placements
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from ecombench.stages.features import Feature, value_forms
+from ecombench.schemas.config import SplitConfig
+from ecombench.stages.features import Feature
+from ecombench.stages.value_forms import value_forms
 from ecombench.tables.intents import IntentSpec
 from ecombench.text import contains_phrase
-
-
-class SplitConfig(BaseModel):
-    """Ratios and minimum counts per source (DESIGN stage 3; defaults 50/25/25, at least 4/2/2).
-
-    The query takes what the persona and clarification do not, so `query_ratio` is implied by
-    the other two; it is stated anyway and must make the three sum to 1 (the reference kept an
-    unused `query_ratio`, §15.12).
-
-    Raises:
-        pydantic.ValidationError: ratios outside [0, 1] or not summing to 1.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    query_ratio: float = Field(0.5, ge=0, le=1)
-    persona_ratio: float = Field(0.25, ge=0, le=1)
-    clarification_ratio: float = Field(0.25, ge=0, le=1)
-    min_query: int = Field(4, ge=1)
-    min_persona: int = Field(2, ge=0)
-    min_clarification: int = Field(2, ge=0)
-
-    @model_validator(mode="after")
-    def _ratios_sum_to_one(self) -> SplitConfig:
-        total = self.query_ratio + self.persona_ratio + self.clarification_ratio
-        if abs(total - 1) > 1e-9:
-            raise ValueError(f"query, persona and clarification ratios sum to {total:g}, not 1")
-        return self
 
 
 @dataclass
@@ -370,8 +343,6 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
         (persona features, clarification features, features left out of the task, whether that placement
         meets every goal; None when the greedy fill was used).
     """
-    from itertools import product as placements
-
     pos = {id(f): i for i, f in enumerate(features)}
     if any(pos[id(f)] not in goals.masks for f in pinned + free):
         return (*_fill_hidden(free, n_persona, n_clar, config), [], None)

@@ -11,6 +11,7 @@ import random
 import re
 from collections.abc import Sequence
 
+from ecombench.stages.product_naming import singular_noun
 from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, speech_case
 from ecombench.tables.fields import FieldTable
 from ecombench.text import fill, join_words
@@ -48,7 +49,6 @@ def _plural(word: str) -> str:
 
 
 def _is_plural(word: str) -> bool:
-    from ecombench.stages.product_naming import singular_noun
 
     return singular_noun(word) != word
 

@@ -15,9 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ecombench.rubrics import RubricLike, as_spec, kind_of
+from ecombench.rubrics import RubricLike, as_spec
 from ecombench.schemas.models import Rubric
-from ecombench.stages.replies import DEFAULT_RESPONSE, slot_reply
+from ecombench.stages.phrasing import phrasing_of, slot_reply
+from ecombench.stages.replies import DEFAULT_RESPONSE
 from ecombench.tables.fields import FieldTable
 from ecombench.text import contains_phrase, fix_articles, join_words
 
@@ -54,7 +55,7 @@ def requirement_phrase(rubric: RubricLike | Mapping[str, Any], table: FieldTable
     (its rubric type's phrase; a record is parsed first).
     """
     typed = as_spec(rubric)
-    return kind_of(typed).query_phrase(typed, table)
+    return phrasing_of(typed).query_phrase(typed, table)
 
 
 def write_query(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
@@ -76,7 +77,7 @@ def write_query(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
                                                          "budget")}
     for r in rubrics:
         if r.info_source == "query":
-            kind = kind_of(r)
+            kind = phrasing_of(r)
             parts[kind.query_role].append((cues.get(r.id) if kind.query_role == "attribute" else None)
                                           or kind.query_phrase(r, table))
     entity = parts["subject"][0] if parts["subject"] else None
@@ -153,7 +154,7 @@ def persona_entry(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> 
     check both use this, so they cannot disagree.
     """
     typed = as_spec(rubric)
-    return kind_of(typed).persona_entry(typed, table)
+    return phrasing_of(typed).persona_entry(typed, table)
 
 
 def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, user_id: str) -> dict[str, Any]:
@@ -162,7 +163,7 @@ def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, 
     Noise values that would repeat any rubric value (token-aware) are skipped, so background
     never states a requirement by accident.
     """
-    values = [v for r in rubrics for v in kind_of(r).forms(r)]
+    values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
 
     def pick(options: list[str]) -> str:
         options = list(options)

@@ -22,36 +22,27 @@ request, not the cached reply of the last one; every part's prompt has worked ex
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Iterable
-from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecombench.hashing import sha256_hex
 from ecombench.lemmas import states_phrase
 from ecombench.llm import LLMClient
-from ecombench.rubrics import kind_of
 from ecombench.schemas.models import Rubric
+from ecombench.stages.phrasing import phrasing_of
+from ecombench.stages.prompts import (
+    prompt_template,
+    reply_schema,
+)
+from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS
+from ecombench.stages.stating import query_unstated, states_rubric
 from ecombench.stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
-from ecombench.tables.fields import FieldTable
+from ecombench.tables.fields import SLOT_KEYWORDS, FieldTable
 from ecombench.text import contains_phrase, normalize
 
 if TYPE_CHECKING:
     from ecombench.schemas.findings import Finding
 
-PROMPTS = Path(__file__).with_name("prompts")
-SCHEMAS = Path(__file__).resolve().parent.parent / "schemas" / "llm"
-VERBALISER_ID = "llm-v3"  # v3: enum-narrowed schemas, required phrases, repair quoting checks, attempt notes
-# part -> (prompt file, reply schema file); the judges are validation/judge.py's: "judge" is stage 7's,
-# "review_judge" the grader's (a review opinion code cannot decide).
-PARTS = {"query": ("query.md", "query_plan.schema.json"),
-         "persona": ("persona.md", "persona_background.schema.json"),
-         "slots": ("slots.md", "clarification_slots.schema.json"),
-         "opinions": ("opinions.md", "review_opinions.schema.json"),
-         "judge": ("judge.md", "judge_verdict.schema.json"),
-         "review_judge": ("review_judge.md", "review_judgement.schema.json")}
 NOISE_FIELDS = ("demographics.age_range", "demographics.household", "demographics.location_type",
                 "lifestyle.occupation", "lifestyle.hobbies", "shopping_habits.shopping_frequency",
                 "shopping_habits.price_sensitivity", "shopping_habits.preferred_channel")
@@ -64,32 +55,6 @@ SAFE_HINTS = {"hidden_value_in_query": "the request stated a requirement that is
                                        "listed requirements",
               "persona_noise_leak": "a background choice repeated a product requirement; choose other options",
               "clarification_value_leak": "an answer stated more than its own requirement"}
-
-
-@lru_cache(maxsize=8)
-def prompt_template(part: str = "query") -> str:
-    """The prompt file of a part (stages/prompts/<part>.md)."""
-    return (PROMPTS / PARTS[part][0]).read_text(encoding="utf-8")
-
-
-@lru_cache(maxsize=8)
-def reply_schema(part: str = "query") -> dict[str, Any]:
-    """The JSON Schema a part's reply must match (schemas/llm/)."""
-    return json.loads((SCHEMAS / PARTS[part][1]).read_text(encoding="utf-8"))
-
-
-def query_schema() -> dict[str, Any]:
-    """schemas/llm/query_plan.schema.json."""
-    return reply_schema("query")
-
-
-def prompt_sha256(parts: Iterable[str] | None = None) -> dict[str, str]:
-    """sha256 of the prompt and reply schema files of `parts` (None: every part), by file name, for a manifest."""
-    out = {}
-    for prompt, schema in (PARTS[p] for p in (PARTS if parts is None else parts)):
-        out[prompt] = sha256_hex((PROMPTS / prompt).read_bytes())
-        out[schema] = sha256_hex((SCHEMAS / schema).read_bytes())
-    return dict(sorted(out.items()))
 
 
 def _data(text: str) -> str:
@@ -117,8 +82,6 @@ def attempt_note(attempt: int, previous: Iterable[Finding] = ()) -> str:
 
 def _fill(template: str, values: dict[str, str]) -> str:
     """A prompt with its {placeholders} filled in one pass (a value holding "{x}" is never filled again)."""
-    import re
-
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
@@ -158,12 +121,12 @@ def required_phrases(rubric: Rubric, table: FieldTable, cues: dict[str, str]) ->
     opinion); the product type for the subject; none for a cue (its wording is free: the value must not
     appear) or a coupon budget (a sentence of its own).
     """
-    role = kind_of(rubric).query_role
+    role = phrasing_of(rubric).query_role
     if rubric.id in cues or role == "budget":
         return []
     if role == "subject":
         return [str(rubric.expected_value)]
-    return [f for f in kind_of(rubric).stated_forms(rubric) if f][:3]
+    return [f for f in phrasing_of(rubric).stated_forms(rubric) if f][:3]
 
 
 def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, str]) -> list[str]:
@@ -176,7 +139,7 @@ def requirement_lines(rubrics: list[Rubric], table: FieldTable, cues: dict[str, 
     for r in rubrics:
         if r.info_source != "query":
             continue
-        role = kind_of(r).query_role
+        role = phrasing_of(r).query_role
         if role == "subject":
             text = f"it is {_data(str(r.expected_value)).lower()}"
         elif r.id in cues:
@@ -203,15 +166,13 @@ def query_problems(reply: dict[str, Any], rubrics: list[Rubric], table: FieldTab
                    cues: dict[str, str]) -> list[str]:
     """What a query reply gets wrong that the prompt spelled out (problems for the repair turn).
 
-    A requirement stage 7 would find unstated (ecombench.validation.semantic.query_unstated: the same rules, so a
+    A requirement stage 7 would find unstated (ecombench.stages.stating.query_unstated: the same rules, so a
     paraphrase stage 7 accepts gets no repair turn), quoted with its required phrases or its cue; a
     rubric id without a surface or with two. Surfaces that are loosely copied or carry the wrong id are
     not the model's text at fault: `surfaces_for` re-anchors them.
 
     A quick check for the repair turn, not the verdict: stage 7 (ecombench.validation.semantic) decides.
     """
-    from ecombench.validation.semantic import query_unstated
-
     query = reply["user_query"]
     ids = [r.id for r in rubrics if r.info_source == "query"]
     problems = id_problems([s["rubric_id"] for s in reply["query_surfaces"]], ids, "query_surfaces")
@@ -232,12 +193,10 @@ def surfaces_for(query: str, reply_surfaces: list[dict[str, str]], rubrics: list
 
     Small models copy a surface loosely ("wrap edges" for "wrap the edges") or under the neighbouring
     rubric's id (issue #14): that is the metadata at fault, not the query. A rubric keeps its own surface
-    when it states the rubric (ecombench.validation.semantic.states_rubric), else takes another id's surface that
+    when it states the rubric (ecombench.stages.stating.states_rubric), else takes another id's surface that
     does, else the first sentence of the query that does; a rubric the query does not state keeps what
     the model gave, so stage 7 reports it.
     """
-    from ecombench.validation.semantic import states_rubric
-
     given: dict[str, str] = {}
     for item in reply_surfaces:
         given.setdefault(item["rubric_id"], " ".join(item["query_surface"].split()))
@@ -260,7 +219,7 @@ def surfaces_for(query: str, reply_surfaces: list[dict[str, str]], rubrics: list
 
 
 def _product_type(rubrics: list[Rubric]) -> str:
-    entity = next((str(r.expected_value) for r in rubrics if kind_of(r).query_role == "subject"), "a product")
+    entity = next((str(r.expected_value) for r in rubrics if phrasing_of(r).query_role == "subject"), "a product")
     return _data(entity)
 
 
@@ -306,7 +265,7 @@ def noise_options(rubrics: list[Rubric]) -> dict[str, list[str]]:
     age range ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6
     checks.
     """
-    values = [v for r in rubrics for v in kind_of(r).forms(r)]
+    values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
     vocab = persona_vocab()
 
     def keep(options: list[str]) -> list[str]:
@@ -412,7 +371,7 @@ def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
         if r.info_source != "clarification":
             continue
         spec = table.by_rubric_field(r.field)
-        value = kind_of(r).prompt_value(r, table)
+        value = phrasing_of(r).prompt_value(r, table)
         lines.append(f'- {r.id}: field "{spec.label}"; value <<<{_data(value)}>>>; suggested words: '
                      + ", ".join(spec.keywords[:10]))
     return lines
@@ -430,7 +389,7 @@ def slots_reply_schema(rubrics: list[Rubric]) -> dict[str, Any]:
 
 
 def fit_keywords(keywords: list[str], suggested: list[str], taken: set[str]) -> list[str]:
-    """A slot's trigger keywords brought to stage 6's 7-10 (ecombench.validation.leakage.SLOT_KEYWORDS), or as written.
+    """A slot's trigger keywords brought to stage 6's 7-10 (ecombench.tables.fields.SLOT_KEYWORDS), or as written.
 
     More than 10: the first 10 distinct ones (after ecombench.text.normalize). Fewer than 7: the field
     table's own keywords (`suggested`, the prompt's suggestions, the words template slots use) added in
@@ -438,8 +397,6 @@ def fit_keywords(keywords: list[str], suggested: list[str], taken: set[str]) -> 
     11 well-chosen keywords in 5 of 40 slot replies whose answers stated the value (issue #14). A list
     that cannot reach 7 is left short for stage 6 to reject.
     """
-    from ecombench.validation.leakage import SLOT_KEYWORDS
-
     low, high = SLOT_KEYWORDS
     out: list[str] = []
     seen: set[str] = set()
@@ -510,8 +467,6 @@ def opinion_reviews(reviews: list[dict[str, Any]]) -> list[dict[str, Any]]:
     Positive, long enough (ecombench.stages.reviews rules), most helpful first, then by review_id; at most
     REVIEWS_IN_PROMPT.
     """
-    from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS
-
     eligible = [r for r in reviews
                 if (r.get("rating") or 0) >= MIN_RATING and len(r.get("text") or "") >= MIN_TEXT_CHARS]
     eligible.sort(key=lambda r: (-(r.get("helpful_vote") or 0), r["review_id"]))

@@ -18,10 +18,12 @@ import random
 import re
 from collections.abc import Mapping
 
-from ecombench.rubrics import RubricLike, bound_phrase, kind_of, plain_value
+from ecombench.rubrics import RubricLike, plain_value
 from ecombench.schemas.models import Rubric
+from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.product_naming import PLURAL_ONLY, natural_type
 from ecombench.stages.replies import speech_case
+from ecombench.stages.value_forms import bound_phrase
 from ecombench.stages.verbalise import _plural_verb
 from ecombench.tables.fields import FieldTable
 from ecombench.text import fix_articles, format_number, join_words, tokens
@@ -113,7 +115,7 @@ def join_clauses(parts: list[str]) -> str:
 
 def product_type_rubric(rubrics: list[Rubric]) -> Rubric | None:
     """The query's entity rubric (what the product is), or None."""
-    return next((r for r in rubrics if r.info_source == "query" and kind_of(r).query_role == "subject"), None)
+    return next((r for r in rubrics if r.info_source == "query" and phrasing_of(r).query_role == "subject"), None)
 
 
 def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
@@ -150,7 +152,7 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     for r in rubrics:
         if r.info_source != "query" or r is entity_rubric:
             continue
-        role = kind_of(r).query_role
+        role = phrasing_of(r).query_role
         if role == "attribute":
             if r.id in cues:
                 after.append(_plural_verb(cues[r.id]) if plural else cues[r.id])
@@ -159,15 +161,15 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
             if pre is not None and len(before) < MAX_PREMODIFIERS:
                 before.append(pre)
             else:
-                after.append(kind_of(r).query_phrase_v2(r, table, rng))
+                after.append(phrasing_of(r).query_phrase_v2(r, table, rng))
         elif role == "exclusion":
-            exclusions.append(kind_of(r).query_phrase_v2(r, table, rng))
+            exclusions.append(phrasing_of(r).query_phrase_v2(r, table, rng))
         elif role == "bound":
             bounds[r.field] = r
         elif role == "opinion":
-            opinions.append(kind_of(r).query_phrase_v2(r, table, rng))
+            opinions.append(phrasing_of(r).query_phrase_v2(r, table, rng))
         elif role == "budget":
-            budgets.append(kind_of(r).query_phrase_v2(r, table, rng))
+            budgets.append(phrasing_of(r).query_phrase_v2(r, table, rng))
     subject = natural_type(entity, before)
     head, rest = after[:2], after[2:]
     first = opener.format(s=" ".join([subject, join_clauses(head)]).strip())

@@ -43,7 +43,7 @@ def value_problems(spec: FieldSpec, value: str, support: int | None, product: di
 
     Args:
         spec: the canonical field.
-        value: a clean option (ecombench.stages.features.clean_value).
+        value: a clean option (ecombench.catalog.details.clean_value).
         support: how many catalog products carry the value in this field (CatalogIndex.support of its
             attribute rubric); None skips the vocabulary rule.
         product: the target product row, for its own model names.

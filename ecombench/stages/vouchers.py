@@ -12,41 +12,11 @@ import math
 import random
 from typing import Any
 
+from ecombench.rubrics.vouchers import apply_voucher
 from ecombench.text import format_number
 
 SCENARIO_WEIGHTS = {"simple": 0.5, "tiered": 0.25, "stacked": 0.25}
 MIN_PRICE = 5.0
-
-
-def _cents(dollars: float) -> int:
-    return round(dollars * 100)
-
-
-def _coupon_discount(coupon: dict[str, Any], total_cents: int) -> int:
-    if coupon["discount_type"] == "fixed":
-        return min(total_cents, _cents(coupon["face_value"]))
-    off = total_cents * coupon["percent"] / 100
-    if coupon.get("cap") is not None:
-        off = min(off, _cents(coupon["cap"]))
-    return min(total_cents, math.floor(off + 0.5))
-
-
-def apply_voucher(voucher: dict[str, Any], price: float) -> float:
-    """The total after the voucher, in dollars (exact to the cent).
-
-    simple: the one coupon applies when the price reaches its threshold. tiered: the tier with
-    the highest threshold the price reaches applies. stacked: coupons apply in order, each on
-    the running total and only if that total reaches its threshold.
-    """
-    total = _cents(price)
-    coupons = voucher["coupons"]
-    if voucher["scenario"] == "tiered":
-        reached = [c for c in coupons if total >= _cents(c["threshold"])]
-        coupons = [max(reached, key=lambda c: c["threshold"])] if reached else []
-    for coupon in coupons:
-        if total >= _cents(coupon["threshold"]):
-            total -= _coupon_discount(coupon, total)
-    return total / 100
 
 
 def _coupon(rng: random.Random, voucher_type: str, kind: str, price: float, threshold: float,

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ecombench.errors import SettingError
+from ecombench.lemmas import lemma_key, same_phrase
 from ecombench.text import normalize
 
 FIELD_TABLE = Path(__file__).with_name("fields.toml")
@@ -255,8 +256,6 @@ def _check_question_vocabulary(src: Path, fields: dict[str, FieldSpec], topics: 
         ValueError: a field term, value or topic term of one owner is also another's (names both),
             a fallback or topic names an unknown field, or a clarification field lacks two questions.
     """
-    from ecombench.lemmas import lemma_key, same_phrase
-
     seen: dict[int, list[tuple[tuple[frozenset[str], ...], str, str]]] = {}
     entries = [(p, f"field {f.name!r}") for f in fields.values() for p in (f.label, *f.keywords, *f.paraphrases)]
     entries += [(v, f"values of {f.name!r}") for f in fields.values() for v in f.values]
@@ -279,3 +278,7 @@ def _check_question_vocabulary(src: Path, fields: dict[str, FieldSpec], topics: 
         for name in t.fields:
             if name not in fields:
                 raise ValueError(f"{src}: topic {t.name!r} names unknown field {name!r}")
+
+
+# How many trigger keywords a slot has (reference §9.2): stage 6 checks it, the LLM slot writer fits a reply to it.
+SLOT_KEYWORDS = (7, 10)

@@ -2,7 +2,7 @@
 
 What a build derives from the snapshot alone: the normalised titles, detail options and review texts
 the answer-set index reads (`ecombench.answers.norms.CatalogNorms`), the per-field value vocabulary of
-every intent's negative fields (`ecombench.stages.features.field_vocabulary`), and the great-expectations
+every intent's negative fields (`ecombench.catalog.details.field_vocabulary`), and the great-expectations
 catalog suite's result (`ecombench.validation.expectations.catalog_suite`). `ecombench ingest` writes them to
 `<snapshot>/stats/` (a temporary directory renamed when complete); `stats.json` records the snapshot
 fingerprint and a digest of the code and tables that make them, so a build uses them only when both
@@ -14,19 +14,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ecombench.answers.norms import CatalogNorms
+from ecombench.answers.norms import CatalogNorms, option_norms, review_text_norms, title_norms
+from ecombench.catalog.details import VocabularyCounts, detail_rows, owned_strings
+from ecombench.catalog.snapshot import SnapshotError, check_snapshot
 from ecombench.hashing import source_digest
-from ecombench.tables.fields import FieldTable
+from ecombench.tables.fields import FieldTable, load_field_table
+from ecombench.tables.intents import load_intents
 
 STATS_DIR = "stats"
 STATS_VERSION = 1
@@ -77,8 +84,6 @@ class CatalogStats:
 
 def negative_fields(table: FieldTable) -> list[str]:
     """Every intent's negative fields that the field table knows (what a build's vocabulary may ask for)."""
-    from ecombench.tables.intents import load_intents
-
     return sorted({f for i in load_intents().values() for f in i.negative_fields if f in table.fields})
 
 
@@ -98,7 +103,6 @@ def _slices(path: Path, columns: tuple[str, ...], rows: int | None = None) -> It
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ecombench.catalog.snapshot import SnapshotError
 
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=rows or SLICE_ROWS, columns=list(columns)):
@@ -134,8 +138,6 @@ def snapshot_catalog_suite(snapshot: Path) -> tuple[dict[str, Any], float]:
     Raises:
         SnapshotError: products.parquet cannot be read.
     """
-    import time
-
     from ecombench.validation.expectations import catalog_suite_of_table, catalog_table
 
     start = time.perf_counter()
@@ -146,8 +148,6 @@ def snapshot_catalog_suite(snapshot: Path) -> tuple[dict[str, Any], float]:
 def _start_suite(snapshot: Path) -> tuple[Any, Any] | None:
     # (executor, future) of the suite in a spawned process; None where no child process can start (a daemonic
     # process, a sandbox): then it runs inline.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     try:
         executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
@@ -157,7 +157,6 @@ def _start_suite(snapshot: Path) -> tuple[Any, Any] | None:
 
 
 def _finish_suite(snapshot: Path, job: tuple[Any, Any] | None) -> tuple[dict[str, Any], float]:
-    from concurrent.futures.process import BrokenProcessPool
 
     if job is not None:
         executor, future = job
@@ -185,12 +184,6 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
         SnapshotError: the snapshot is missing or unreadable.
         OSError: the directory cannot be written (nothing half-written is left).
     """
-    import time
-
-    from ecombench.answers.norms import option_norms, review_text_norms, title_norms
-    from ecombench.catalog.snapshot import check_snapshot
-    from ecombench.stages.features import VocabularyCounts, detail_rows, owned_strings
-
     check_snapshot(snapshot)
     manifest = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))
     seconds: dict[str, float] = {"normalisation": 0.0, "vocabulary": 0.0}
@@ -289,9 +282,6 @@ def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable,
 
 def stored_catalog_suite(snapshot: Path) -> dict[str, Any] | None:
     """The catalog suite's summary stored at ingest for the snapshot as it is now, or None."""
-    from ecombench.catalog.snapshot import SnapshotError
-    from ecombench.tables.fields import load_field_table
-
     try:
         fingerprint = json.loads((snapshot / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
         where = snapshot / STATS_DIR

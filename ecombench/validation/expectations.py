@@ -16,7 +16,7 @@ import polars as pl
 
 from ecombench.catalog.records import PRODUCT_VALUE_RULES, ValueRule
 from ecombench.errors import InputError
-from ecombench.stages.split import SplitConfig
+from ecombench.schemas.config import SplitConfig
 from ecombench.tables.intents import IntentSpec, load_intents
 
 ERROR, WARN = "error", "warn"

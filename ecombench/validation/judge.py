@@ -24,13 +24,15 @@ import json
 import re
 from typing import Any
 
+from ecombench.catalog.reviews import opinion_overlap, review_text
 from ecombench.llm import LLMClient, LLMError
 from ecombench.rubrics import RubricLike, as_rubrics, as_spec, kind_of
 from ecombench.rubrics.checkers import Unscorable, Verdict
 from ecombench.schemas.findings import Finding
-from ecombench.stages.reviews import review_text
+from ecombench.stages.prompts import prompt_template, reply_schema
 from ecombench.stages.verbalise import persona_entry
-from ecombench.stages.verbalise_llm import _with_ids, id_problems, prompt_template, reply_schema
+from ecombench.stages.verbalise_llm import _with_ids, id_problems
+from ecombench.tables.fields import load_field_table
 
 JUDGE_REVIEWS = 5  # cited reviews shown per review_opinion rubric
 JUDGE_REVIEW_CHARS = 800
@@ -52,7 +54,6 @@ def source_text(rubric: dict[str, Any], task: dict[str, Any]) -> str:
     if rubric["info_source"] == "query":
         return task["user_query"]
     if rubric["info_source"] == "persona":
-        from ecombench.tables.fields import load_field_table
 
         key, _ = persona_entry(rubric, load_field_table())
         value = task["user_persona"].get("product_requirements", {}).get(key)
@@ -173,8 +174,6 @@ def opinion_prompt(rubric: RubricLike | dict[str, Any], product: dict[str, Any],
         max_reviews: reviews shown, those sharing most words with the opinion first, each cut to
             OPINION_REVIEW_CHARS (the reference showed 20 reviews of 500 characters in arbitrary order, §15.17).
     """
-    from ecombench.stages.reviews import opinion_overlap
-
     opinion = str(as_spec(rubric).expected_value)
     reviews = sorted(product.get("reviews") or [],
                      key=lambda r: (-opinion_overlap(opinion, review_text(r)), r["review_id"]))

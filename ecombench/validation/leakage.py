@@ -15,23 +15,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ecombench.lemmas import states_phrase
-from ecombench.rubrics import RubricLike, as_rubrics, as_spec, kind_of
+from ecombench.rubrics import RubricLike, as_rubrics, as_spec
 from ecombench.schemas.findings import Finding
 from ecombench.schemas.models import Rubric
+from ecombench.stages.phrasing import phrasing_of, rubric_forms
 from ecombench.stages.replies import reply_states, spoken_forms
 from ecombench.stages.verbalise import noise_whitelist, persona_vocab
-from ecombench.tables.fields import FieldTable
+from ecombench.tables.fields import SLOT_KEYWORDS, FieldTable
 from ecombench.text import contains_phrase, find_phrase, normalize
 from ecombench.validation.slots import check_reachability
-
-# How many trigger keywords a slot has (reference §9.2): stage 6 checks it, the LLM slot writer fits a reply to it.
-SLOT_KEYWORDS = (7, 10)
-
-
-def rubric_forms(rubric: RubricLike | Mapping[str, Any]) -> list[str]:
-    """The strings whose presence in text states this rubric's value (its rubric type's `forms`)."""
-    typed = as_spec(rubric)
-    return kind_of(typed).forms(typed)
 
 
 def leak_forms(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> list[str]:
@@ -66,7 +58,7 @@ def reply_reveals(reply: str, rubric: RubricLike, table: FieldTable) -> bool:
     """
     if reply_states(reply, rubric.expected_value, rubric.field):
         return True
-    said = kind_of(rubric).stated_in(rubric, reply)
+    said = phrasing_of(rubric).stated_in(rubric, reply)
     if said is not None:
         return said
     return all(states_value(reply, f, table) for f in rubric_forms(rubric))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ecombench.catalog.reviews import review_text
 from ecombench.schemas.findings import Finding
-from ecombench.stages.reviews import review_text
 from ecombench.text import contains_phrase, keywords
 
 

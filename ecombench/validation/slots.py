@@ -30,7 +30,7 @@ from typing import Any
 
 from ecombench.lemmas import lemma_key, lemmas, words
 from ecombench.schemas.findings import Finding
-from ecombench.tables.fields import FieldTable
+from ecombench.tables.fields import FieldTable, load_field_table
 
 _Key = tuple[frozenset[str], ...]
 
@@ -180,8 +180,6 @@ def answer_question(question: str, slots: list[dict[str, Any]], table: FieldTabl
         An Answer: opened slot ids in slot order (several when the question asks about several
         fields; none when it names more than the table's `max_fields_per_question`).
     """
-    from ecombench.tables.fields import load_field_table
-
     table = table or load_field_table()
     reading = read_question(question, table)
     if reading.subjects > table.max_fields_per_question:

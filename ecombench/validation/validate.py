@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ecombench.answers.index import CatalogIndex
+from ecombench.catalog.details import split_options
 from ecombench.rubrics import as_rubrics, kind_of
 from ecombench.rubrics.checkers import failing_rubrics
 from ecombench.schemas import schema_errors, validator
 from ecombench.schemas.findings import STAGE_NAMES, Finding
-from ecombench.stages.features import split_options
 from ecombench.stages.rubrics import rubric_lock
 from ecombench.tables.cues import cue_for, load_cues
 from ecombench.tables.fields import DETAIL_PREFIX, FieldTable
@@ -196,7 +196,7 @@ def _target_findings(task: dict[str, Any], product: dict[str, Any] | None, table
     A rubric on a field outside the field table is checked by exact match against the product's detail
     (canonical or raw key) or top-level value and reported (`field_not_in_table`, warn). For the peer
     format (`peer`), an attribute value written comma-joined ("Android,Ios") that fails whole is split
-    with the field's option rules (ecombench.stages.features.split_options) and holds when every part does
+    with the field's option rules (ecombench.catalog.details.split_options) and holds when every part does
     (`value_split`, warn).
     """
     asin = task["target_product"]["parent_asin"]

@@ -31,8 +31,8 @@ def full_build(full_catalog, tmp_path_factory, artifacts):
     The answer-set machinery is under test here, not task quality: with every hidden source needed no
     review_driven task is accepted (its opinions single out the target), and few coupon_budget ones.
     """
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
     from ecombench.splits.inspect import load_version
     from tests.conftest import FullBuild
 

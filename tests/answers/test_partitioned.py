@@ -70,9 +70,9 @@ class RecordingIndex:
 @pytest.fixture(scope="module")
 def recorded(full_catalog, artifacts) -> list[tuple[Question, Any]]:
     """Every question stages 2-7 asked for 10 candidates of each intent over the full snapshot, with the answers."""
-    from ecombench.flows.build import batches_of, plan_build
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import batches_of, plan_build
     from ecombench.pipeline.candidate import build_candidate
+    from ecombench.pipeline.config import BuildConfig
     from ecombench.tables.intents import load_intents
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=10,

@@ -11,8 +11,8 @@ import orjson
 import polars as pl
 
 from ecombench.catalog.ingest import write_catalog_snapshot
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 
 SAMPLE = Path(__file__).resolve().parents[2] / "ecombench" / "data" / "sample"
 

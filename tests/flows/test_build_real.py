@@ -11,13 +11,13 @@ import pytest
 
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.snapshot import load_snapshot
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 from ecombench.rubrics.checkers import check
 from ecombench.schemas import schema_errors
+from ecombench.stages.phrasing import rubric_forms
 from ecombench.tables.fields import load_field_table
 from ecombench.text import contains_phrase
-from ecombench.validation.leakage import rubric_forms
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "amazon-reviews-2023"
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"real data folder {DATA} is absent")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ecombench.flows.cli"]

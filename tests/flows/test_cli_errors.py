@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from ecombench.flows.build import NoCandidates, plan_build
 from ecombench.flows.cli import app
 from ecombench.flows.ingest import sample_inputs
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import NoCandidates, plan_build
+from ecombench.pipeline.config import BuildConfig
 
 runner = CliRunner()
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ecombench.flows.build import build_split
 from ecombench.flows.cli import app
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 
 runner = CliRunner()
 

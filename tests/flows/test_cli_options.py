@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from ecombench.flows.cli import app, build_option_name
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.config import BuildConfig
 
 runner = CliRunner()
 

@@ -14,8 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from pathlib import Path
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 out = build_split(BuildConfig(min_hidden_division=1,
                               catalog=sys.argv[1], intents=["product_search"], candidates_per_intent=8),
                   "same", root=Path(sys.argv[2]), artifacts=Path(sys.argv[3]))

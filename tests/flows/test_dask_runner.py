@@ -20,13 +20,14 @@ from typer.testing import CliRunner
 from ecombench.errors import ServerError
 from ecombench.flows.build import check_dask_address
 from ecombench.flows.cli import app
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.config import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import json, sys
 from ecombench.flows.build import run_build
-from ecombench.flows.settings import BuildConfig, artifacts_root
+from ecombench.pipeline.config import BuildConfig
+from ecombench.flows.settings import artifacts_root
 config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=10, batch_size=3, resume=False)
 out = {}
 # "partitioned": the batches run in this process and each round of their questions is one Dask task per

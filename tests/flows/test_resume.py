@@ -10,15 +10,16 @@ import sys
 import time
 from pathlib import Path
 
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from pathlib import Path
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig, artifacts_root
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
+from ecombench.flows.settings import artifacts_root
 out = build_split(BuildConfig(min_hidden_division=1,
                               catalog=sys.argv[1], batch_size=5), "resume", root=Path(sys.argv[2]),
                   artifacts=artifacts_root())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ecombench.flows.settings import BuildConfig
 from ecombench.pipeline.candidate import verbaliser_id
+from ecombench.pipeline.config import BuildConfig
 
 
 def test_template_v2_is_the_default():

@@ -6,9 +6,9 @@ import json
 
 
 def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_rejections(sample_catalog, artifacts):
-    from ecombench.flows.build import batches_of, plan_build, run_batch
-    from ecombench.flows.settings import BuildConfig
     from ecombench.pipeline.agent_check import check_agents
+    from ecombench.pipeline.build import batches_of, plan_build, run_batch
+    from ecombench.pipeline.config import BuildConfig
 
     # Issue #12's quality rules off: in the 420-product sample they leave few tasks; this tests the oracle check.
     config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=12, oracle_check=True, resume=False,

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import ecombench.flows.build
+import ecombench.pipeline.build
 from ecombench.answers.partitioned import PartitionedCatalog, support_question
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
 from ecombench.pipeline.batched import QuestionBatcher, build_batched, shared_batcher
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 from ecombench.tables.intents import load_intents
 from ecombench.validation.catalog_stats import write_catalog_stats
 
@@ -39,7 +39,7 @@ def both_builds(full_catalog, tmp_path_factory, artifacts):
         raise AssertionError(f"a partitioned build with stored statistics loaded all of {path}")
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ecombench.flows.build, "load_snapshot", whole_table)
+        patch.setattr(ecombench.pipeline.build, "load_snapshot", whole_table)
         partitioned = build_split(config.model_copy(update={"catalog": str(copy), "answer_sets": "partitioned",
                                                             "partition_rows": 1000}),
                                   "partitioned", root=root, artifacts=artifacts)

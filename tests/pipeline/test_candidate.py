@@ -13,9 +13,9 @@ from ecombench.pipeline.candidate import build_candidate
 from ecombench.rubrics.checkers import check
 from ecombench.schemas import schema_errors
 from ecombench.schemas.findings import REASONS
+from ecombench.stages.phrasing import phrasing_of, rubric_forms
 from ecombench.stages.rubrics import bound_phrase
 from ecombench.text import contains_phrase
-from ecombench.validation.leakage import rubric_forms
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,13 +39,13 @@ def test_no_query_states_a_persona_or_clarification_value(accepted_tasks):
 def test_the_query_states_every_explicit_query_value(accepted_tasks, rich_catalog):
     # template-v2 (the default) paraphrases: a bound in its own wording ("4 stars or higher"), an age as it is
     # said ("for a 6-year-old"), a value by its content words; stage 7's shared rule reads them (issue #14)
-    from ecombench.rubrics import as_rubric, kind_of
+    from ecombench.rubrics import as_rubric
     from ecombench.stages.replies import spoken_forms
     from ecombench.validation.leakage import states_value
 
     def stated(query: str, record: dict) -> bool:
         r = as_rubric(record)
-        said = kind_of(r).stated_in(r, query)
+        said = phrasing_of(r).stated_in(r, query)
         if said is not None:
             return said
         return (any(contains_phrase(query, s) for s in spoken_forms(r.expected_value, r.field))
@@ -111,9 +111,10 @@ def test_the_same_inputs_give_identical_task_json(rich_catalog, rich_plan, accep
 
 SCRIPT = """
 import sys
-from ecombench.flows.build import plan_build
+from ecombench.pipeline.build import plan_build
 from ecombench.pipeline.candidate import build_candidate
-from ecombench.flows.settings import BuildConfig, artifacts_root
+from ecombench.pipeline.config import BuildConfig
+from ecombench.flows.settings import artifacts_root
 from ecombench.hashing import canonical_json
 ctx, products, sampling, _ = plan_build(BuildConfig(min_hidden_division=1,
                                                     catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())

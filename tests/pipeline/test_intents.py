@@ -9,9 +9,11 @@ from collections import Counter
 
 import pytest
 
+from ecombench.catalog.details import detail_options
 from ecombench.rubrics.checkers import check
-from ecombench.stages.features import PRICE_BUCKETS, detail_options
-from ecombench.stages.vouchers import apply_voucher, budget_numbers
+from ecombench.rubrics.vouchers import apply_voucher
+from ecombench.stages.features import PRICE_BUCKETS
+from ecombench.stages.vouchers import budget_numbers
 from ecombench.tables.cues import load_cues
 from ecombench.tables.intents import load_intents
 from ecombench.text import contains_phrase, normalize

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ecombench.catalog.reviews import opinion_overlap, review_text
 from ecombench.rubrics.checkers import CHECKERS, UNSCORABLE_OVERLAP, check
-from ecombench.stages.reviews import opinion_overlap, review_text
 from ecombench.text import contains_phrase
 
 # Real products of the shared catalog (full_catalog) and the detail values the tests rely on.

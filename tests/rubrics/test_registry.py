@@ -1,7 +1,7 @@
-"""The rubric-type registry (rubric_types/): one class per type holds every rule that depends on it.
+"""The rubric-type registries: grading (ecombench.rubrics), answer-set filters, phrasing, keyed by type name.
 
 A small extra type registered here — "the title must not mention a word" — is checked, counted in
-answer sets and stated in a query with no change outside its class, on real products of the
+answer sets and stated in a query with no change outside its three classes, on real products of the
 bundled sample.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from ecombench.answers.filters import RubricFilter, register_filter, unregister_filter
 from ecombench.rubrics import (
     RUBRIC_TYPES,
     SATISFIED,
@@ -27,10 +28,10 @@ from ecombench.rubrics import (
 )
 from ecombench.rubrics.checkers import check
 from ecombench.schemas.models import Rubric, RubricType
+from ecombench.stages.phrasing import RubricPhrasing, register_phrasing, rubric_forms, unregister_phrasing
 from ecombench.stages.verbalise import write_query
 from ecombench.tables.fields import load_field_table
 from ecombench.text import keywords
-from ecombench.validation.leakage import rubric_forms
 
 
 def test_every_rubric_type_of_the_contract_has_one_class():
@@ -58,21 +59,33 @@ def test_a_record_and_its_typed_rubric_check_alike(sample_catalog):
 
 
 class TitleLacks(RubricKind):
-    """Test-only type: the title does not mention a word ("not a bundle")."""
+    """Test-only type: the title does not mention a word ("not a bundle"). Its grading."""
 
     type = "title_lacks"
     feature_kind = "title_lacks"
     field_kind = "entity"
-    query_role = "exclusion"
 
     def check(self, rubric: Any, product: Mapping[str, Any], table: Any):
         hit = keywords(str(rubric.expected_value)) & keywords(product.get("title") or "")
         return NotSatisfied(f"title mentions {sorted(hit)}") if hit else SATISFIED
 
+
+class TitleLacksFilter(RubricFilter):
+    """Its answer-set filter."""
+
+    type = "title_lacks"
+
     def vector_filter(self, index: Any, frame: pl.LazyFrame, rubric: Any) -> pl.LazyFrame:
         for word in sorted(keywords(str(rubric.expected_value))):
             frame = frame.filter(~pl.col("title_norm").str.contains(f" {word} ", literal=True))
         return frame
+
+
+class TitleLacksPhrasing(RubricPhrasing):
+    """Its phrasing."""
+
+    type = "title_lacks"
+    query_role = "exclusion"
 
     def describe(self, field: str, value: Any, table: Any) -> str:
         return f"The product's title does not mention {value}."
@@ -84,8 +97,12 @@ class TitleLacks(RubricKind):
 @pytest.fixture
 def title_lacks():
     register(TitleLacks)
+    register_filter(TitleLacksFilter)
+    register_phrasing(TitleLacksPhrasing)
     yield TitleLacks
     unregister("title_lacks")
+    unregister_filter("title_lacks")
+    unregister_phrasing("title_lacks")
 
 
 def _rubric(rid: str, rtype: str, value: str, field: str = "title") -> Rubric:

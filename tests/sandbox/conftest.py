@@ -31,8 +31,8 @@ def built_tasks(full_build, full_catalog, tmp_path_factory, artifacts) -> list[d
     """The published tasks of the full real build (the build's oracle check already ran on them), plus
     review_driven tasks of a build with issue #12's hidden-source rule off: with it on, the two review opinions
     single out the target and no review_driven task is accepted, but the tools and grader still need some."""
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
     from ecombench.splits.inspect import load_version
 
     config = BuildConfig(catalog=str(full_catalog.path), intents=["review_driven"], candidates_per_intent=40,

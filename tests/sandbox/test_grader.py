@@ -96,7 +96,7 @@ def test_a_working_judge_decides_what_code_could_not(sandbox_catalog, built_task
         sent_schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert graded["status"] == "incorrect"
     # The grader's judge speaks through the versioned, hashed prompt file and reply schema (validation/judge.py).
-    from ecombench.stages.verbalise_llm import prompt_sha256, reply_schema
+    from ecombench.stages.prompts import prompt_sha256, reply_schema
     from ecombench.validation.judge import opinion_prompt
 
     rubric = next(r for r in task["rubrics"] if r["type"] == "review_opinion"

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.integrity import verify_snapshot
 from ecombench.catalog.snapshot import SnapshotError
-from ecombench.flows.build import build_split
 from ecombench.flows.cli import app
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 
 SAMPLE = Path(__file__).resolve().parents[2] / "ecombench" / "data" / "sample"
 runner = CliRunner()

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from ecombench.catalog.snapshot import load_snapshot
-from ecombench.flows.build import assemble
 from ecombench.hashing import sha256_hex
+from ecombench.pipeline.build import assemble
 from ecombench.schemas import SchemaError, schema_errors
 from ecombench.splits.publish import VersionExists, next_version, publish_split
 

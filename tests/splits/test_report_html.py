@@ -9,10 +9,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ecombench.flows.build import build_split
-from ecombench.flows.settings import BuildConfig
 from ecombench.hashing import sha256_hex
-from ecombench.splits.publish import count_tasks
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
+from ecombench.splits.report import count_tasks
 from ecombench.splits.report_html import render_html
 
 PLOTS = {  # figure id -> how its caption starts

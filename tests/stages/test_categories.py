@@ -228,8 +228,8 @@ keywords = ["blade material", "blade", "handle", "knife blade", "steel type", "e
 
 @pytest.mark.parametrize("category", HOME_CATEGORIES)
 def test_a_build_restricted_to_a_category_accepts_tasks_of_that_category(home, category, tmp_path, artifacts):
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
 
     out = build_split(BuildConfig(min_hidden_division=1,
                                   catalog=str(home.path), categories=[category], candidates_per_intent=12),

@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from ecombench.catalog.details import clean_value, split_options
 from ecombench.hashing import rng
 from ecombench.rubrics.checkers import check
-from ecombench.stages.features import (
-    clean_value,
-    entity_phrase,
-    extract_features,
-    price_bound,
-    rating_bound,
-    rating_count_bound,
-    split_options,
-)
+from ecombench.stages.features import extract_features, price_bound, rating_bound, rating_count_bound
+from ecombench.stages.product_type import entity_phrase
 from ecombench.tables.intents import load_intents
 
 

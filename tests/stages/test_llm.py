@@ -149,8 +149,8 @@ def test_json_schema_goes_in_response_format(rich_plan, accepted, tmp_path):
 
 
 def test_a_split_publishes_the_candidates_that_succeeded(rich_catalog, tmp_path):
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
 
     with ScriptedLLM(["good", "server_error", "server_error", "server_error", "good", "refusal", "good"]) as server:
         config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search", "rating_quality"],
@@ -264,9 +264,9 @@ _misfiled_surfaces.whole_reply = True  # type: ignore[attr-defined]
 
 def test_surfaces_under_the_wrong_ids_or_loosely_copied_are_refiled_not_rejected(rich_plan, accepted, tmp_path):
     # The query states every requirement; only the reply's bookkeeping is off, so the task is kept and each
-    # rubric gets a surface that states it (ecombench.validation.semantic.states_rubric), not the model's misfiled one.
+    # rubric gets a surface that states it (ecombench.stages.stating.states_rubric), not the model's misfiled one.
     from ecombench.rubrics import as_rubrics
-    from ecombench.validation.semantic import states_rubric
+    from ecombench.stages.stating import states_rubric
 
     ctx, _, _ = rich_plan
     intent, product, _ = next(a for a in accepted if sum(r["info_source"] == "query" for r in a[2]["rubrics"]) >= 3)
@@ -331,8 +331,8 @@ def test_a_server_without_a_models_endpoint_still_caches_by_alias(tmp_path):
 
 
 def test_the_manifest_records_the_served_model(rich_catalog, tmp_path):
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
 
     with ScriptedLLM(["good"]) as server:
         config = BuildConfig(catalog=str(rich_catalog.path), intents=["product_search"], candidates_per_intent=2,
@@ -345,13 +345,13 @@ def test_the_manifest_records_the_served_model(rich_catalog, tmp_path):
 
 
 def test_template_builds_hash_as_before_and_llm_builds_hash_their_prompts(monkeypatch):
-    import ecombench.stages.verbalise_llm
-    from ecombench.flows.settings import BuildConfig
+    import ecombench.pipeline.config
+    from ecombench.pipeline.config import BuildConfig
 
     template, llm = BuildConfig(catalog="c"), BuildConfig(catalog="c", verbaliser="llm", llm_model="m")
     assert "llm_model_fingerprint" not in template.content()  # a setting added later, unset: not hashed
     before = template.config_hash("f"), llm.config_hash("f")
-    monkeypatch.setattr(ecombench.stages.verbalise_llm, "prompt_sha256", lambda parts=None: {"query.md": "edited"})
+    monkeypatch.setattr(ecombench.pipeline.config, "prompt_sha256", lambda parts=None: {"query.md": "edited"})
     assert template.config_hash("f") == before[0]
     assert llm.config_hash("f") != before[1]  # a new prompt version is a new config hash
     assert BuildConfig(catalog="c", llm_model_fingerprint="x").config_hash("f") != before[0]

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
+from ecombench.catalog.reviews import review_text
 from ecombench.llm import LLMClient, LLMSettings
 from ecombench.pipeline.candidate import build_candidate
-from ecombench.stages.reviews import review_text
 from ecombench.stages.verbalise import noise_whitelist, persona_vocab
 from ecombench.text import contains_phrase, normalize
 from tests.llm_server import ScriptedLLM, whole_reply
@@ -44,8 +44,8 @@ def hidden_rich(rich_results, rich_catalog):
 def review_plan(sample_catalog, artifacts):
     """review_driven over the bundled real sample (it has reviews): (context, [products with reviews the
     template verbaliser accepts on the first attempt])."""
-    from ecombench.flows.build import batches_of, plan_build
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import batches_of, plan_build
+    from ecombench.pipeline.config import BuildConfig
 
     # Issue #12's rules off: they accept no review_driven task (its opinions single out the target).
     ctx, products, sampling, _ = plan_build(BuildConfig(catalog=str(sample_catalog.path), intents=["review_driven"],
@@ -136,7 +136,8 @@ def test_a_bad_query_surface_is_refiled_by_the_writer_and_rejected_in_a_record(r
     # refiles each rubric under a surface that states it (ecombench.stages.verbalise_llm.surfaces_for, issue #14).
     # A task record carrying the bad surfaces (hand-edited, or from an older build) still fails stage 7.
     from ecombench.rubrics import as_rubrics
-    from ecombench.validation.semantic import check_query_surfaces, states_rubric
+    from ecombench.stages.stating import states_rubric
+    from ecombench.validation.semantic import check_query_surfaces
 
     ctx, _, _ = rich_plan
     intent, product, _ = hidden_rich[0]
@@ -467,8 +468,8 @@ def test_the_judge_runs_with_the_template_verbaliser_too(rich_plan, hidden_rich,
 
 
 def test_an_all_llm_split_reruns_from_the_cache_with_no_call_and_the_same_bytes(sample_catalog, tmp_path):
-    from ecombench.flows.build import build_split
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import build_split
+    from ecombench.pipeline.config import BuildConfig
 
     with ScriptedLLM({}) as server:
         config = BuildConfig(catalog=str(sample_catalog.path), intents=["product_search", "review_driven"],
@@ -508,7 +509,7 @@ def test_an_unknown_llm_part_is_one_error_line_naming_the_setting(sample_catalog
 
 
 def test_parts_and_judge_decide_content_so_they_enter_the_config_hash():
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.config import BuildConfig
 
     base = BuildConfig(catalog="c", verbaliser="llm", llm_model="m")
     hashes = {base.config_hash("f"), base.model_copy(update={"judge": True}).config_hash("f"),

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ecombench.stages.replies import DEFAULT_RESPONSE, age_phrase, reply_states, slot_reply, speech_case
+from ecombench.stages.phrasing import slot_reply
+from ecombench.stages.replies import DEFAULT_RESPONSE, age_phrase, reply_states, speech_case
 from ecombench.tables.fields import load_field_table
 
 

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS, OPINION_WORDS, extract_opinions, review_text
+from ecombench.catalog.reviews import review_text
+from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS, OPINION_WORDS, extract_opinions
 from ecombench.text import contains_phrase, keywords
 
 # Real products of with-reviews/meta_electronics_with_reviews.jsonl, picked by looking at their reviews.

@@ -8,9 +8,10 @@ import pytest
 
 from ecombench.hashing import rng
 from ecombench.schemas import schema_errors
+from ecombench.schemas.config import SplitConfig
 from ecombench.stages.features import extract_features
 from ecombench.stages.rubrics import bound_phrase, build_rubrics, rubric_lock
-from ecombench.stages.split import SplitConfig, select_features, split_features
+from ecombench.stages.split import select_features, split_features
 from ecombench.tables.intents import load_intents
 
 

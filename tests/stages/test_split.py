@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ecombench.hashing import rng
+from ecombench.schemas.config import SplitConfig
 from ecombench.stages.features import extract_features
-from ecombench.stages.split import PartitionInfeasible, SplitConfig, entangled_fields, select_features, split_features
+from ecombench.stages.split import PartitionInfeasible, entangled_fields, select_features, split_features
 from ecombench.tables.intents import load_intents
 
 CONFIG = SplitConfig()

@@ -9,10 +9,11 @@ import pytest
 
 from ecombench.schemas.models import Rubric
 from ecombench.stages.product_naming import natural_type
+from ecombench.stages.stating import product_type_drift
 from ecombench.stages.verbalise_v2 import write_query_v2
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.leakage import check_leakage
-from ecombench.validation.semantic import check_sources, product_type_drift
+from ecombench.validation.semantic import check_sources
 
 TABLE = load_field_table()
 

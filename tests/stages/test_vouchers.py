@@ -7,8 +7,9 @@ import random
 import pytest
 
 from ecombench.rubrics.checkers import check
+from ecombench.rubrics.vouchers import apply_voucher
 from ecombench.schemas.models import Budget
-from ecombench.stages.vouchers import MIN_PRICE, apply_voucher, budget_numbers, describe_budget, generate_budget
+from ecombench.stages.vouchers import MIN_PRICE, budget_numbers, describe_budget, generate_budget
 from ecombench.text import contains_phrase
 
 # Real products and their catalog prices (full_catalog), asserted in `price_of`.

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from ecombench.answers.norms import CatalogNorms
+from ecombench.catalog.details import detail_rows, field_vocabulary
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.snapshot import load_reviews, load_snapshot
-from ecombench.stages.features import detail_rows, field_vocabulary
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.catalog_stats import (
     STATS_DIR,

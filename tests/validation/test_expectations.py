@@ -18,8 +18,8 @@ import polars as pl
 import pytest
 
 from ecombench.catalog.integrity import snapshot_files
-from ecombench.flows.build import assemble, batches_of, build_split, plan_build, run_batch
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import assemble, batches_of, build_split, plan_build, run_batch
+from ecombench.pipeline.config import BuildConfig
 from ecombench.validation.expectations import (
     ERROR,
     WARN,

@@ -79,8 +79,8 @@ def test_the_split_goals_reject_the_old_placement_only_when_division_is_asked(fu
 def mat_context(full_catalog, artifacts):
     """The build context of a coupon_budget build over the full shared snapshot, at the 7-fold division that
     bounds an ablated oracle by issue #12's 15 % (the default, 2, accepts the mat's 2-fold split)."""
-    from ecombench.flows.build import plan_build
-    from ecombench.flows.settings import BuildConfig
+    from ecombench.pipeline.build import plan_build
+    from ecombench.pipeline.config import BuildConfig
 
     ctx, *_ = plan_build(BuildConfig(catalog=str(full_catalog.path), intents=["coupon_budget"],
                                      candidates_per_intent=1, min_hidden_division=7), artifacts)

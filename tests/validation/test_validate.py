@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ecombench.flows.build import build_split
 from ecombench.flows.cli import app
-from ecombench.flows.settings import BuildConfig
+from ecombench.pipeline.build import build_split
+from ecombench.pipeline.config import BuildConfig
 from ecombench.splits.inspect import validate_file
 from ecombench.tables.fields import load_field_table
 
@@ -249,7 +249,7 @@ def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_
 
 def test_a_release_record_with_missing_optional_keys_joined_values_and_an_unknown_field_gets_per_rubric_findings(
         split, sample_catalog, tmp_path):
-    from ecombench.stages.features import detail_options
+    from ecombench.catalog.details import detail_options
 
     table = load_field_table()
     tasks = _tasks(split)

@@ -1,11 +1,11 @@
-"""The background expectations worker (flows/expectations_job.py) gives what an in-process run gives."""
+"""The background expectations worker (ecombench/pipeline/expectations_job.py) gives what an in-process run gives."""
 
 from __future__ import annotations
 
 import pytest
 
-from ecombench.flows import expectations_job as job
-from ecombench.stages.split import SplitConfig
+from ecombench.pipeline import expectations_job as job
+from ecombench.schemas.config import SplitConfig
 from ecombench.tables.intents import load_intents
 from ecombench.validation.expectations import run_suites
 

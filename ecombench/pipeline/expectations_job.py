@@ -37,7 +37,7 @@ SOCKET_NAME = "expectations.sock"
 
 def source_digest() -> str:
     """sha256 over this module's sources and what it imports: a worker serves only the code it was started from."""
-    return package_source_digest("ecombench.flows.expectations_job")
+    return package_source_digest("ecombench.pipeline.expectations_job")
 
 
 def socket_path(artifacts: Path) -> Path:
@@ -103,7 +103,7 @@ def prestart(artifacts: Path, catalog: Path) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     idle = os.environ.get("ECOMBENCH_SERVER_IDLE_SECONDS", str(IDLE_SECONDS))
     with open(path.with_suffix(".log"), "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "ecombench.flows.expectations_job", str(path), idle],
+        proc = subprocess.Popen([sys.executable, "-m", "ecombench.pipeline.expectations_job", str(path), idle],
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                 cwd=str(PACKAGE_DIR.parent))
     path.with_suffix(".starting").write_text(str(proc.pid), encoding="utf-8")
@@ -141,7 +141,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
     Returns:
         The run_suites summary.
     """
-    from ecombench.flows.timing import phase
+    from ecombench.timing import phase
     from ecombench.validation.catalog_stats import stored_catalog_suite
 
     # The catalog suite depends only on the snapshot: `ecombench ingest` ran it once (validation.catalog_stats).
@@ -189,7 +189,7 @@ def serve(path: Path, idle: float) -> None:
     import great_expectations  # noqa: F401  (the point of this process)
 
     from ecombench.catalog.snapshot import load_snapshot
-    from ecombench.stages.split import SplitConfig
+    from ecombench.schemas.config import SplitConfig
     from ecombench.tables.intents import load_intents
     from ecombench.validation.expectations import run_suites
 

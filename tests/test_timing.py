@@ -1,11 +1,11 @@
-"""`--verbose`: where a command's time went (flows/timing.py)."""
+"""`--verbose`: where a command's time went (ecombench/timing.py)."""
 
 from __future__ import annotations
 
 import pytest
 from typer.testing import CliRunner
 
-from ecombench.flows import timing
+from ecombench import timing
 from ecombench.flows.cli import app
 from ecombench.flows.ingest import SAMPLE_DIR
 

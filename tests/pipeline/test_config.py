@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import ecombench.flows.settings as settings
-from ecombench.flows.settings import BuildConfig
+import ecombench.pipeline.config as settings
+from ecombench.pipeline.config import BuildConfig
 
 
 def test_editing_a_data_table_changes_the_config_hash(monkeypatch):
     config = BuildConfig(catalog="x")
     before = config.config_hash("fp")
-    real = settings.data_tables_sha256()
-    monkeypatch.setattr(settings, "data_tables_sha256", lambda: {**real, "fields.toml": "0" * 64})
+    real = settings.tables_sha256()
+    monkeypatch.setattr(settings, "tables_sha256", lambda: {**real, "fields.toml": "0" * 64})
     assert config.config_hash("fp") != before
 
 
@@ -22,7 +22,7 @@ def test_where_the_catalog_lies_and_batch_size_do_not_change_the_hash():
 
 
 def test_every_data_table_is_hashed():
-    assert set(settings.data_tables_sha256()) == {"fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml",
+    assert set(settings.tables_sha256()) == {"fields.toml", "intents.toml", "cues.toml", "persona_vocab.toml",
                                                   "product_types.toml", "type_values.toml"}
 
 

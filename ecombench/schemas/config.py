@@ -1,0 +1,33 @@
+"""Typed settings models that a build config holds and stages read (hashed into the config as JSON)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class SplitConfig(BaseModel):
+    """Ratios and minimum counts per source (DESIGN stage 3; defaults 50/25/25, at least 4/2/2).
+
+    The query takes what the persona and clarification do not, so `query_ratio` is implied by
+    the other two; it is stated anyway and must make the three sum to 1 (the reference kept an
+    unused `query_ratio`, §15.12).
+
+    Raises:
+        pydantic.ValidationError: ratios outside [0, 1] or not summing to 1.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query_ratio: float = Field(0.5, ge=0, le=1)
+    persona_ratio: float = Field(0.25, ge=0, le=1)
+    clarification_ratio: float = Field(0.25, ge=0, le=1)
+    min_query: int = Field(4, ge=1)
+    min_persona: int = Field(2, ge=0)
+    min_clarification: int = Field(2, ge=0)
+
+    @model_validator(mode="after")
+    def _ratios_sum_to_one(self) -> SplitConfig:
+        total = self.query_ratio + self.persona_ratio + self.clarification_ratio
+        if abs(total - 1) > 1e-9:
+            raise ValueError(f"query, persona and clarification ratios sum to {total:g}, not 1")
+        return self
