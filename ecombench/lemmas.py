@@ -46,6 +46,7 @@ def lemmas(word: str) -> frozenset[str]:
     >>> sorted(lemmas("holding"))
     ['hold', 'holding']
     """
+    # deferred: lemminflect's tables cost ~0.1 s to load
     from lemminflect import getAllLemmas, getAllLemmasOOV  # imported here: loading its tables costs ~0.1 s
 
     out = {word, _singular(word)}

@@ -43,6 +43,15 @@ MODEL_IDENTITY_KEYS = ("id", "owned_by", "root", "parent", "max_model_len", "met
 ReplyCheck = Callable[[Any], list[str]]
 
 
+LLM_OPTION_HELP = {
+    "model": "model id sent to the server (else ECOMBENCH_LLM_MODEL)",
+    "base_url": "OpenAI-compatible server URL (else OPENAI_BASE_URL); the key comes only from OPENAI_API_KEY",
+    "temperature": "sampling temperature",
+    "max_tokens": "tokens per reply",
+    "timeout": "seconds per request",
+}
+
+
 class LLMError(Exception):
     """A call that did not yield a valid reply.
 
@@ -138,6 +147,19 @@ class LLMSettings:
         return {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("api_key", "cache_dir")}
 
 
+# What each use of a model asks for: the verbaliser and the judges take LLMSettings' defaults, an agent writes tool
+# calls over whole episodes, the simulated shopper short replies. The CLI's options and BuildConfig's fields read
+# their defaults here and their help from LLM_OPTION_HELP, so one setting means one thing everywhere.
+_DEFAULTS = {"temperature": LLMSettings.temperature, "max_tokens": LLMSettings.max_tokens,
+             "timeout": LLMSettings.timeout}
+ROLE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "verbaliser": _DEFAULTS,
+    "judge": _DEFAULTS,
+    "agent": {**_DEFAULTS, "max_tokens": 1024, "timeout": 120.0},
+    "shopper": {**_DEFAULTS, "max_tokens": 300, "timeout": 120.0},
+}
+
+
 class LLMClient:
     """Chat-completions client with schema-checked JSON replies, a reply cache, retries and a concurrency bound.
 
@@ -146,6 +168,7 @@ class LLMClient:
     """
 
     def __init__(self, settings: LLMSettings, sleep=time.sleep):
+        # deferred: openai and httpx load only when a model is called (template builds never do)
         from openai import OpenAI  # imported here: template builds never pay for it
 
         self.settings = settings
@@ -189,6 +212,7 @@ class LLMClient:
             return self._served
 
     def _models_entry(self) -> dict[str, Any]:
+        # deferred: openai and httpx load only when a model is called (template builds never do)
         import httpx
 
         s = self.settings
@@ -283,6 +307,7 @@ class LLMClient:
         return reply
 
     def _with_retries(self, kwargs: dict[str, Any], purpose: str | None = None) -> dict[str, Any]:
+        # deferred: openai and httpx load only when a model is called (template builds never do)
         import openai
 
         failures: list[str] = []

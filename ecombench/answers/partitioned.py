@@ -314,6 +314,7 @@ def _process_cache(keep: int | None) -> PartitionCache:
             spill = None
             if keep is not None:
                 try:  # a Dask worker's own scratch directory, removed with the worker
+                    # deferred: an optional dependency (the dask extra)
                     from distributed import get_worker
 
                     spill = Path(get_worker().local_directory) / f"ecombench-partitions-{uuid.uuid4().hex[:12]}"

@@ -238,6 +238,7 @@ def _convert_native(kind: str, name: str, block: Block, table_path: str, table: 
     # The native reader's unit of work (on a thread of this process: `table` is the writer's own); a block DuckDB
     # or pyarrow itself fails on (not a rule: its own error) is read by the Python rules instead, so the
     # snapshot never depends on it.
+    # deferred: duckdb loads only for the native reader
     import duckdb
 
 

@@ -185,6 +185,7 @@ def _connection() -> Any:
     # are one Arrow chunk, which DuckDB would scan on one thread anyway).
     made = getattr(_LOCAL, "connection", None)
     if made is None or made[0] != os.getpid():
+        # deferred: duckdb loads only for the native reader
         import duckdb
 
         con = duckdb.connect(":memory:")

@@ -128,6 +128,7 @@ def task_runner_for(config: BuildConfig) -> Any:
     """
     if config.task_runner == "threads" or config.answer_sets == "partitioned":
         # partitioned: the batches run in the flow's process; on Dask their partition passes are the tasks
+        # deferred: the runner's package loads only for the runner chosen (prefect-dask is the dask extra)
         from prefect.task_runners import ThreadPoolTaskRunner
 
         if config.answer_sets == "partitioned":
@@ -135,6 +136,7 @@ def task_runner_for(config: BuildConfig) -> Any:
             # the batches' threads mostly wait for passes.
             return ThreadPoolTaskRunner(max_workers=max(1, partitioned_batches(config)))
         return ThreadPoolTaskRunner()
+    # deferred: the runner's package loads only for the runner chosen (prefect-dask is the dask extra)
     from prefect_dask import DaskTaskRunner
 
     if config.dask_address:

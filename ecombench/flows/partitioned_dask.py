@@ -82,6 +82,7 @@ def partition_client(config: BuildConfig) -> Iterator[Any]:
     The local cluster has `config.dask_workers` single-threaded worker processes, each limited to
     `config.dask_memory_limit` (Dask's own limit: it spills, pauses and at last restarts a worker above it).
     """
+    # deferred: an optional dependency (the dask extra)
     from distributed import Client, LocalCluster
 
     if config.dask_address:

@@ -28,6 +28,7 @@ def check_api_url(url: str, timeout: float = 5.0) -> None:
     Raises:
         ServerError: no answer within `timeout` seconds (one line naming PREFECT_API_URL).
     """
+    # deferred: prefect and httpx load only when a server is started or used
     import httpx
 
     try:
@@ -69,6 +70,7 @@ def temporary_server(artifacts: Path) -> Iterator[str | None]:
         yield None
         return
     os.environ.setdefault("PREFECT_API_DATABASE_CONNECTION_URL", database_url(artifacts))
+    # deferred: prefect and httpx load only when a server is started or used
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import get_current_settings
 
@@ -77,6 +79,7 @@ def temporary_server(artifacts: Path) -> Iterator[str | None]:
     def run_detached(self: SubprocessASGIServer) -> subprocess.Popen:
         # Prefect's own command (prefect/server/api/server.py), in a new session: the terminal's Ctrl-C
         # reaches the build, which cleans up, and not the server it still needs to do so.
+        # deferred: prefect and httpx load only when a server is started or used
         import prefect
 
         env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
@@ -107,6 +110,7 @@ def progress_logger(name: str) -> logging.Logger:
     (WARNING by default, so Prefect's per-task lines stay quiet); the CLI prints progress to stderr
     itself. Call it inside a run.
     """
+    # deferred: prefect and httpx load only when a server is started or used
     from prefect.logging.handlers import APILogHandler
 
     logger = logging.getLogger(name)

@@ -45,6 +45,7 @@ def check_writable(folder: Path, what: str) -> None:
 
 def catalog_categories(catalog: Path) -> list[str]:
     """The distinct main_category values of a snapshot's products, sorted."""
+    # deferred: polars loads only when a category check needs the products
     import polars as pl
 
     return sorted(v for v in pl.scan_parquet(catalog / "products.parquet").select("main_category").unique()

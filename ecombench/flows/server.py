@@ -204,6 +204,7 @@ class _Activity:
 
 def serve(port: int, idle: float, state: Path) -> None:
     """Run the Prefect API on 127.0.0.1:`port` until `idle` seconds pass without a request."""
+    # deferred: the server process alone needs uvicorn and prefect's server app
     import uvicorn
     from prefect.server.api.server import create_app
 

@@ -28,6 +28,7 @@ ELICIT, DISCLOSE, NON_DISCLOSE, REVEAL = "INQUIRE.ELICIT", "DISCLOSE", "DISCLOSE
 
 def _require_dialoguekit():
     try:
+        # deferred: an optional dependency (the crs extra)
         import dialoguekit.core.dialogue  # noqa: F401
     except ImportError as exc:  # the crs extra is missing
         raise RuntimeError("the dialoguekit export needs the `dialoguekit` package: install ecombench[crs] "
@@ -55,6 +56,7 @@ def _slot_values(task: dict[str, Any], slot_ids: list[str], text: str) -> list[A
     The constraint slot and value of each linked rubric, with the value's character span in `text`
     when the reply states it literally.
     """
+    # deferred: an optional dependency (the crs extra)
     from dialoguekit.core.slot_value_annotation import SlotValueAnnotation
 
     rubrics = {r["id"]: r for r in task["rubrics"]}
@@ -89,6 +91,7 @@ def trajectory_dialogue(record: dict[str, Any], task: dict[str, Any]) -> Any:
         RuntimeError: dialoguekit is not installed.
     """
     _require_dialoguekit()
+    # deferred: an optional dependency (the crs extra)
     from dialoguekit.core.annotated_utterance import AnnotatedUtterance
     from dialoguekit.core.annotation import Annotation
     from dialoguekit.core.dialogue import Dialogue

@@ -219,6 +219,7 @@ def write_usersimcrs(tasks: list[dict[str, Any]], products: Iterable[dict[str, A
     Raises:
         ValueError: a task's target item is missing from the products (the collection would not hold it).
     """
+    # deferred: an optional dependency (the crs extra)
     import yaml
 
     out.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ecombench import __version__
 from ecombench.errors import InputError, SettingError
 from ecombench.hashing import canonical_json, sha256_hex
-from ecombench.llm import LLMSettings
+from ecombench.llm import LLM_OPTION_HELP, LLMSettings
 from ecombench.schemas.config import SplitConfig
 from ecombench.stages.prompts import VERBALISER_ID, prompt_sha256
 from ecombench.stages.vocabulary import MIN_VALUE_SUPPORT
@@ -82,14 +82,14 @@ class BuildConfig(BaseModel):
         default="template-v2", description="template-v2 (offline, the default), template-v1 (the first offline "
                                            "templates, so older splits regenerate) or llm "
                                            "(an OpenAI-compatible server).")
-    llm_model: str | None = Field(default=None, description="llm: model id sent to the server (else "
-                                                            "ECOMBENCH_LLM_MODEL).")
-    llm_temperature: float = Field(default=0.0, ge=0, le=2, description="llm: sampling temperature.")
-    llm_max_tokens: int = Field(default=256, ge=16, description="llm: tokens per reply.")
+    llm_model: str | None = Field(default=None, description=f"llm: {LLM_OPTION_HELP['model']}.")
+    llm_temperature: float = Field(default=LLMSettings.temperature, ge=0, le=2,
+                                   description=f"llm: {LLM_OPTION_HELP['temperature']}.")
+    llm_max_tokens: int = Field(default=LLMSettings.max_tokens, ge=16,
+                                description=f"llm: {LLM_OPTION_HELP['max_tokens']}.")
     llm_seed: int = Field(default=0, description="llm: seed sent with every request.")
-    llm_base_url: str | None = Field(default=None, description="llm: server URL (else OPENAI_BASE_URL); the key "
-                                                                "comes only from OPENAI_API_KEY, never a config.")
-    llm_timeout: float = Field(default=60.0, gt=0, description="llm: seconds per request.")
+    llm_base_url: str | None = Field(default=None, description=f"llm: {LLM_OPTION_HELP['base_url']}, never a config.")
+    llm_timeout: float = Field(default=LLMSettings.timeout, gt=0, description=f"llm: {LLM_OPTION_HELP['timeout']}.")
     llm_max_retries: int = Field(default=4, ge=0, le=10, description="llm: retries after a timeout, 429 or 5xx.")
     llm_concurrency: int = Field(default=2, ge=1, le=64, description="llm: requests in flight at once.")
     llm_model_fingerprint: str | None = Field(

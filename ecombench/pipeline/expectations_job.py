@@ -141,6 +141,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
     Returns:
         The run_suites summary.
     """
+    # deferred: great-expectations and polars load in the worker process, not in the CLI
     from ecombench.timing import phase
     from ecombench.validation.catalog_stats import stored_catalog_suite
 
@@ -162,6 +163,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
                 return answer["summary"]
             print(f"warning: the expectations worker did not validate ({answer.get('error')}); validating here",
                   file=sys.stderr)
+    # deferred: great-expectations and polars load in the worker process, not in the CLI
     from ecombench.validation.expectations import catalog_suite, run_suites
 
     with phase("    catalog suite" + (": stored at ingest" if stored else "")):
@@ -186,8 +188,10 @@ def _read_line(sock: socket.socket) -> bytes:
 
 def serve(path: Path, idle: float) -> None:
     """Import GX and the suites, then answer requests on the socket `path` until idle or stopped."""
+    # deferred: great-expectations and polars load in the worker process, not in the CLI
     import great_expectations  # noqa: F401  (the point of this process)
 
+    # deferred: great-expectations and polars load in the worker process, not in the CLI
     from ecombench.catalog.snapshot import load_snapshot
     from ecombench.schemas.config import SplitConfig
     from ecombench.tables.intents import load_intents

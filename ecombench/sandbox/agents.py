@@ -208,6 +208,7 @@ class LLMAgent:
     """
 
     def __init__(self, settings: LLMSettings):
+        # deferred: openai loads only for the LLM agent
         from openai import OpenAI  # imported here: oracle and null runs never pay for it
 
         self.settings = settings
@@ -216,6 +217,7 @@ class LLMAgent:
 
     def run(self, episode: Episode) -> dict[str, Any]:
         """Run one episode to its end; returns the trajectory record (model set, error on failure)."""
+        # deferred: openai loads only for the LLM agent
         import openai
 
         s = self.settings

@@ -291,6 +291,7 @@ def flat_rejection_features() -> list[dict[str, Any]]:
 
 
 def _arrow_type(kind: Any) -> Any:
+    # deferred: pyarrow and polars load only when rejections are written or read
     import pyarrow as pa
 
     if isinstance(kind, list):
@@ -303,6 +304,7 @@ def _arrow_type(kind: Any) -> Any:
 
 def rejections_schema() -> Any:
     """The pyarrow schema of rejections.parquet."""
+    # deferred: pyarrow and polars load only when rejections are written or read
     import pyarrow as pa
 
     return pa.schema([(c, _arrow_type(_COLUMN_TYPES.get(c, "string"))) for c in COLUMNS]
@@ -314,6 +316,7 @@ def rejections_parquet(rejections: list[dict[str, Any]]) -> bytes:
 
     The same rows give the same bytes (no timestamps in the file).
     """
+    # deferred: pyarrow and polars load only when rejections are written or read
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -326,6 +329,7 @@ def rejections_parquet(rejections: list[dict[str, Any]]) -> bytes:
 
 
 def _polars_type(kind: Any) -> Any:
+    # deferred: pyarrow and polars load only when rejections are written or read
     import polars as pl
 
     if isinstance(kind, list):

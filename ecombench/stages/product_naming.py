@@ -24,6 +24,7 @@ PLURAL_ONLY = frozenset("earbuds earpads headphones earphones glasses sunglasses
 @lru_cache(maxsize=4096)
 def singular_noun(word: str) -> str:
     """The singular of a lower-case noun, by lemminflect's noun lemmas, else text's rule ("mice" -> "mouse")."""
+    # deferred: lemminflect's tables cost ~0.1 s to load
     from lemminflect import getLemma
 
     if word in PLURAL_ONLY:

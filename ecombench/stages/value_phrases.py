@@ -42,6 +42,7 @@ _PROPERTY = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful|
 
 def _plural(word: str) -> str:
     """The plural of a lower-case noun by lemminflect ("adult" -> "adults", "child" -> "children")."""
+    # deferred: lemminflect's tables cost ~0.1 s to load
     from lemminflect import getInflection
 
     found = getInflection(word, tag="NNS")

@@ -100,6 +100,7 @@ def _slices(path: Path, columns: tuple[str, ...], rows: int | None = None) -> It
     Raises:
         SnapshotError: the file cannot be read (names it).
     """
+    # deferred: pyarrow and great-expectations load only when statistics are written
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -138,6 +139,7 @@ def snapshot_catalog_suite(snapshot: Path) -> tuple[dict[str, Any], float]:
     Raises:
         SnapshotError: products.parquet cannot be read.
     """
+    # deferred: pyarrow and great-expectations load only when statistics are written
     from ecombench.validation.expectations import catalog_suite_of_table, catalog_table
 
     start = time.perf_counter()

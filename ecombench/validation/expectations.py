@@ -200,6 +200,7 @@ def _json_safe(value: Any) -> Any:
 
 def _validate(ctx: Any, name: str, frame: pl.DataFrame, suite: list[Expectation], key: str) -> dict[str, Any]:
     """Run one suite on one frame; per expectation its outcome and up to PARTIAL_LIMIT offending values and keys."""
+    # deferred: great-expectations takes seconds to import
     import great_expectations as gx
     import great_expectations.expectations as gxe
 
@@ -238,6 +239,7 @@ def _validate(ctx: Any, name: str, frame: pl.DataFrame, suite: list[Expectation]
 
 
 def _context() -> Any:
+    # deferred: great-expectations takes seconds to import
     import great_expectations as gx
     from great_expectations.data_context.types.base import (
         DataContextConfig,
@@ -291,6 +293,7 @@ def run_suites(products: pl.DataFrame, tasks: list[dict[str, Any]], partition: S
         >>> [b["name"] for b in summary["blocking"]]        # doctest: +SKIP
         ['parent_asin_unique']
     """
+    # deferred: great-expectations takes seconds to import
     import great_expectations as gx
 
     intents = load_intents() if intents is None else intents

@@ -10,7 +10,8 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from ecombench.flows.cli import app, build_option_name
+from ecombench.flows.cli import app
+from ecombench.flows.cli.build import build_option_name
 from ecombench.pipeline.config import BuildConfig
 
 runner = CliRunner()

@@ -35,6 +35,7 @@ def bradley_terry(n: int, battles: Sequence[tuple[int, int, float]], alpha: floa
     Returns:
         float array of shape (n,), mean 1000.
     """
+    # deferred: an optional dependency (the crs extra)
     import choix
 
     data: list[tuple[int, int]] = []

@@ -1,0 +1,271 @@
+"""The `ecombench` Typer app, the one place user errors become one line, and what the command groups share.
+
+Errors a user can fix (ecombench.errors.EcombenchError) are caught in one place, `UserErrorsAsOneLine`:
+one `error: ...` line naming the file, record or setting, exit 1; `--debug` shows the traceback
+instead. Any other exception is a bug and crashes with its traceback. Nothing already written is
+touched (snapshots and split versions are written whole or not at all).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from ecombench import __version__
+from ecombench.errors import EcombenchError, InputError, OutputError, ServerError
+from ecombench.flows.settings import apply_prefect_defaults, artifacts_root
+from ecombench.llm import LLM_OPTION_HELP
+from ecombench.timing import breakdown, phase
+
+apply_prefect_defaults()
+
+USER_ERRORS: tuple[type[Exception], ...] = (EcombenchError,)
+
+
+class _HideUserErrorTracebacks(logging.Filter):
+    """Drops Prefect's "Encountered exception" log records (with traceback) of user errors: the CLI prints them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], USER_ERRORS))
+
+
+class UserErrorsAsOneLine(TyperGroup):
+    """The command group that turns a user error raised by any command into one `error:` line and exit 1.
+
+    The one place the CLI handles errors: commands raise ecombench.errors classes and never print
+    errors themselves. With `--debug` the error propagates with its traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:  # type: ignore[override]  # typer types it as its vendored click
+        """Run the command; a USER_ERRORS exception becomes `error: <first line>` on stderr and exit 1."""
+        try:
+            return super().invoke(ctx)  # type: ignore[arg-type]  # the same Context at run time
+        except USER_ERRORS as exc:
+            if getattr(ctx.obj, "debug", False):
+                raise
+            message = (str(exc).splitlines() or [type(exc).__name__])[0]
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(1) from None
+        except BrokenPipeError:  # `ecombench inspect ... | head -1`: the reader left, which is no error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more reaches the pipe
+            raise typer.Exit(0) from None
+
+
+@dataclass(frozen=True)
+class CliState:
+    """What every command shares, resolved once by the app's callback (`ctx.obj`).
+
+    Attributes:
+        artifacts: the artifacts root (catalogs, splits, caches): $ECOMBENCH_ARTIFACTS, else ./artifacts.
+        debug: show tracebacks of user errors.
+    """
+
+    artifacts: Path
+    debug: bool = False
+
+
+app = typer.Typer(cls=UserErrorsAsOneLine,
+                  help="Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ecombench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def cli_options(ctx: typer.Context,
+                debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error instead of "
+                                                    "one line.")] = False,
+                version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                                      help="Print ecombench's version and exit.")] = False) -> None:
+    """Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023."""
+    ctx.obj = CliState(artifacts=artifacts_root(), debug=debug)
+    if not debug:
+        for name in ("prefect.flow_runs", "prefect.task_runs"):
+            logger = logging.getLogger(name)
+            if not any(isinstance(f, _HideUserErrorTracebacks) for f in logger.filters):
+                logger.addFilter(_HideUserErrorTracebacks())
+
+
+_SERVER = None
+
+
+def shared_server():
+    """The Prefect server of this command (ecombench.flows.server): found or started once, before prefect loads."""
+    global _SERVER
+    if _SERVER is None:
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.flows.server import start_or_reuse
+
+        with phase("prefect server: find or start"):
+            try:
+                _SERVER = start_or_reuse(artifacts_root())
+            except OSError as exc:  # the server's state lives under the artifacts folder (preflight's check too)
+                raise OutputError(f"{exc.filename or artifacts_root()}: not writable ({exc.strerror}); the "
+                                  "Prefect server's state and every output go under the artifacts folder (set "
+                                  "ECOMBENCH_ARTIFACTS)") from exc
+    return _SERVER
+
+
+def wait_for_server(warm: tuple[str, ...] = ()) -> None:
+    """Wait until this command's Prefect server answers, importing the `warm` modules meanwhile.
+
+    Raises:
+        ServerError: the server did not start (one line).
+    """
+    server = shared_server()
+    with phase(f"prefect server: wait ({server.how})"):
+        try:
+            server.wait(warm=warm)
+        except RuntimeError as exc:
+            raise ServerError(str(exc).splitlines()[0]) from exc
+
+
+def print_timing(verbose: bool) -> None:
+    """With --verbose, print where the command's time went to stderr (ecombench.timing)."""
+    if verbose:
+        typer.echo(breakdown(), err=True)
+
+
+def resolve_version_dir(arg: Path, artifacts: Path) -> Path:
+    """A version argument as given: a directory, or <split>[@<version>] under <artifacts>/splits (newest if no version).
+
+    Raises:
+        SplitReadError: no such split or version.
+    """
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.splits.inspect import resolve_version
+
+    if not arg.exists() and len(arg.parts) == 1:
+        return resolve_version(str(arg), artifacts / "splits")
+    return arg
+
+
+def check_split_integrity(version_dir: Path, manifest: dict, catalog: Path | None, artifacts: Path,
+                          allow_modified: bool) -> list[str]:
+    """ecombench.splits.integrity.check_split, with each problem let through by --allow-modified printed as a warning.
+
+    Raises:
+        InputError: a file differs from the manifest or the catalog is not the split's, without --allow-modified.
+    """
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.splits.integrity import check_split
+
+    problems = check_split(version_dir, manifest, catalog, allow_modified, artifacts / "cache" / "verified")
+    for problem in problems:
+        typer.echo(f"warning: {problem} (--allow-modified)", err=True)
+    return problems
+
+
+def rich_console() -> Any:
+    """A rich console for tables and task views: lines unwrapped, and a closed pipe ends the command with exit 0."""
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            """A reader that left (`| head -1`) ends the command quietly with exit 0 (rich's default is 1)."""
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(0)
+
+    # soft_wrap: long queries and ids stay on one line, so output can be searched and piped.
+    return PipeConsole(soft_wrap=True, highlight=False)
+
+
+def echo_json(data: object) -> None:
+    """Print JSON data indented, Unicode as it is."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def open_split(spec: Path, catalog: Path | None, artifacts: Path, allow_modified: bool = False):
+    """(SplitVersion, SandboxCatalog, integrity problems let through) for a version argument.
+
+    The catalog defaults to the manifest's (its absolute path). The version's files and the catalog's
+    fingerprint are checked first (`check_split_integrity`).
+
+    Raises:
+        InputError: the version or its catalog snapshot cannot be read, or they fail the integrity check
+            without --allow-modified.
+    """
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.sandbox.catalog import SandboxCatalog
+    from ecombench.splits.inspect import load_version
+    from ecombench.splits.integrity import split_catalog_path
+
+    version = load_version(resolve_version_dir(spec, artifacts))
+    path = catalog or split_catalog_path(version.manifest) or Path("")
+    problems = check_split_integrity(version.path, version.manifest, path, artifacts, allow_modified)
+    try:
+        return version, SandboxCatalog.open(path, cache_dir=artifacts / "cache" / "sandbox"), problems
+    except FileNotFoundError as exc:
+        raise InputError(f"{exc} (give the split's catalog with --catalog)") from exc
+
+
+def main() -> None:
+    """Console entry point (`ecombench`): run the command, then leave without tearing down every module.
+
+    A build imports prefect, great-expectations, pandas and matplotlib; the interpreter then spent
+    seconds freeing their objects after the command had printed everything (measured 1.5-5 s on a
+    busy 2-core machine). Threads are joined and atexit handlers run (Prefect flushes its events
+    and logs there) exactly as on a normal exit; only the final teardown is skipped.
+    """
+    try:
+        app()
+        code = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    try:
+        getattr(threading, "_shutdown")()  # noqa: B009 - private: what a normal exit does first: join non-daemon threads
+    except AttributeError:
+        pass
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _model_option(flag: str, who: str) -> Any:
+    return Annotated[str | None, typer.Option(flag, help=f"{who}: {LLM_OPTION_HELP['model']}.")]
+
+
+def _base_url_option(flag: str, who: str) -> Any:
+    return Annotated[str | None, typer.Option(flag, help=f"{who}: {LLM_OPTION_HELP['base_url']}.")]
+
+
+# The model options of run-agent and grade, one definition each (build's come from BuildConfig, same help).
+ModelOption, BaseUrlOption = _model_option("--model", "llm"), _base_url_option("--base-url", "llm")
+UserModelOption = _model_option("--user-model", "--user llm")
+UserBaseUrlOption = _base_url_option("--user-base-url", "--user llm")
+JudgeModelOption = _model_option("--judge-model", "the judge of review opinions code cannot decide (none: they stay "
+                                                  "unscored)")
+JudgeBaseUrlOption = _base_url_option("--judge-base-url", "the judge")
+TemperatureOption = Annotated[float, typer.Option("--temperature", help=f"llm: {LLM_OPTION_HELP['temperature']}.")]
+MaxTokensOption = Annotated[int, typer.Option("--max-tokens", help=f"llm: {LLM_OPTION_HELP['max_tokens']}.")]
+TimeoutOption = Annotated[float, typer.Option("--timeout", help=f"llm: {LLM_OPTION_HELP['timeout']}.")]
+
+# The --allow-modified option of every command that reads a split.
+AllowModified = Annotated[bool, typer.Option(
+    "--allow-modified", help="Go on when the split's files or its catalog differ from the manifest (recorded in "
+                             "the output).")]
+

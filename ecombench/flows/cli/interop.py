@@ -1,0 +1,109 @@
+"""`ecombench export` and `compare`: UserSimCRS and DialogueKit formats, and rankings of graded runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from ecombench.errors import InputError, OutputError, SettingError
+from ecombench.flows.cli.app import app, resolve_version_dir
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    source: Annotated[Path, typer.Argument(help="usersimcrs: a split version (directory, <split>@<version> or "
+                                           "<split>); dialoguekit: a trajectory file of `ecombench run-agent`.")],
+    fmt: Annotated[Literal["usersimcrs", "dialoguekit"],
+                   typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
+                                     "dialoguekit (the run's trajectories as DialogueKit dialogues).")],
+    out: Annotated[Path | None, typer.Option(help="Output directory (usersimcrs; default artifacts/exports/"
+                                                "<split>-<version>/usersimcrs) or JSON file (dialoguekit; default "
+                                                "<trajectories stem>.dialogues.json beside it).")] = None,
+    split: Annotated[Path | None, typer.Option(help="dialoguekit: the split version the run used.")] = None,
+    catalog: Annotated[Path | None, typer.Option(help="usersimcrs: catalog snapshot (default: the split "
+                                                    "manifest's).")] = None,
+) -> None:
+    """Export a split for UserSimCRS or a run's trajectories as DialogueKit dialogues (docs/crs-formats.md)."""
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.splits.inspect import load_version
+
+    if fmt == "usersimcrs":
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        import polars as pl
+
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.interop.usersimcrs import write_usersimcrs
+        from ecombench.tables.fields import load_field_table
+
+        version = load_version(resolve_version_dir(source, ctx.obj.artifacts))
+        cat = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
+        products_path = cat / "products.parquet"
+        if not products_path.is_file():
+            raise InputError(f"{products_path} not found (give the split's catalog with --catalog)")
+        out = out or ctx.obj.artifacts / "exports" / version.name.replace("@", "-") / "usersimcrs"
+        try:
+            products = pl.read_parquet(products_path).iter_rows(named=True)
+            result = write_usersimcrs(version.tasks, products, load_field_table(), out)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise InputError(f"usersimcrs export to {out}: {str(exc).splitlines()[0]}") from exc
+        typer.echo(f"usersimcrs export: {out}")
+        typer.echo(f"  {result['information_needs']} information needs, {result['items']} items, "
+                   f"{result['slots']} slots (information_needs.json, items.csv, domain.yaml, config.yaml)")
+    elif fmt == "dialoguekit":
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.interop.dialoguekit import write_dialogues
+        from ecombench.sandbox.trajectory import read_trajectories
+
+        if split is None:
+            raise SettingError("--format dialoguekit needs --split (the split version the run used)")
+        records = read_trajectories(source)
+        version = load_version(resolve_version_dir(split, ctx.obj.artifacts))
+        stem = source.name.removesuffix(".jsonl").removesuffix(".trajectories")
+        out = out or source.with_name(f"{stem}.dialogues.json")
+        try:
+            result = write_dialogues(records, version.tasks, out)
+        except OSError as exc:
+            raise OutputError(f"dialoguekit export to {out}: {str(exc).splitlines()[0]}") from exc
+        typer.echo(f"dialoguekit export: {out}")
+        typer.echo(f"  {result['dialogues']} dialogues, {result['utterances']} utterances, "
+                   f"{result['tool_call_annotations']} tool calls kept as annotations")
+    else:
+        raise SettingError(f"--format {fmt!r}: use usersimcrs or dialoguekit")
+
+
+@app.command()
+def compare(
+    ctx: typer.Context,
+    runs: Annotated[list[Path], typer.Argument(help="Graded runs of one split: each a .metrics.json, .graded.jsonl or "
+                                               ".trajectories.jsonl (graded with `ecombench grade`).")],
+    out: Annotated[Path | None, typer.Option(help="Output directory (default artifacts/compare/<split>/).")] = None,
+    bootstrap: Annotated[int, typer.Option(min=10, help="Bootstrap replicates over tasks.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (with sha256 of named parts).")] = 0,
+    elo_k: Annotated[float, typer.Option(help="Online Elo K-factor.")] = 16.0,
+) -> None:
+    """Rank graded runs from per-task pairwise battles: Bradley–Terry and Elo with bootstrap intervals, W/T/L tables."""
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.interop.arena.battles import load_run
+    from ecombench.interop.arena.report import compare_runs, html, markdown
+
+    try:
+        loaded = [load_run(p) for p in runs]
+    except FileNotFoundError as exc:
+        raise InputError(f"graded run not found: {exc.filename or exc}") from exc
+    result = compare_runs(loaded, bootstrap, seed, elo_k)
+    out = out or ctx.obj.artifacts / "compare" / str(result["split"] or "split").replace("@", "-")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "compare.md").write_text(markdown(result), encoding="utf-8")
+    (out / "compare.html").write_text(html(result), encoding="utf-8")
+    for r in sorted(result["runs"], key=lambda r: result["ratings"]["runs"][r["name"]]["rank"]):
+        v = result["ratings"]["runs"][r["name"]]
+        typer.echo(f"  {v['rank']}. {r['name']:<20} accuracy {100 * v['accuracy']:5.1f}% "
+                   f"[{100 * v['accuracy_ci'][0]:.1f}, {100 * v['accuracy_ci'][1]:.1f}]  Bradley-Terry {v['bt']:.0f} "
+                   f"[{v['bt_ci'][0]:.0f}, {v['bt_ci'][1]:.0f}]  Elo {v['elo']:.0f} "
+                   f"[{v['elo_ci'][0]:.0f}, {v['elo_ci'][1]:.0f}]")
+    typer.echo(f"comparison: {out / 'compare.md'} (and compare.html, compare.json)")
