@@ -74,7 +74,7 @@ def same_phrase(a: tuple[frozenset[str], ...], b: tuple[frozenset[str], ...]) ->
 
 # --------------------------------------------------------------------------------------------------
 # Whether a text states a value: shared by the query check (validation/semantic.py) and the leakage
-# checks (validation/leakage.py), so a paraphrase that states a value also leaks it (issue #14).
+# checks (validation/leakage.py), so a paraphrase that states a value also leaks it.
 
 # Extra tokens a value's content words may be spread over: "mounted on a wall" states "Wall Mount".
 SPREAD = 3

@@ -9,7 +9,7 @@ Replies are cached by sha256 of (model, messages, parameters, schema), so a reru
 and yields the same text (DESIGN "LLM"). "Model" there is what the server reports about the model
 behind the alias (GET /models: its id and, where offered, its file, owner or metadata) plus an
 optional fingerprint the user sets (the GGUF's sha256), queried once per client: swapping the
-weights behind one alias is a cache miss, not a silent reuse of the old model's replies (issue #14).
+weights behind one alias is a cache miss, not a silent reuse of the old model's replies.
 The API key is never logged or stored.
 """
 
@@ -401,7 +401,7 @@ def repair_message(failures: list[str], finish_reason: str | None, max_tokens: i
     """The repair turn: each failed check quoted, a cut-off reply named, what to do.
 
     Small models repeat a reply they are only told is "invalid"; quoting the check ("$.demographics.household:
-    'family with teenagers | lives alone' is not one of [...]") tells them what to change (issue #14).
+    'family with teenagers | lives alone' is not one of [...]") tells them what to change.
     """
     lines = ["Your reply failed these checks:"] + [f"- {f}" for f in failures[:5]]
     if finish_reason == "length":

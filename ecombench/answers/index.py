@@ -309,7 +309,7 @@ class CatalogIndex:
             rubrics: rubric records.
             limit: stop once this many products pass and return just those (all of them when
                 fewer pass): "does the query alone leave at least 3 products?" then costs a few
-                checker calls even when 10^5 products of a 3.7M catalog pass (issue #6).
+                checker calls even when 10^5 products of a 3.7M catalog pass.
 
         Raises:
             ValueError: a review_opinion rubric but no review index.

@@ -1,4 +1,4 @@
-"""The normalised text of a catalog that answer sets read: titles, detail options, review texts (issue #17).
+"""The normalised text of a catalog that answer sets read: titles, detail options, review texts.
 
 Depends only on the snapshot and the text rules, so `ecombench ingest` computes it once and stores it beside
 the snapshot (ecombench.validation.catalog_stats, whose digest covers this file but not the answer-set engine that

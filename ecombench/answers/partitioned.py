@@ -1,4 +1,4 @@
-"""Catalog-wide questions answered by scanning the snapshot in partitions (issue #17, DESIGN "Orchestration and scale").
+"""Catalog-wide questions answered by scanning the snapshot in partitions (DESIGN "Orchestration and scale").
 
 A build asks the catalog a few kinds of question: answer sets (with or without a limit), support counts, and
 product rows by parent_asin. `CatalogIndex` answers them over the whole products table; here the table is read

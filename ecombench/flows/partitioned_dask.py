@@ -1,4 +1,4 @@
-"""Partition passes as Dask tasks: each partition of the snapshot is indexed and kept on one worker (issue #17).
+"""Partition passes as Dask tasks: each partition of the snapshot is indexed and kept on one worker.
 
 With `--answer-sets partitioned --task-runner dask` the candidates run in the flow's process (their batches on
 threads, as with the threads runner) and every round of their questions becomes one Dask task per partition.

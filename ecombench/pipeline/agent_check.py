@@ -5,7 +5,7 @@ budget (100 tool calls, 10 clarification turns); a task it cannot solve — its 
 search, a slot that never opens, a requirement the tools cannot show — becomes a rejection with reason
 `oracle_failed` (stage 7) and the oracle's evidence. Then the null agent (first search hit for the
 visible query) and the diligent agent (no rubric knowledge: natural questions, then search and judge;
-the split's fairness figure) are graded on the tasks kept, and so are the ablated oracles (issue #12):
+the split's fairness figure) are graded on the tasks kept, and so are the ablated oracles:
 `oracle_no_ask` (never asks) and `oracle_no_profile` (never reads the profile). The figures go into the split manifest
 (`agent_checks`).
 Peer benchmarks shipped targets their own tools could not find (reference §15.20); this proves each
@@ -98,7 +98,7 @@ def check_agents(config: BuildConfig, results: list[CandidateResult], table: Fie
     null_correct = sum(grade_episode(t, run_null(Episode(catalog, t, limits)), catalog)["status"] == "correct"
                        for t in kept)
     diligent = diligent_check(kept, catalog, table, limits)
-    # Ablated oracles (issue #12) on the published tasks: each should fail where its skipped source was needed.
+    # Ablated oracles on the published tasks: each should fail where its skipped source was needed.
     ablated = {}
     for name in ABLATED_ORACLES:
         correct = sum(grade_episode(t, run_ablated_oracle(Episode(catalog, t, limits), table, name), catalog)["status"]

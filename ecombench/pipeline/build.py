@@ -313,7 +313,7 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
     intents = ctx.intents
     chosen = [intents[n] for n in config.intents]
     snapshot = Path(config.catalog)
-    if products is None:  # a partitioned build: the products table a slice at a time (issue #17)
+    if products is None:  # a partitioned build: the products table a slice at a time
         eligibility = eligibility_in_slices(
             products_in_slices(snapshot, config.partition_rows, ELIGIBILITY_SOURCE_COLUMNS), ctx.table)
     else:

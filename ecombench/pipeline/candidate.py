@@ -69,7 +69,7 @@ from ecombench.validation.semantic import (
 )
 
 VERBALISER_ID = "template-v1"
-# issue #14: the second offline verbaliser, the default; BuildConfig stores template-v1 as "template".
+# the second offline verbaliser, the default; BuildConfig stores template-v1 as "template".
 VERBALISER_V2_ID = "template-v2"
 # Outcomes another draw cannot change: they end a candidate at once.
 # An opinion reply does not depend on the attempt (same prompt, cached reply), and a judge that could
@@ -86,7 +86,7 @@ TEXT_RETRY_REASONS = frozenset({"llm_invalid_output", "llm_refusal", "schema_inv
                                 "judge_rejected", "query_names_other_product_type"})
 
 # difficulty.query_answer_set_size is counted up to this many products: grading every product a broad
-# query leaves in a million-product catalog costs seconds per candidate and says no more (issue #6).
+# query leaves in a million-product catalog costs seconds per candidate and says no more.
 QUERY_ANSWER_SET_CAP = 100
 
 
@@ -206,8 +206,8 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         if problems:
             return problems
         state.opinions = opinions
-    rejected_values: dict[str, dict[str, str]] = {}  # values a shopper would not state (issue #12)
-    # issue #14: template-v2 quotes only review clauses that state a clear, complete opinion
+    rejected_values: dict[str, dict[str, str]] = {}  # values a shopper would not state
+    # template-v2 quotes only review clauses that state a clear, complete opinion
     features, dropped = extract_features(product, intent, ctx.table, state.rng("feature_extraction"),
                                          vocabulary=ctx.vocabulary, reviews=product.get("reviews"),
                                          opinions=state.opinions, value_support=_value_support(ctx),
@@ -224,7 +224,7 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                     else f"{intent.review_opinions} distinct opinions in its positive reviews")
             return [Finding(reason, f"target has no {what}", {"price": product.get("price"),
                                                                "reviews": len(product.get("reviews") or [])})]
-    if not any(f.kind == "entity" for f in features):  # every query names its product type (issue #12)
+    if not any(f.kind == "entity" for f in features):  # every query names its product type
         return [Finding("no_product_type", "the title's head names no product type and no category of the "
                         "product confirms one", {"title": product.get("title")})]
     if len(features) < need:
@@ -244,7 +244,7 @@ def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 
     When the features drawn admit no placement meeting every goal (each hidden source needed and dividing the
     answer set `min_hidden_division`-fold), other features are drawn from the target's, up to
-    SPLIT_FEATURE_DRAWS draws, before stage 4 rejects the plan (issue #12: re-split before rejecting). The
+    SPLIT_FEATURE_DRAWS draws, before stage 4 rejects the plan (re-split before rejecting). The
     first draw that meets the goals wins, else the first draw that gave an assignment goes on (as before the rule).
     """
     intent, gen = state.intent, state.rng("three_source_split")
@@ -281,12 +281,12 @@ def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
     cueable = sorted(f.field for f in selected if f.kind == "detail" and f.field not in tangled
                      and _cue(ctx, intent, f.field, f.value, state.product_type))
-    # Up to max_implicit implicit requirements where cues allow, at least intent.implicit (issue #12).
+    # Up to max_implicit implicit requirements where cues allow, at least intent.implicit.
     implicit = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit), len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
     hideable = [f for f in selected if "persona" in f.sources or "clarification" in f.sources]
     support = dict(zip((f.field for f in hideable), ctx.catalog.supports([feature_rubric(f) for f in hideable])))
-    # The split searches placements by their answer sets, so that each hidden source is needed (issue #12).
+    # The split searches placements by their answer sets, so that each hidden source is needed.
     within = [feature_rubric(f) for f in selected if f.kind == "entity" or f.field in intent.query_fields]
     masks, universe = answer_set_masks([feature_rubric(f) for f in selected], within, ctx.catalog, state.asin)
     plan = SplitGoals(masks=masks, universe=universe, min_query=_query_floor(ctx, intent),
@@ -308,14 +308,14 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 
     The query floor is checked before any text is written (no verbaliser call is spent on it): a
     query that already pins the target makes the persona and clarification confirm rather than
-    narrow (issue #7). Such a query first sheds its most selective optional requirements, down to
+    narrow. Such a query first sheds its most selective optional requirements, down to
     the split's minimum and ratio share; one still too narrow is rejected (query_pins_target) and
     retried with another draw.
     """
     intent, assignment = state.intent, state.assignment
     assert assignment is not None
     rubrics = build_rubrics(assignment, ctx.table)
-    # Exclusions that bite (issue #12): a negative rubric excludes values that products the task's other
+    # Exclusions that bite: a negative rubric excludes values that products the task's other
     # rubrics leave do carry (its own such values first, else others of the field among those products).
     # Two negatives exclude among each other's survivors, so a second pass checks the first against the
     # second's new values; what still does not bite after it is rejected.
@@ -353,7 +353,7 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                          "hidden_fields": [r.field for r in rubrics if r.info_source != "query"],
                          "left_out_fields": left_out,
                          "examples": query_only[:10]})]
-    # Every hidden source necessary (issue #12): the rubrics without the persona's and without the
+    # Every hidden source necessary: the rubrics without the persona's and without the
     # clarification's must each leave min_hidden_answer_set products, and min_hidden_division times the
     # products all rubrics leave. A plan that fails first sheds the query's most selective optional
     # requirements (as above), else is rejected and re-split by the next attempt.
@@ -416,7 +416,7 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     user_id = "u_" + digest(ctx.config.seed, "persona", intent.name, asin, state.attempt)[:10]
     turns = ctx.config.max_clarification_turns
     llm = cast(LLMClient, ctx.llm)  # set whenever the config has the LLM write a part (`writes`)
-    # issue #14: template-v2 writes the query; every query names its product type
+    # template-v2 writes the query; every query names its product type
     v2 = ctx.config.verbaliser == VERBALISER_V2_ID
     if v2 and "query" not in writes and product_type_rubric(rubrics) is None:
         return [Finding("query_without_product_type", "template-v2 names the product type in every query, and "
@@ -425,7 +425,7 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     write_template = write_query_v2 if v2 else write_query
     try:
         # An LLM retry's prompt names the attempt and the earlier rejections: at temperature 0 the same
-        # prompt would only fetch the rejected reply from the cache (issue #14).
+        # prompt would only fetch the rejected reply from the cache.
         attempt, previous = state.attempt, state.previous
         query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues, attempt, previous) if "query" in writes
                            else (write_template(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
@@ -488,7 +488,7 @@ def check_semantics(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     task["answer_set"] = answers
     task["difficulty"] = _difficulty(task, len(answers), len(state.query_only)) | {
         f"{k}_answer_set_size": v for k, v in state.hidden.items()} | {
-        # The ablated oracles' expected accuracy on this task (issue #12): the answer set's share of each ablation's.
+        # The ablated oracles' expected accuracy on this task: the answer set's share of each ablation's.
         f"{k.removeprefix('without_')}_ablation_ratio": round(len(answers) / v, 4) for k, v in state.hidden.items()}
     task["provenance"] = _provenance(ctx, state.attempt)
     return []
@@ -581,7 +581,7 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
             earlier.append({"attempt": attempt, "stage": stage, "reason": findings[0].reason})
             previous.append(findings[0])
             # The model's text failed: its retry (a new prompt naming the finding) rewrites the same
-            # split; any other failure, or template text, draws a new one (issue #14).
+            # split; any other failure, or template text, draws a new one.
             if not (ctx.llm is not None and findings[0].reason in TEXT_RETRY_REASONS):
                 draw = attempt + 1
             continue
@@ -602,7 +602,7 @@ def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, pro
 
 
 class ValueSupport:
-    """(rubric field, value) -> catalog products carrying it (issue #12's value vocabulary).
+    """(rubric field, value) -> catalog products carrying it ( the value vocabulary).
 
     `prefetch` asks many counts at once (`AnswerSets.supports`): stage 2 checks every option of every detail
     field, and a partitioned build then answers them in one pass instead of one pass each.

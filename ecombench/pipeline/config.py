@@ -22,7 +22,7 @@ CODE_VERSION = __version__
 LLM_PARTS = ("query", "persona", "slots", "opinions")  # what --verbaliser llm can write (stages/verbalise_llm.py)
 # Default of BuildConfig.min_query_answer_set, chosen by measurement on every shared real file (README).
 MIN_QUERY_ANSWER_SET = 3
-# Default of BuildConfig.min_hidden_division (issue #12, benchmarks/hidden_necessity.py). An ablated oracle
+# Default of BuildConfig.min_hidden_division (benchmarks/hidden_necessity.py). An ablated oracle
 # picks the first product, in search order, that satisfies the rubrics it can learn, so its expected accuracy
 # is mean(|full answer set| / |answer set without the skipped source|), at most 1/k under a k-fold rule.
 # On the 325-task split of main 5bb570e (every shared file) the measured accuracies were 0.5077 / 0.5415
@@ -30,7 +30,7 @@ MIN_QUERY_ANSWER_SET = 3
 # its tasks had a hidden source that removed no product at all (ratio 1).
 # What k costs on that data (benchmarks/division_sweep.py, 450 candidates per intent, stages 2-7 without the
 # oracle check): k = 1 accepts 385 tasks (expected ablated accuracies 0.48 / 0.53), k = 2 302 (0.35 / 0.39);
-# the full build at k = 7 (--oracle-check), the smallest k whose bound 1/7 meets issue #12's 15 %, accepts
+# the full build at k = 7 (--oracle-check), the smallest k whose bound 1/7 meets the 15 %, accepts
 # only 10 (measured 0.10 / 0.20): the catalog's product types (median 99 products) are too small for many
 # tasks whose every hidden source divides 7-fold. The default is 2: every hidden source at least halves the
 # answer set and the shared data still give 300 tasks; set 7 (--min-hidden-division 7) on a denser catalog.
@@ -57,23 +57,23 @@ class BuildConfig(BaseModel):
         default=MIN_QUERY_ANSWER_SET, ge=1,
         description="Reject candidates whose query rubrics alone leave fewer catalog products than this "
                     "(query_pins_target, stage 4, retried with another draw), so that the persona and "
-                    "clarification must narrow the choice; 1 disables the check (issue #7).")
+                    "clarification must narrow the choice; 1 disables the check.")
     min_hidden_answer_set: int = Field(
         default=2, ge=1,
         description="Reject candidates where the rubrics without the persona's, or without the clarification's, "
                     "leave fewer catalog products than this (persona_not_needed / clarification_not_needed, stage 4): "
-                    "every hidden source must be needed (issue #12); 1 disables the check.")
+                    "every hidden source must be needed; 1 disables the check.")
     min_hidden_division: int = Field(
         default=MIN_HIDDEN_DIVISION, ge=1,
         description="Each hidden source must divide the answer set at least this many times: the rubrics without "
                     "the persona's, and without the clarification's, must each leave at least this many times the "
                     "products all rubrics leave (hidden_source_too_weak, stage 4), so that an oracle skipping that "
                     "source, picking the first product that fits what it knows, is right at most 1/k of the time "
-                    "(issue #12); 1 disables the check.")
+                    "; 1 disables the check.")
     min_value_support: int = Field(
         default=MIN_VALUE_SUPPORT, ge=1,
         description="An attribute value must be carried by at least this many catalog products in its field "
-                    "(stages/vocabulary.py; placeholders and the product's own model are always dropped; issue #12).")
+                    "(stages/vocabulary.py; placeholders and the product's own model are always dropped).")
     max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")
@@ -95,7 +95,7 @@ class BuildConfig(BaseModel):
     llm_model_fingerprint: str | None = Field(
         default=None, description="llm: what identifies the served weights when the server cannot say (e.g. the "
                                   "GGUF's sha256; llama-cpp-python's GET /v1/models reports only the alias). Part "
-                                  "of every reply's cache key with what GET /v1/models reports (issue #14).")
+                                  "of every reply's cache key with what GET /v1/models reports.")
     llm_response_format: Literal["json_schema", "json_object_schema", "json_object", "text"] = Field(
         default="json_schema", description="llm: how the reply schema is sent: json_schema (OpenAI, vLLM, "
                                                  "Ollama), json_object_schema (llama.cpp server), json_object or text.")
@@ -125,7 +125,7 @@ class BuildConfig(BaseModel):
         default="index", description="How stages 2-7 ask catalog-wide questions (answer sets, support counts): "
                                      "index (one answer-set index of the whole catalog per process) or partitioned "
                                      "(passes over the snapshot in partitions of --partition-rows products, a "
-                                     "batch's questions at once; the same answers; issue #17).")
+                                     "batch's questions at once; the same answers).")
     partition_rows: int = Field(default=250_000, ge=1, description="partitioned: products per partition of the "
                                                                    "snapshot (each partition is indexed on its own).")
     partitions_kept: int | None = Field(default=None, ge=1, description="partitioned: partition indexes each "

@@ -179,7 +179,7 @@ words, so try shorter or different wording when a search finds nothing useful.""
 
 NUDGE = "Please continue with a tool call, or call recommend_product."
 # Added to a turn's results when this many tool calls or fewer are left: a small model does not count its
-# calls, and an episode that runs out ends without a recommendation (issue #14).
+# calls, and an episode that runs out ends without a recommendation.
 LAST_CALLS = 3
 LAST_CALLS_NOTE = ("You have {left} tool call(s) left. Call recommend_product now with the product_id of your best "
                    "candidate so far.")
@@ -612,7 +612,7 @@ def _in(value: Any, bound: dict[str, Any]) -> bool:
     return in_bound(float(value), bound)
 
 
-# Ablated oracles (issue #12): the oracle with one hidden source taken away. Each measures, with the agents'
+# Ablated oracles: the oracle with one hidden source taken away. Each measures, with the agents'
 # own tools, that the source matters: one that never asks should fail a task whose clarification narrows
 # the choice, one that never reads the profile a task whose persona does.
 ABLATED_ORACLES = ("oracle_no_ask", "oracle_no_profile")

@@ -49,7 +49,7 @@ FIELD_TYPES: dict[str, Any] = {
     "failing": ["list", FAILING], "missing": ["list", "string"], "rubric_types": ["list", "string"],
     "query_answer_set_size": "integer", "min_query_answer_set": "integer", "query_fields": ["list", "string"],
     "hidden_fields": ["list", "string"], "left_out_fields": ["list", "string"], "examples": ["list", "string"],
-    # every hidden source needed, exclusions that bite, the product type (issue #12, stages 2 and 4)
+    # every hidden source needed, exclusions that bite, the product type (stages 2 and 4)
     "without_persona_answer_set_size": "integer", "without_clarification_answer_set_size": "integer",
     "min_hidden_answer_set": "integer", "persona_fields": ["list", "string"],
     "clarification_fields": ["list", "string"], "excluded": ["list", "string"], "title": "text",

@@ -16,13 +16,13 @@ from typing import Any
 # a target the catalog lacks, a recorded answer set the catalog no longer gives, a check that
 # could not run (severity warn). Stage 3's query_not_searchable: the query would name neither a product
 # type nor an attribute; stage 4's query_pins_target: the query's rubrics alone leave fewer than
-# min_query_answer_set catalog products (issue #7), checked before any text is written; persona_not_needed /
+# min_query_answer_set catalog products, checked before any text is written; persona_not_needed /
 # clarification_not_needed: the rubrics without that source's already leave fewer than
-# min_hidden_answer_set products (issue #12); hidden_source_too_weak: they leave fewer than min_hidden_division
-# times the products all rubrics leave, so an oracle skipping that source guesses right too often (issue #12);
+# min_hidden_answer_set products; hidden_source_too_weak: they leave fewer than min_hidden_division
+# times the products all rubrics leave, so an oracle skipping that source guesses right too often;
 # exclusion_excludes_nothing: a negative rubric's excluded
-# values occur in no product the other rubrics leave (issue #12).
-# Stage 2's no_product_type: the title's head names no product noun and no category (issue #12).
+# values occur in no product the other rubrics leave.
+# Stage 2's no_product_type: the title's head names no product noun and no category.
 # LLM-written parts add: opinion_unknown_review / opinion_unsupported (stage 2, an opinion citing a
 # review not shown or not stating it), query_surface_* (stage 7, a query rubric's span of the query
 # missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
@@ -30,7 +30,7 @@ from typing import Any
 # opinion calls (the rejection's stage says where).
 # Stage 5's query_without_product_type: template-v2 names the product type in every query and the target has no
 # entity rubric; stage 7's query_names_other_product_type: the query's first product noun is not the entity
-# rubric's ("RCA headphones" for an RCA audio cable, issue #14).
+# rubric's ("RCA headphones" for an RCA audio cable).
 # Stage 7's oracle_failed comes from the build's construction check (pipeline/agent_check.py):
 # the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {

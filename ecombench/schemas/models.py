@@ -259,20 +259,20 @@ class Difficulty(_Model):
                                                           "(counted up to 100).")
     without_persona_answer_set_size: int | None = Field(
         default=None, ge=1, description="Products passing every rubric except the persona's (an agent that never "
-                                        "reads the profile), counted up to 100; issue #12 requires at least "
+                                        "reads the profile), counted up to 100; a build requires at least "
                                         "min_hidden_answer_set.")
     without_clarification_answer_set_size: int | None = Field(
         default=None, ge=1, description="Products passing every rubric except the clarification's (an agent that "
-                                        "never asks), counted up to 100; issue #12 requires at least "
+                                        "never asks), counted up to 100; a build requires at least "
                                         "min_hidden_answer_set.")
     persona_ablation_ratio: float | None = Field(
         default=None, gt=0, le=1, description="answer_set_size / without_persona_answer_set_size: how often an oracle "
                                               "that never reads the profile, recommending the first product that "
-                                              "fits what it knows, would be right (issue #12; at most "
+                                              "fits what it knows, would be right (at most "
                                               "1 / min_hidden_division by construction).")
     clarification_ablation_ratio: float | None = Field(
         default=None, gt=0, le=1, description="answer_set_size / without_clarification_answer_set_size: how often an "
-                                              "oracle that never asks would be right (issue #12; at most "
+                                              "oracle that never asks would be right (at most "
                                               "1 / min_hidden_division by construction).")
 
 

@@ -38,7 +38,7 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
         "answer_set_sizes": dict(sorted(Counter(str(len(t["answer_set"])) for t in tasks).items(),
                                         key=lambda kv: int(kv[0]))),
         "hidden_source_answer_sets": _hidden_source_sizes(tasks),
-        # issue #12: implicit requirements per task (the paper's 0 / 1 / 2 / 3+), persona fields, product types
+        # implicit requirements per task (the paper's 0 / 1 / 2 / 3+), persona fields, product types
         "implicit_per_task": _implicit_distribution(tasks),
         "persona_fields": dict(Counter(r["field"] for t in tasks for r in t["rubrics"]
                                        if r["info_source"] == "persona").most_common()),
@@ -71,7 +71,7 @@ def _size_bucket(n: int) -> str:
 
 
 def _hidden_source_sizes(tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per ablation (without_persona, without_clarification): tasks by answer-set size bucket (issue #12)."""
+    """Per ablation (without_persona, without_clarification): tasks by answer-set size bucket."""
     out: dict[str, Any] = {}
     for key in ("without_persona", "without_clarification"):
         sizes = [t["difficulty"].get(f"{key}_answer_set_size") for t in tasks]
@@ -81,7 +81,7 @@ def _hidden_source_sizes(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     both = [t for t in tasks if t["difficulty"].get("without_persona_answer_set_size") is not None]
     out["both_at_least_2"] = sum(min(t["difficulty"]["without_persona_answer_set_size"],
                                      t["difficulty"]["without_clarification_answer_set_size"]) >= 2 for t in both)
-    # The ablated oracles' expected accuracy per task (answer_set_size / each ablation's; issue #12).
+    # The ablated oracles' expected accuracy per task (answer_set_size / each ablation's).
     out["ablation_ratios"] = {}
     for source in ("persona", "clarification"):
         ratios = [t["difficulty"][f"{source}_ablation_ratio"] for t in tasks
@@ -112,7 +112,7 @@ def _evidence(rejection: dict[str, Any]) -> dict[str, Any]:
 def _limiting_rules(manifest: dict[str, Any], rejections: list[dict[str, Any]], floor: int = 20) -> list[str]:
     """report.md lines naming, for each intent under `floor` accepted tasks, the rule that limits it with counts.
 
-    Issue #12 ("every intent >= 20; where the data cannot give that, report.md names the limiting rule with its
+    The report's promise ("every intent >= 20; where the data cannot give that, report.md names the limiting rule with its
     counts"): every rejection reason of the intent's candidates (its last attempt), the most frequent one past
     stage 2 named as the limiting rule with the stage it reached, and for the hidden-source rules the
     answer-set sizes their evidence recorded.
@@ -276,7 +276,7 @@ def _catalog_manifest(manifest: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _quality_sections(manifest: dict[str, Any], rejections: list[dict[str, Any]] | None = None) -> list[str]:
-    """report.md sections of issue #12.
+    """report.md sections on hidden-source necessity and the limiting rules.
 
     Intent mix, product types, implicit requirements, persona fields, rejected values.
     """

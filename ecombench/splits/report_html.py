@@ -185,7 +185,7 @@ def plot_answer_set_sizes(tasks: list[dict[str, Any]]) -> tuple[str, str]:
     series = [("all rubrics (answer_set)", full)]
     if query_only:
         series.append(("query rubrics alone (difficulty.query_answer_set_size)", query_only))
-    # Issue #12: every rubric but the persona's / the clarification's (each hidden source needed when >= 2).
+    # every rubric but the persona's / the clarification's (each hidden source needed when >= 2).
     ablated = {key: Counter(t["difficulty"][f"{key}_answer_set_size"] for t in tasks
                             if t.get("difficulty", {}).get(f"{key}_answer_set_size") is not None)
                for key in ("without_persona", "without_clarification")}
@@ -366,7 +366,7 @@ def _agent_checks(manifest: dict[str, Any]) -> list[str]:
 def _ablation_ratios(manifest: dict[str, Any]) -> list[str]:
     """Tasks by ablation ratio (difficulty.<source>_ablation_ratio); its mean is the ablated oracle's expected accuracy.
 
-    Issue #12: an oracle that skips a source recommends the first product fitting what it knows, so it is right
+    An oracle that skips a source recommends the first product fitting what it knows, so it is right
     about answer_set_size / without_<source>_answer_set_size of the time; the build bounds that by
     1 / min_hidden_division. Empty for a split without the figures.
     """

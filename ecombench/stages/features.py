@@ -138,7 +138,7 @@ def extract_features(
         min_value_support: see ecombench.stages.vocabulary.MIN_VALUE_SUPPORT.
         rejected_values: when given, filled with {rubric field: {value: reason}} of the dropped options.
         clear_opinions: extracted opinions only from review clauses that state a clear, complete opinion
-            (ecombench.stages.reviews.clear_opinion; template-v2, issue #14). False keeps template-v1's opinions.
+            (ecombench.stages.reviews.clear_opinion; template-v2). False keeps template-v1's opinions.
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
@@ -148,7 +148,7 @@ def extract_features(
     features: list[Feature] = []
     dropped: dict[str, str] = {}
 
-    entity = product_type(product, table.fields["title"].placeholders)  # issue #12: what the product is
+    entity = product_type(product, table.fields["title"].placeholders)  # what the product is
     if entity:
         spec = table.fields["title"]
         features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))

@@ -1,6 +1,6 @@
-"""Product types as a shopper names them, and the product nouns a query may name (issue #14).
+"""Product types as a shopper names them, and the product nouns a query may name.
 
-Stage 2 finds what the product is (stages/product_type.py, from the title's head, issue #12); this
+Stage 2 finds what the product is (stages/product_type.py, from the title's head); this
 module only says that type in natural form ("Mice" -> "a mouse", "Wall Clocks" -> "a wall clock",
 "Earbuds" -> "earbuds") and tells, from the same noun table (stages/product_types.toml), which
 product a text names first, so stage 7 can reject a query naming another type than its entity
@@ -68,7 +68,7 @@ def names_only_the_type(text: str, entity: str) -> bool:
 
     A form factor "Case" of a case, or "Cases" of one, names only the product; "Wallet Case" or "Basic Case"
     say a kind of it. An exclusion of such a value contradicts the query it stands beside ("a case ... any
-    form factor but case is fine", the sample build's task in issue #17's closing note).
+    form factor but case is fine", the sample build's task in the closing note).
 
     >>> names_only_the_type("Case", "Cases"), names_only_the_type("Basic Case", "Cases")
     (True, False)

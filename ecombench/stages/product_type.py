@@ -2,7 +2,7 @@
 
 Amazon category paths type an accessory by the device it fits: a watch band sits under
 "Smartwatches", replacement earpads under "Wireless Headphones", a charger base under
-"Toothbrushes", a wall mount under "Whole Home & Mesh Wi-Fi Systems" (issue #12). The title says
+"Toothbrushes", a wall mount under "Whole Home & Mesh Wi-Fi Systems". The title says
 what the product is before it says what it fits: its head is the part before "for", "compatible
 with", "fits", "with", a comma or a bar. So the type is the last run of product nouns in the
 first title segment that has one ("Silicone Watch Bands" -> "Watch Bands"); when the deepest

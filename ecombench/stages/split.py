@@ -11,7 +11,7 @@ feature is placed exactly once):
 - sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2);
 - within those rules the hidden sources take the most selective features (fewest catalog
   products satisfy them alone) and the query the least selective, so the persona and
-  clarification narrow the choice instead of confirming it (issue #7); the query always keeps a
+  clarification narrow the choice instead of confirming it; the query always keeps a
   product type or an attribute, something a search can use.
 """
 
@@ -129,7 +129,7 @@ def split_features(
 ) -> Assignment:
     """Assign features to sources: the most selective hidden, the least selective in the query.
 
-    Hidden information must matter (issue #7): when the query already states the features that
+    Hidden information must matter: when the query already states the features that
     single out the target, the persona and clarification only confirm it and an agent that never
     consults them still succeeds. So, within the rules of the module docstring, persona and
     clarification take the features with the smallest support (fewest catalog products satisfy
@@ -149,7 +149,7 @@ def split_features(
         rng: the candidate's seeded generator (sha256-seeded, ecombench.hashing.rng).
         keep_in_query: fields that must stay in the query (e.g. the ones chosen to be stated
             through an implicit cue).
-        plan: per-feature answer-set masks and goals (issue #12). When given, the hidden places are
+        plan: per-feature answer-set masks and goals. When given, the hidden places are
             not filled greedily by support but by searching every placement of the free features for
             one where the query alone, the task without the persona and the task without the
             clarification each leave enough products and the whole task few (`_search_hidden`):
@@ -173,7 +173,7 @@ def split_features(
     free: list[Feature] = []
     for f in ranked:
         # A negative feature is the intent's stated exclusion ("explicitly excluding", intents.toml): it sits in
-        # the query (issue #12: 8 of 66 negative_constraint tasks stated none there).
+        # the query (8 of 66 negative_constraint tasks stated none there when it could hide).
         pinned = (f.kind in ("entity", "negative") or f.field in intent.query_fields or f.field in entangled
                   or f.field in keep_in_query)
         (fixed if pinned else free).append(f)
@@ -281,7 +281,7 @@ MAX_PLACEMENTS = 4000
 
 @dataclass(frozen=True)
 class SplitGoals:
-    """What an answer-set-driven split aims at (issue #12), with each feature's answer-set mask.
+    """What an answer-set-driven split aims at, with each feature's answer-set mask.
 
     Attributes:
         masks: position of a feature in the `features` list -> bitmask over a fixed list of catalog
@@ -310,7 +310,7 @@ class SplitGoals:
     def division(self, no_persona: int, no_clarification: int, total: int) -> float:
         """How many times the weaker hidden source divides the answer set: min(without each) / whole task.
 
-        An ablated oracle that skips that source is right about 1 / division of the time (issue #12).
+        An ablated oracle that skips that source is right about 1 / division of the time.
         Counted up to twice `min_division` (past it, the search prefers its other goals).
         """
         return min(min(no_persona, no_clarification) / max(total, 1), 2 * self.min_division)
@@ -325,7 +325,7 @@ class SplitGoals:
 def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Feature], n_persona: int, n_clar: int,
                    config: SplitConfig, goals: SplitGoals, min_query_details: int = 0
                    ) -> tuple[list[Feature], list[Feature], list[Feature], bool | None]:
-    """Persona and clarification features chosen by their answer sets, not one by one (issue #12).
+    """Persona and clarification features chosen by their answer sets, not one by one.
 
     Every placement of the free features in query / persona / clarification the field table allows,
     with min..n places per hidden source, is scored by set arithmetic on the masks: first whether it

@@ -40,7 +40,7 @@ def query_unstated(query: str, rubrics: list[Rubric], implicit: set[str], table:
     """The query rubrics `query` does not state, by the rules of `check_sources` (cue, bound, value forms).
 
     Shared by stage 7 and the LLM writer's repair turn (ecombench.stages.verbalise_llm.query_problems), so the model
-    is asked to change exactly what stage 7 would reject (issue #14).
+    is asked to change exactly what stage 7 would reject.
     """
     out = []
     for r in rubrics:

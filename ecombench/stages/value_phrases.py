@@ -1,4 +1,4 @@
-"""How template-v2 says one requirement (issue #14): a detail value and an exclusion, as a shopper writes them.
+"""How template-v2 says one requirement: a detail value and an exclusion, as a shopper writes them.
 
 Each rubric type's `query_phrase_v2` (rubric_types/builtin.py) calls these; stages/verbalise_v2.py
 composes the phrases into sentence plans. Kept apart from the query writer because rubric_types

@@ -10,7 +10,7 @@ declared data. Stages 6 and 7 check what it writes exactly as they check the tem
 Prompts are versioned files in stages/prompts/ whose sha256 go into the manifest, with the reply
 schemas of schemas/llm/.
 
-For small local models (issue #14, llm-v3): each reply schema is narrowed per request before it is
+For small local models (llm-v3): each reply schema is narrowed per request before it is
 sent — the persona's options and every rubric or review id become JSON Schema `enum`s, which a
 llama.cpp server turns into a grammar, so the model cannot write an option list or an id it was not
 given; the query prompt gives the exact phrases the text must contain, and a reply missing one gets
@@ -66,7 +66,7 @@ def attempt_note(attempt: int, previous: Iterable[Finding] = ()) -> str:
     """What a retry's prompt says about the attempt: "" for a first one, else its number and earlier rejections.
 
     At temperature 0 a retry that sends the same prompt gets the reply cache's copy of the rejected
-    reply (issue #14: 4 of 6 persona retries were cache hits); the note makes it a new request and tells
+    reply (4 of 6 persona retries were once cache hits); the note makes it a new request and tells
     the model what went wrong. Messages that could name a hidden value are replaced by SAFE_HINTS.
 
     Args:
@@ -192,7 +192,7 @@ def surfaces_for(query: str, reply_surfaces: list[dict[str, str]], rubrics: list
     """{query rubric id: surface}: for each rubric, the model's surface that states it, else the query's sentence.
 
     Small models copy a surface loosely ("wrap edges" for "wrap the edges") or under the neighbouring
-    rubric's id (issue #14): that is the metadata at fault, not the query. A rubric keeps its own surface
+    rubric's id: that is the metadata at fault, not the query. A rubric keeps its own surface
     when it states the rubric (ecombench.stages.stating.states_rubric), else takes another id's surface that
     does, else the first sentence of the query that does; a rubric the query does not state keeps what
     the model gave, so stage 7 reports it.
@@ -288,7 +288,7 @@ def persona_reply_schema(options: dict[str, list[str]]) -> dict[str, Any]:
     A branch's household and occupation are that age's options (persona_vocab.toml's by_age).
 
     A llama.cpp server turns it into a grammar, so the model can only pick whole options: it cannot
-    write "family with teenagers | family with young children" (issue #14). An age range left with no
+    write "family with teenagers | family with young children". An age range left with no
     household or occupation option has no branch; none left gives the plain schema file.
 
     Args:
@@ -381,7 +381,7 @@ def slots_reply_schema(rubrics: list[Rubric]) -> dict[str, Any]:
     """schemas/llm/clarification_slots.schema.json narrowed: rubric_id an enum of the clarification ids, one each.
 
     The keyword count is not narrowed: seven required strings of at most 40 characters made llama.cpp's
-    grammar grow past 20 GB (the server was OOM-killed on the first such request, issue #14), so the
+    grammar grow past 20 GB (the server was OOM-killed on the first such request), so the
     count is settled by `fit_keywords` instead.
     """
     ids = [r.id for r in rubrics if r.info_source == "clarification"]
@@ -394,7 +394,7 @@ def fit_keywords(keywords: list[str], suggested: list[str], taken: set[str]) -> 
     More than 10: the first 10 distinct ones (after ecombench.text.normalize). Fewer than 7: the field
     table's own keywords (`suggested`, the prompt's suggestions, the words template slots use) added in
     order, skipping any already there or `taken` by another slot, until 7. Qwen2.5-Coder-1.5B wrote 6 or
-    11 well-chosen keywords in 5 of 40 slot replies whose answers stated the value (issue #14). A list
+    11 well-chosen keywords in 5 of 40 slot replies whose answers stated the value. A list
     that cannot reach 7 is left short for stage 6 to reject.
     """
     low, high = SLOT_KEYWORDS

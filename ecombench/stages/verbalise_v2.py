@@ -1,4 +1,4 @@
-"""Stage 5, the second offline verbaliser (template-v2, issue #14): queries that read like a shopper wrote them.
+"""Stage 5, the second offline verbaliser (template-v2): queries that read like a shopper wrote them.
 
 Same contract as stages/verbalise.py's `write_query` (template-v1, still selectable so older splits
 regenerate): it states every query rubric and nothing else, from locked rubrics only. What changes is

@@ -4,7 +4,7 @@ Amazon detail values are free text, and the rarest are the noisiest: one-off bra
 ("ShiQiao Spl"), marketing phrases as colours ("To My Man"), the fitted device as a colour
 ("EERO 6 WIFI"), placeholders ("Random color", "N / A", "Artist Unknown"), packaging ("100 Count
 (Pack of 1)") and degenerate ranges ("6 - 6 months"). A requirement on such a value is one rare
-string that singles the target out, not a need a person states (issue #12). `value_problems`
+string that singles the target out, not a need a person states. `value_problems`
 says why a value is unusable; stage 2 drops such values before any draw.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from ecombench.tables.fields import FieldSpec
 from ecombench.text import normalize, tokens
 
-# Default of BuildConfig.min_value_support, from the measurement in issue #12's closing note: of 1,378
+# Default of BuildConfig.min_value_support, from the measurement in the closing note: of 1,378
 # attribute rubrics in the tasks of a build over all shared data, 290 had a value no other catalog
 # product carries and 75 one other product carries (mostly one-off brand strings and marketing
 # colours); from 3 products on values are mostly real brands, models and specs.

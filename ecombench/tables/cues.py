@@ -56,7 +56,7 @@ def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, f
         field: a rubric field ("details.Material"); the prefix is dropped.
         value: the expected value; only strings have cues.
         product_type: the task's product type; a cue whose row lists `product_types` suits only those
-            (`cue_suits`, issue #12). Checked when `table` is given.
+            (`cue_suits`). Checked when `table` is given.
         table: the field table the cue table was loaded with.
     """
     if not cue_kind or not isinstance(value, str):
@@ -73,7 +73,7 @@ def load_cue_types(table: FieldTable, path: str | None = None) -> dict[tuple[str
 
     A row without `product_types` states a property any product can have (Bluetooth, an occasion) and
     suits every type. Nouns are compared singular (ecombench.text.tokens), with the last word of a
-    product type: "Wireless Headphones" suits a row listing "headphone" (issue #12).
+    product type: "Wireless Headphones" suits a row listing "headphone".
     """
     src = Path(path) if path else CUE_TABLE
     rows = tomllib.loads(src.read_text(encoding="utf-8")).get("cue", [])

@@ -38,7 +38,7 @@ class IntentSpec:
     implicit: int = 0
     min_hidden_answer_set: int | None = None  # overrides BuildConfig.min_hidden_answer_set for this intent
     min_hidden_division: int | None = None  # overrides BuildConfig.min_hidden_division for this intent
-    max_implicit: int = 0  # up to this many implicit requirements where cues allow (issue #12); at least `implicit`
+    max_implicit: int = 0  # up to this many implicit requirements where cues allow; at least `implicit`
     cue_kind: str = "knowledge"
     required_types: tuple[str, ...] = ()
     min_query: int | None = None

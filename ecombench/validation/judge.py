@@ -3,7 +3,7 @@
 `judge_task` is stage 7's optional judge: does each source support its rubrics (reference §9.2, made
 accountable). Each rubric is shown with the text of its own source (the query, its persona entry,
 or its clarification slot's reply), because a judge shown the whole task faulted persona and
-clarification rubrics for "the query does not state the requirement" (issue #14). `judge_opinion`
+clarification rubrics for "the query does not state the requirement". `judge_opinion`
 is the grader's: does a recommended product's reviews state a review opinion that code could not
 decide (sandbox/grader.py).
 
@@ -40,7 +40,7 @@ JUDGE_REVIEW_CHARS = 800
 # most 3 issues), so a whole verdict of n rubrics fits JUDGE_TOKENS_BASE + n * JUDGE_TOKENS_PER_RUBRIC
 # tokens at 3 characters a token (English runs near 4): ~25 for the braces and `passed`, ~175 for three
 # issues, and per rubric ~13 of keys and punctuation plus ~54 of reason. With the 256 default, 8 of 8
-# verdicts of 6-9 rubrics were cut off or incomplete (issue #14).
+# verdicts of 6-9 rubrics were cut off or incomplete.
 JUDGE_TOKENS_BASE = 200
 JUDGE_TOKENS_PER_RUBRIC = 68
 

@@ -239,7 +239,7 @@ def intent_problems(rubrics: list[Rubric] | list[dict[str, Any]], intent: Any) -
 
 
 # Hidden-source answer sets are counted up to this many products: the check needs only "at least the
-# floor", and the report's distribution says no more past it (issue #12).
+# floor", and the report's distribution says no more past it.
 HIDDEN_SOURCE_ANSWER_SET_CAP = 100
 
 
@@ -260,7 +260,7 @@ def hidden_source_answer_sets(rubrics: list[Any], index: AnswerSets,
                               limit: int | None = HIDDEN_SOURCE_ANSWER_SET_CAP) -> dict[str, int]:
     """How many catalog products each ablation of the task's sources leaves.
 
-    Issue #12, DESIGN "Every source is needed".
+    DESIGN "Every source is needed".
 
     `without_persona` grades every rubric except the persona's (what an agent that never reads the profile
     knows); `without_clarification` every rubric except the clarification's (an agent that never asks).
@@ -283,7 +283,7 @@ def hidden_source_findings(sizes: dict[str, int], floor: int, rubrics: list[Any]
                            division: int = 1) -> list[Finding]:
     """Findings for each hidden source whose ablation leaves too few products: its rubrics add (almost) nothing.
 
-    Issue #12, DESIGN "Every source is needed". An ablated oracle (sandbox/agents.py) recommends the first
+    DESIGN "Every source is needed". An ablated oracle (sandbox/agents.py) recommends the first
     product that satisfies the rubrics it can learn, so it is right about |full| / |without source| of the
     time: a source that leaves two products where the task leaves one still lets it guess right half the time.
 
@@ -364,13 +364,13 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: AnswerSets, t
 
 def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, target: dict[str, Any],
                       keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3) -> list[str]:
-    """Excluded values for negative rubric `rubric_id` that exclude something (issue #12, "exclusions that bite").
+    """Excluded values for negative rubric `rubric_id` that exclude something ("exclusions that bite").
 
     The products the other rubrics of `sources` leave are the ones the exclusion must rule out among: an
     excluded value none of them carries excludes nothing. By default the query's other rubrics (the
     exclusion is stated there, beside the product type, so it rules out products of that type the rest
     of the query admits); ("query", "persona", "clarification") asks that it cut the final answer set,
-    which on the shared data leaves almost no negative_constraint task (issue #12 closing note).
+    which on the shared data leaves almost no negative_constraint task (measured on the shared data, CHANGELOG.md).
     Returns the rubric's own excluded values that
     some such product carries, then other values of the same field those products carry (most products
     first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
