@@ -31,6 +31,7 @@ from jsonschema import Draft202012Validator
 
 from ecombench.errors import SettingError
 from ecombench.hashing import canonical_json, sha256_hex
+from ecombench.io import write_atomic
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 # Fields of a GET /models entry that name the weights behind an alias: llama.cpp's llama-server reports
@@ -300,10 +301,7 @@ class LLMClient:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         reply = self._with_retries(kwargs, purpose)
         if path is not None and reply["refusal"] is None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{threading.get_ident()}")
-            tmp.write_text(json.dumps(reply, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, path)  # whole files only: an interrupted run leaves no half entry
+            write_atomic(path, json.dumps(reply, ensure_ascii=False))  # an interrupted run leaves no half entry
         return reply
 
     def _with_retries(self, kwargs: dict[str, Any], purpose: str | None = None) -> dict[str, Any]:

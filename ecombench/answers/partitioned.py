@@ -25,9 +25,7 @@ Merge rules (each mirrors `CatalogIndex`; tests/validation/test_partitioned.py r
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
-import os
 import pickle
 import shutil
 import tempfile
@@ -48,6 +46,7 @@ from ecombench.answers.filters import filter_of
 from ecombench.answers.index import CatalogIndex
 from ecombench.catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
 from ecombench.hashing import canonical_json
+from ecombench.io import atomic_path
 from ecombench.rubrics import RubricLike, as_spec, kind_of, plain_value
 from ecombench.tables.fields import FieldTable
 
@@ -290,15 +289,11 @@ class PartitionCache:
         path = self._spill_path(key)
         if path is None or path.is_file():
             return
-        tmp = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tmp.open("wb") as fh:
+            with atomic_path(path) as tmp, tmp.open("wb") as fh:
                 pickle.dump(part, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            tmp.replace(path)
         except (OSError, pickle.PicklingError):
-            with contextlib.suppress(OSError):  # not written: the partition is indexed again when next needed
-                tmp.unlink()
+            pass  # not written: the partition is indexed again when next needed
 
 
 # This process's partitions when passes run elsewhere (a Dask worker), keyed by (snapshot, fingerprint, bounds,

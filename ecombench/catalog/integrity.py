@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from ecombench.catalog.snapshot import SnapshotError
+from ecombench.io import write_atomic
 
 SNAPSHOT_FILES = ("products.parquet", "reviews.parquet", "bad_records.jsonl")
 
@@ -98,10 +98,7 @@ def verify_snapshot(path: Path, cache_dir: Path | None = None) -> dict[str, str]
         outcome[name] = "hashed"
     if cache_file and "hashed" in outcome.values():
         try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}")
-            tmp.write_text(json.dumps(cache), encoding="utf-8")
-            os.replace(tmp, cache_file)
+            write_atomic(cache_file, json.dumps(cache))
         except OSError:
             pass  # a cache that cannot be written only costs a rehash next time
     return outcome

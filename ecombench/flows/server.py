@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecombench.flows.settings import apply_prefect_defaults
+from ecombench.io import write_atomic
 
 IDLE_SECONDS = 600.0
 STATE_NAME = "prefect-server.json"
@@ -155,11 +156,9 @@ def start_or_reuse(artifacts: Path, idle: float | None = None) -> SharedServer:
                                      "--idle", str(idle), "--state", str(path)],
                                     stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
                                     start_new_session=True, cwd=str(Path(__file__).resolve().parents[2]))
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"pid": proc.pid, "url": url, "port": port, "prefect_home": home,
-                                   "idle_seconds": idle, "started_at": time.time(),
-                                   "starting_until": time.time() + 120}), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps({"pid": proc.pid, "url": url, "port": port, "prefect_home": home,
+                                       "idle_seconds": idle, "started_at": time.time(),
+                                       "starting_until": time.time() + 120}))
     os.environ["PREFECT_API_URL"] = url
     return SharedServer("started", url, proc.pid, log)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ecombench.errors import InputError
 from ecombench.interop.usersimcrs import constraint_slot, constraint_value
+from ecombench.io import write_atomic
 from ecombench.sandbox.tools import NO_MORE_TURNS
 from ecombench.text import find_phrase
 
@@ -191,8 +192,5 @@ def write_dialogues(records: list[dict[str, Any]], tasks: list[dict[str, Any]], 
         calls += sum(len(u.annotations) for u in d.utterances if u.participant.name == "AGENT")
         calls += len(d.metadata["trailing_tool_calls"])
         out.append(dialogue_record(d))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(out, ensure_ascii=False, indent=1) + "\n")
     return {"dialogues": len(out), "utterances": utterances, "tool_call_annotations": calls, "path": str(path)}

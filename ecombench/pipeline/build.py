@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from ecombench.catalog.integrity import verify_snapshot
 from ecombench.catalog.snapshot import load_manifest, load_products_of, load_reviews, load_snapshot, products_in_slices
 from ecombench.errors import InputError, SettingError
 from ecombench.hashing import PACKAGE_DIR, digest, source_digest
+from ecombench.io import write_atomic
 from ecombench.llm import LLMClient, LLMError
 from ecombench.pipeline import expectations_job
 from ecombench.pipeline.agent_check import check_agents
@@ -179,11 +179,8 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
             if STOP.is_set():
                 raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
             results.append(build_candidate(p, intent, ctx))
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    tmp = marker.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-    tmp.write_text(json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)} for r in results],
-                              ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, marker)  # whole files only: a kill leaves no half marker
+    write_atomic(marker, json.dumps([{"task": r.task, "rejection": r.rejection, "stats": dict(r.stats)}
+                                     for r in results], ensure_ascii=False))  # a kill leaves no half marker
     return results
 
 

@@ -11,7 +11,6 @@ first, then matches of some terms, by BM25, and totals are counted.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import polars as pl
 
 from ecombench.catalog.schema import REVIEW_TEXT_COLUMNS, SANDBOX_PRODUCT_COLUMNS
 from ecombench.hashing import digest, sha256_hex, source_digest
+from ecombench.io import atomic_path
 from ecombench.tables.fields import FieldTable, load_field_table
 from ecombench.text import STOPWORDS, normalize, tokens
 
@@ -149,13 +149,10 @@ class SandboxCatalog:
             return cat
         cat._index()
         if index_file is not None:
-            index_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = index_file.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
-            tmp.unlink(missing_ok=True)
-            disk = sqlite3.connect(tmp)
-            cat.db.backup(disk)
-            disk.close()
-            os.replace(tmp, index_file)  # whole files only
+            with atomic_path(index_file) as tmp:
+                disk = sqlite3.connect(tmp)
+                cat.db.backup(disk)
+                disk.close()
         return cat
 
     def _index(self) -> None:

@@ -10,12 +10,12 @@ interrupted run never leaves half a file (fixes §15.4).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ecombench.errors import InputError, SettingError
+from ecombench.io import write_atomic
 from ecombench.sandbox.agents import LLMAgent, run_diligent, run_null, run_oracle
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.sandbox.tools import Episode, EpisodeLimits
@@ -60,13 +60,8 @@ def run_episodes(tasks: Iterable[dict[str, Any]], catalog: SandboxCatalog, play:
 
 def write_trajectories(path: Path, records: list[dict[str, Any]]) -> Path:
     """Write records as JSONL sorted by task id, whole or not at all. Returns the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as f:
-        for rec in sorted(records, key=lambda r: r["task_id"]):
-            f.write(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, "".join(json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+                                      for rec in sorted(records, key=lambda r: r["task_id"])))
 
 
 def read_trajectories(path: Path) -> list[dict[str, Any]]:

@@ -112,10 +112,10 @@ def _evidence(rejection: dict[str, Any]) -> dict[str, Any]:
 def _limiting_rules(manifest: dict[str, Any], rejections: list[dict[str, Any]], floor: int = 20) -> list[str]:
     """report.md lines naming, for each intent under `floor` accepted tasks, the rule that limits it with counts.
 
-    The report's promise ("every intent >= 20; where the data cannot give that, report.md names the limiting rule with its
-    counts"): every rejection reason of the intent's candidates (its last attempt), the most frequent one past
-    stage 2 named as the limiting rule with the stage it reached, and for the hidden-source rules the
-    answer-set sizes their evidence recorded.
+    The report's promise: every intent gets at least 20 tasks, and where the data cannot give that, report.md
+    names the limiting rule with its counts. Every rejection reason of the intent's candidates (its last attempt),
+    the most frequent one past stage 2 named as the limiting rule with the stage it reached, and for the
+    hidden-source rules the answer-set sizes their evidence recorded.
     """
     lines: list[str] = []
     for intent, v in manifest["counts"]["per_intent"].items():
