@@ -15,67 +15,16 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ecombench.catalog.details import detail_options
+from ecombench.interop.slots import TOP_LEVEL_SLOTS, constraint_slot, constraint_value, slot_name
 from ecombench.tables.fields import FieldTable
 
-# Slots of the top-level product fields, in item-collection column order after ID and NAME.
-TOP_LEVEL_SLOTS = {"main_category": "MAIN_CATEGORY", "store": "STORE", "price": "PRICE",
-                   "average_rating": "AVERAGE_RATING", "rating_number": "RATING_NUMBER"}
-# Slots of rubric fields that are not product columns.
-RUBRIC_FIELD_SLOTS = {"title": "PRODUCT_TYPE", "review": "REVIEWS", "budget": "BUDGET"}
 MULTI_VALUE_DELIMITER = "|"
 DOMAIN_NAME = "ecombench"
-
-
-def slot_name(name: str) -> str:
-    """The UserSimCRS slot of a field: upper case, runs of other characters as one underscore.
-
-    >>> slot_name("details.Age Range (Description)")
-    'AGE_RANGE_DESCRIPTION'
-    >>> slot_name("average_rating")
-    'AVERAGE_RATING'
-    """
-    name = name.removeprefix("details.")
-    if name in TOP_LEVEL_SLOTS:
-        return TOP_LEVEL_SLOTS[name]
-    if name in RUBRIC_FIELD_SLOTS:
-        return RUBRIC_FIELD_SLOTS[name]
-    return re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_")
-
-
-def constraint_slot(rubric: dict[str, Any]) -> str:
-    """The slot a rubric constrains: its field's slot, with `NOT_` before it for an excluded value."""
-    slot = slot_name(rubric["field"])
-    return f"NOT_{slot}" if rubric["type"] == "negative_attribute" else slot
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
-
-
-def constraint_value(rubric: dict[str, Any]) -> Any:
-    """A rubric's value as a UserSimCRS constraint value: text a simulator can say, lists for several values.
-
-    attribute / entity / review opinion -> the value itself; negative_attribute -> the excluded
-    values (list); numeric_range -> ">= 3.5", "< 30", ">= 10 and <= 30"; budget_match -> "<= 7 after
-    coupons". The exact typed value stays in the need's metadata.
-    """
-    value = rubric["expected_value"]
-    if rubric["type"] == "numeric_range":
-        parts = []
-        if value.get("min") is not None:
-            parts.append((">= " if value.get("min_inclusive", True) else "> ") + _num(value["min"]))
-        if value.get("max") is not None:
-            parts.append(("<= " if value.get("max_inclusive", True) else "< ") + _num(value["max"]))
-        return " and ".join(parts)
-    if rubric["type"] == "budget_match":
-        return f"<= {_num(value['max_total'])} after coupons"
-    return list(value) if isinstance(value, (list, tuple)) else value
 
 
 def _requested_slot(rubric: dict[str, Any]) -> str | None:
@@ -150,7 +99,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return _num(value)
+        return f"{value:g}"
     return str(value)
 
 

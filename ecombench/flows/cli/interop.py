@@ -24,6 +24,10 @@ def export(
                                                 "<split>-<version>/usersimcrs) or JSON file (dialoguekit; default "
                                                 "<trajectories stem>.dialogues.json beside it).")] = None,
     split: Annotated[Path | None, typer.Option(help="dialoguekit: the split version the run used.")] = None,
+    graded: Annotated[Path | None, typer.Option(help="dialoguekit: the run's grade, for the shopper's accept or "
+                                                   "reject act (default <trajectories stem>.graded.jsonl beside "
+                                                   "it when present; without one, the task's answer set "
+                                                   "decides).")] = None,
     catalog: Annotated[Path | None, typer.Option(help="usersimcrs: catalog snapshot (default: the split "
                                                     "manifest's).")] = None,
 ) -> None:
@@ -55,22 +59,35 @@ def export(
                    f"{result['slots']} slots (information_needs.json, items.csv, domain.yaml, config.yaml)")
     elif fmt == "dialoguekit":
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.interop.arena.battles import load_run
         from ecombench.interop.dialoguekit import write_dialogues
+        from ecombench.interop.extra import require_crs_extra
         from ecombench.sandbox.trajectory import read_trajectories
+        from ecombench.tables.fields import load_field_table
 
+        require_crs_extra("ecombench export --format dialoguekit", "dialoguekit")
         if split is None:
             raise SettingError("--format dialoguekit needs --split (the split version the run used)")
         records = read_trajectories(source)
         version = load_version(resolve_version_dir(split, ctx.obj.artifacts))
         stem = source.name.removesuffix(".jsonl").removesuffix(".trajectories")
+        graded = graded or (source.with_name(f"{stem}.graded.jsonl")
+                            if source.with_name(f"{stem}.graded.jsonl").is_file() else None)
+        grades = None
+        if graded is not None:
+            try:
+                grades = load_run(graded).graded
+            except FileNotFoundError as exc:
+                raise InputError(f"--graded: {exc}") from None
         out = out or source.with_name(f"{stem}.dialogues.json")
         try:
-            result = write_dialogues(records, version.tasks, out)
+            result = write_dialogues(records, version.tasks, load_field_table(), out, grades)
         except OSError as exc:
             raise OutputError(f"dialoguekit export to {out}: {str(exc).splitlines()[0]}") from exc
         typer.echo(f"dialoguekit export: {out}")
-        typer.echo(f"  {result['dialogues']} dialogues, {result['utterances']} utterances, "
-                   f"{result['tool_call_annotations']} tool calls kept as annotations")
+        typer.echo(f"  {result['dialogues']} dialogues, {result['utterances']} utterances, {result['tool_calls']} "
+                   f"tool calls; the shopper accepts {result['accepted']} and rejects {result['rejected']} "
+                   f"recommendations (from {'the grade ' + str(graded) if graded else 'the answer sets'})")
     else:
         raise SettingError(f"--format {fmt!r}: use usersimcrs or dialoguekit")
 
