@@ -18,8 +18,9 @@ def export(
     source: Annotated[Path, typer.Argument(help="usersimcrs: a split version (directory, <split>@<version> or "
                                            "<split>); dialoguekit: a trajectory file of `ecombench run-agent`.")],
     fmt: Annotated[Literal["usersimcrs", "dialoguekit"],
-                   typer.Option("--format", help="usersimcrs (information needs, item collection, domain) or "
-                                     "dialoguekit (the run's trajectories as DialogueKit dialogues).")],
+                   typer.Option("--format", help="usersimcrs (information needs, items, domain, interaction model, "
+                                     "seed dialogues and a complete config) or dialoguekit (the run's trajectories "
+                                     "as DialogueKit dialogues).")],
     out: Annotated[Path | None, typer.Option(help="Output directory (usersimcrs; default artifacts/exports/"
                                                 "<split>-<version>/usersimcrs) or JSON file (dialoguekit; default "
                                                 "<trajectories stem>.dialogues.json beside it).")] = None,
@@ -33,15 +34,17 @@ def export(
 ) -> None:
     """Export a split for UserSimCRS or a run's trajectories as DialogueKit dialogues (docs/crs-formats.md)."""
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.interop.extra import require_crs_extra
     from ecombench.splits.inspect import load_version
+    from ecombench.tables.fields import load_field_table
 
+    require_crs_extra("ecombench export", "dialoguekit")
     if fmt == "usersimcrs":
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
         import polars as pl
 
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
         from ecombench.interop.usersimcrs import write_usersimcrs
-        from ecombench.tables.fields import load_field_table
 
         version = load_version(resolve_version_dir(source, ctx.obj.artifacts))
         cat = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
@@ -51,21 +54,20 @@ def export(
         out = out or ctx.obj.artifacts / "exports" / version.name.replace("@", "-") / "usersimcrs"
         try:
             products = pl.read_parquet(products_path).iter_rows(named=True)
-            result = write_usersimcrs(version.tasks, products, load_field_table(), out)
+            result = write_usersimcrs(version.tasks, products, load_field_table(), out,
+                                      name=f"ecombench-{version.name.replace('@', '-')}")
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise InputError(f"usersimcrs export to {out}: {str(exc).splitlines()[0]}") from exc
         typer.echo(f"usersimcrs export: {out}")
         typer.echo(f"  {result['information_needs']} information needs, {result['items']} items, "
-                   f"{result['slots']} slots (information_needs.json, items.csv, domain.yaml, config.yaml)")
-    elif fmt == "dialoguekit":
+                   f"{result['slots']} slots, {result['dialogues']} seed dialogues; run UserSimCRS with "
+                   f"-c {(out / 'config.yaml').resolve()}")
+    else:
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
         from ecombench.interop.arena.battles import load_run
         from ecombench.interop.dialoguekit import write_dialogues
-        from ecombench.interop.extra import require_crs_extra
         from ecombench.sandbox.trajectory import read_trajectories
-        from ecombench.tables.fields import load_field_table
 
-        require_crs_extra("ecombench export --format dialoguekit", "dialoguekit")
         if split is None:
             raise SettingError("--format dialoguekit needs --split (the split version the run used)")
         records = read_trajectories(source)
@@ -88,8 +90,6 @@ def export(
         typer.echo(f"  {result['dialogues']} dialogues, {result['utterances']} utterances, {result['tool_calls']} "
                    f"tool calls; the shopper accepts {result['accepted']} and rejects {result['rejected']} "
                    f"recommendations (from {'the grade ' + str(graded) if graded else 'the answer sets'})")
-    else:
-        raise SettingError(f"--format {fmt!r}: use usersimcrs or dialoguekit")
 
 
 @app.command()
