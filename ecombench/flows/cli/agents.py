@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -116,23 +117,32 @@ def run_agent(
 @app.command()
 def grade(
     ctx: typer.Context,
-    trajectories: Annotated[Path, typer.Argument(help="A trajectory file written by `ecombench run-agent`.")],
+    trajectories: Annotated[Path, typer.Argument(help="A trajectory file written by `ecombench run-agent` (JSONL), or "
+                                                 "a dialogue file (JSON: DialogueKit, UserSimCRS or CRSArena-Dial "
+                                                 "dialogues that name their task; docs/crs-formats.md).")],
     split: Annotated[Path, typer.Option(help="The split version the agent ran on (directory or <split>@<version>).")],
     catalog: Annotated[Path | None, typer.Option(help="Catalog snapshot (default: the split manifest's).")] = None,
     out: Annotated[Path | None, typer.Option(help="Metrics JSON; default <trajectories stem>.metrics.json beside "
                                                 "it (with a .summary.md and per-task .graded.jsonl).")] = None,
+    agent: Annotated[str | None, typer.Option(help="Dialogue files: grade this agent's dialogues (needed when the "
+                                                 "file holds several agents').")] = None,
     judge_model: JudgeModelOption = None,
     judge_base_url: JudgeBaseUrlOption = None,
     allow_modified: AllowModified = False,
 ) -> None:
     """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.interop.dialogue_import import looks_like_dialogues, read_dialogue_file
     from ecombench.sandbox.grader import LLMJudge, summary_markdown
     from ecombench.sandbox.grader import grade as grade_all
     from ecombench.sandbox.trajectory import read_trajectories
     from ecombench.splits.publish import jsonl_bytes
 
-    records = read_trajectories(trajectories)
+    dialogues = looks_like_dialogues(trajectories)
+    if not dialogues:
+        if agent is not None:
+            raise SettingError("--agent selects dialogues of a dialogue file; a trajectory file holds one run")
+        records = read_trajectories(trajectories)
     judge = None
     if judge_model:
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
@@ -142,6 +152,8 @@ def grade(
                                                         base_url=judge_base_url, model=judge_model, **JUDGE,
                                                         cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
     version, cat, modified = open_split(split, catalog, ctx.obj.artifacts, allow_modified)
+    if dialogues:
+        records = read_dialogue_file(trajectories, {a: r.get("title") or "" for a, r in cat.rows.items()}, agent)
     modified += sorted({m for r in records for m in r.get("allow_modified") or []} - set(modified))
     try:
         graded, metrics = grade_all(version.tasks, records, cat, judge)
@@ -150,6 +162,10 @@ def grade(
     agents = sorted({r.get("agent") or "?" for r in records})
     metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
+    imported = [r["imported_from"] for r in records if r.get("imported_from")]
+    if imported:  # dialogues of another system: how each recommendation was found
+        found = Counter(str(i["recommendation_from"]) for i in imported)
+        metrics["imported"] = {"dialogues": len(imported), "recommendation_from": dict(sorted(found.items()))}
     if modified:
         metrics["allow_modified"] = modified
     if judge is not None:  # which judge decided the rubrics marked by: judge
@@ -157,7 +173,8 @@ def grade(
         from ecombench.stages.prompts import prompt_sha256
 
         metrics["judge"] = {"model": judge.client.settings.model, "prompt_sha256": prompt_sha256(["review_judge"])}
-    stem = trajectories.name.removesuffix(".jsonl").removesuffix(".trajectories")
+    stem = (trajectories.name.removesuffix(".json") if dialogues
+            else trajectories.name.removesuffix(".jsonl").removesuffix(".trajectories"))
     out = out or trajectories.with_name(f"{stem}.metrics.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
