@@ -95,32 +95,67 @@ def export(
 @app.command()
 def compare(
     ctx: typer.Context,
-    runs: Annotated[list[Path], typer.Argument(help="Graded runs of one split: each a .metrics.json, .graded.jsonl or "
-                                               ".trajectories.jsonl (graded with `ecombench grade`).")],
-    out: Annotated[Path | None, typer.Option(help="Output directory (default artifacts/compare/<split>/).")] = None,
-    bootstrap: Annotated[int, typer.Option(min=10, help="Bootstrap replicates over tasks.")] = 1000,
+    runs: Annotated[list[Path] | None, typer.Argument(help="Graded runs of one split: each a .metrics.json, "
+                                                      ".graded.jsonl or .trajectories.jsonl (graded with "
+                                                      "`ecombench grade`).")] = None,
+    votes: Annotated[list[Path] | None, typer.Option("--votes", help="Instead of runs: a vote table (CSV with "
+                                                     "columns crs1, crs2, vote: the preferred system or `tie`, as "
+                                                     "CRS Arena's votes_*.csv); repeat for several, read in "
+                                                     "order.")] = None,
+    dedupe_votes: Annotated[bool, typer.Option(help="Drop votes that repeat an earlier row's user_id, crs1, crs2 "
+                                                    "and vote (kept by default, as CRS Arena's Elo keeps them).")]
+    = False,
+    out: Annotated[Path | None, typer.Option(help="Output directory (default artifacts/compare/<split>/, or "
+                                                "artifacts/compare/votes-<first table>/).")] = None,
+    bootstrap: Annotated[int, typer.Option(min=10, help="Bootstrap replicates over tasks (votes).")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (with sha256 of named parts).")] = 0,
     elo_k: Annotated[float, typer.Option(help="Online Elo K-factor.")] = 16.0,
 ) -> None:
-    """Rank graded runs from per-task pairwise battles: Bradley–Terry and Elo with bootstrap intervals, W/T/L tables."""
+    """Rank graded runs (per-task battles) or systems of a vote table: Bradley–Terry and Elo with intervals."""
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.interop.arena.battles import load_run
-    from ecombench.interop.arena.report import compare_runs, html, markdown
+    from ecombench.interop.extra import require_crs_extra
 
-    try:
-        loaded = [load_run(p) for p in runs]
-    except FileNotFoundError as exc:
-        raise InputError(f"graded run not found: {exc.filename or exc}") from exc
-    result = compare_runs(loaded, bootstrap, seed, elo_k)
-    out = out or ctx.obj.artifacts / "compare" / str(result["split"] or "split").replace("@", "-")
+    if bool(runs) == bool(votes):
+        raise SettingError("compare takes graded runs or --votes <csv>, not both and not neither")
+    require_crs_extra("ecombench compare", "choix")
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.interop.arena.report import html, markdown
+
+    if votes:
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.interop.arena.votes import compare_votes
+
+        result = compare_votes(votes, bootstrap, seed, elo_k, dedupe_votes)
+        out = out or ctx.obj.artifacts / "compare" / f"votes-{votes[0].stem}"
+    else:
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.interop.arena.battles import load_run
+        from ecombench.interop.arena.report import compare_runs
+
+        try:
+            loaded = [load_run(p) for p in runs or []]
+        except FileNotFoundError as exc:
+            raise InputError(f"graded run not found: {exc.filename or exc}") from exc
+        result = compare_runs(loaded, bootstrap, seed, elo_k)
+        out = out or ctx.obj.artifacts / "compare" / str(result["split"] or "split").replace("@", "-")
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "compare.md").write_text(markdown(result), encoding="utf-8")
     (out / "compare.html").write_text(html(result), encoding="utf-8")
-    for r in sorted(result["runs"], key=lambda r: result["ratings"]["runs"][r["name"]]["rank"]):
-        v = result["ratings"]["runs"][r["name"]]
-        typer.echo(f"  {v['rank']}. {r['name']:<20} accuracy {100 * v['accuracy']:5.1f}% "
-                   f"[{100 * v['accuracy_ci'][0]:.1f}, {100 * v['accuracy_ci'][1]:.1f}]  Bradley-Terry {v['bt']:.0f} "
-                   f"[{v['bt_ci'][0]:.0f}, {v['bt_ci'][1]:.0f}]  Elo {v['elo']:.0f} "
-                   f"[{v['elo_ci'][0]:.0f}, {v['elo_ci'][1]:.0f}]")
+    ratings = result["ratings"]["runs"]
+    counts = {s["name"]: s for s in result.get("systems", [])}
+    for r in sorted(result["runs"], key=lambda r: ratings[r["name"]]["rank"]):
+        v = ratings[r["name"]]
+        if votes:
+            c = counts[r["name"]]
+            lead = f"{c['votes']:>3} votes  W/T/L {c['win']}/{c['tie']}/{c['loss']}"
+            elo_name = "Elo (one pass)"
+        else:
+            lo, hi = v["accuracy_ci"]
+            lead = f"accuracy {100 * v['accuracy']:5.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+            elo_name = "Elo"
+        typer.echo(f"  {v['rank']}. {r['name']:<20} {lead}  Bradley-Terry {v['bt']:.0f} [{v['bt_ci'][0]:.0f}, "
+                   f"{v['bt_ci'][1]:.0f}]  {elo_name} {v['elo']:.0f} [{v['elo_ci'][0]:.0f}, {v['elo_ci'][1]:.0f}]")
+    for warning in result.get("warnings", []):
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"comparison: {out / 'compare.md'} (and compare.html, compare.json)")

@@ -39,6 +39,15 @@ def _ranked(c: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(c["runs"], key=lambda r: c["ratings"]["runs"][r["name"]]["rank"])
 
 
+BETTER_CAPTION = ("'more likely better' names the system whose Bradley–Terry rating is above the other's in more "
+                  "bootstrap replicates, with that share (equal ratings count half; 0.500 names neither)")
+
+
+def more_likely_better(pair: dict[str, Any]) -> str:
+    """A pair's direction in words: "oracle (P 0.998)", or "neither (P 0.500)"."""
+    return f"{pair['better'] or 'neither'} (P {pair['p_better']:.3f})"
+
+
 def _tables(c: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(caption, header, rows) of every table, shared by markdown and HTML."""
     rt = c["ratings"]
@@ -51,11 +60,10 @@ def _tables(c: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     pairs = []
     for key, w in c["win_tie_loss"].items():
         o, p = w["overall"], rt["pairs"][key]
-        pairs.append([w["a"], w["b"], str(o["win"]), str(o["tie"]), str(o["loss"]), f"{p['p_a_better']:.3f}",
+        pairs.append([w["a"], w["b"], str(o["win"]), str(o["tie"]), str(o["loss"]), more_likely_better(p),
                       "no" if not p["bt_intervals_overlap"] else "yes"])
-    tables.append(("Pairwise battles (from A's side); P(A better) is the share of bootstrap replicates with "
-                   "A's Bradley–Terry rating above B's", ["A", "B", "win", "tie", "loss", "P(A better)",
-                                                         "intervals overlap"], pairs))
+    tables.append((f"Pairwise battles (from A's side); {BETTER_CAPTION}",
+                   ["A", "B", "win", "tie", "loss", "more likely better", "intervals overlap"], pairs))
     for part, title in (("by_intent", "intent"), ("by_source", "info source (that source's rubrics only)")):
         rows = [[w["a"], w["b"], k, str(v["win"]), str(v["tie"]), str(v["loss"])]
                 for w in c["win_tie_loss"].values() for k, v in w[part].items()]
@@ -63,13 +71,45 @@ def _tables(c: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     return tables
 
 
+def _vote_tables(c: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, header, rows) of a vote comparison's tables."""
+    rt = c["ratings"]["runs"]
+    counts = {s["name"]: s for s in c["systems"]}
+    rows = [[str(rt[r["name"]]["rank"]), r["name"], str(counts[r["name"]]["votes"]),
+             str(counts[r["name"]]["opponents"]),
+             f"{counts[r['name']]['win']} / {counts[r['name']]['tie']} / {counts[r['name']]['loss']}",
+             _ci(rt[r["name"]]["bt"], rt[r["name"]]["bt_ci"], 0), _ci(rt[r["name"]]["elo"], rt[r["name"]]["elo_ci"], 0),
+             str(rt[r["name"]]["elo_rank"])] for r in _ranked(c)]
+    pairs = [[p["a"], p["b"], str(p["votes"]), str(p["a_wins"]), str(p["ties"]), str(p["b_wins"]),
+              more_likely_better(c["ratings"]["pairs"][key])]
+             for key, p in c["pairs"].items()]
+    return [("Systems, ranked by Bradley–Terry rating (95% bootstrap intervals over votes)",
+             ["rank", "system", "votes", "opponents", "win / tie / loss", "Bradley–Terry (Elo scale)",
+              "Elo (one pass in table order)", "Elo rank"], rows),
+            (f"Pairs that met; {BETTER_CAPTION}",
+             ["A", "B", "votes", "A preferred", "tie", "B preferred", "more likely better"], pairs)]
+
+
+def _header(c: dict[str, Any]) -> tuple[str, str]:
+    """(title, the sentence under it) of a comparison of runs or of votes."""
+    r = c["ratings"]
+    if c.get("source") == "votes":
+        return (f"Comparison of {len(c['runs'])} systems from {c['votes']} votes",
+                f"{c['votes']} votes from {', '.join(c['files'])}; rule: {c['rule']}. {r['replicates']} bootstrap "
+                f"replicates over votes (seed {r['seed']}); Elo K = {r['elo_k']:g}, one pass in table order as CRS "
+                "Arena publishes it.")
+    return (f"Comparison on {c['split'] or 'one split'}",
+            f"{c['tasks']} tasks, {len(c['runs'])} runs; battle rule: {c['rule']}. {r['replicates']} bootstrap "
+            f"replicates over tasks (seed {r['seed']}); online Elo K = {r['elo_k']:g}.")
+
+
 def markdown(c: dict[str, Any]) -> str:
-    """compare.md: the runs' ratings, pairwise outcomes and win/tie/loss tables by intent and source."""
-    lines = [f"# Comparison on {c['split'] or 'one split'}", "",
-             f"{c['tasks']} tasks, {len(c['runs'])} runs; battle rule: {c['rule']}. "
-             f"{c['ratings']['replicates']} bootstrap replicates over tasks (seed {c['ratings']['seed']}); "
-             f"online Elo K = {c['ratings']['elo_k']:g}.", ""]
-    for caption, header, rows in _tables(c):
+    """compare.md: ratings, pairwise outcomes and (runs) win/tie/loss tables by intent and source; warnings."""
+    title, intro = _header(c)
+    lines = [f"# {title}", "", intro, ""]
+    if c.get("warnings"):
+        lines += ["## Warnings", "", *[f"- {w}" for w in c["warnings"]], ""]
+    for caption, header, rows in (_vote_tables(c) if c.get("source") == "votes" else _tables(c)):
         lines += [f"## {caption}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         lines.append("")
@@ -111,19 +151,25 @@ def forest_svg(c: dict[str, Any], key: str, title: str, scale: float = 1.0, unit
 
 def html(c: dict[str, Any]) -> str:
     """compare.html: one self-contained page (inline CSS and SVG; no scripts, no external resources)."""
-    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8"/>',
-           f"<title>Comparison on {escape(str(c['split']))}</title>",
+    title, intro = _header(c)
+    votes = c.get("source") == "votes"
+    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8"/>', f"<title>{escape(title)}</title>",
            "<style>body{font-family:sans-serif;margin:2em;max-width:60em}table{border-collapse:collapse;margin:1em 0}"
            "td,th{border:1px solid #bbb;padding:.25em .6em;text-align:left}th{background:#eee}</style>",
-           "</head><body>", f"<h1>Comparison on {escape(str(c['split']))}</h1>",
-           f"<p>{c['tasks']} tasks, {len(c['runs'])} runs; battle rule: {escape(c['rule'])}. "
-           f"{c['ratings']['replicates']} bootstrap replicates over tasks (seed {c['ratings']['seed']}); "
-           f"online Elo K = {c['ratings']['elo_k']:g}.</p>",
-           '<figure id="bt-ratings">', forest_svg(c, "bt", "Bradley–Terry rating (Elo scale), 95% intervals"),
-           "<figcaption>Bradley–Terry ratings with 95% bootstrap intervals over tasks</figcaption></figure>",
-           '<figure id="accuracy">', forest_svg(c, "accuracy", "Accuracy (%), 95% intervals", 100, "%"),
-           "<figcaption>Accuracy with 95% bootstrap intervals over tasks</figcaption></figure>"]
-    for caption, header, rows in _tables(c):
+           "</head><body>", f"<h1>{escape(title)}</h1>", f"<p>{escape(intro)}</p>"]
+    if c.get("warnings"):
+        out += ["<h2>Warnings</h2>", "<ul>", *[f"<li>{escape(w)}</li>" for w in c["warnings"]], "</ul>"]
+    unit = "votes" if votes else "tasks"
+    out += ['<figure id="bt-ratings">', forest_svg(c, "bt", "Bradley–Terry rating (Elo scale), 95% intervals"),
+            f"<figcaption>Bradley–Terry ratings with 95% bootstrap intervals over {unit}</figcaption></figure>"]
+    if votes:
+        out += ['<figure id="elo">', forest_svg(c, "elo", "Elo, one pass in table order, 95% intervals"),
+                "<figcaption>Elo ratings (one pass in table order) with 95% bootstrap intervals over votes"
+                "</figcaption></figure>"]
+    else:
+        out += ['<figure id="accuracy">', forest_svg(c, "accuracy", "Accuracy (%), 95% intervals", 100, "%"),
+                "<figcaption>Accuracy with 95% bootstrap intervals over tasks</figcaption></figure>"]
+    for caption, header, rows in (_vote_tables(c) if votes else _tables(c)):
         out += [f"<h2>{escape(caption)}</h2>", "<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header)
                 + "</tr></thead><tbody>"]
         out += ["<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in rows]

@@ -86,6 +86,7 @@ def test_compare_ranks_oracle_above_a_budgeted_oracle_above_null(full_build, tmp
     svgs = [text[i:text.index("</svg>", i) + 6] for i in range(len(text)) if text.startswith("<svg", i)]
     assert len(svgs) == 2 and all(ET.fromstring(s).tag.endswith("svg") for s in svgs)
     assert "| oracle | null |" in (out / "compare.md").read_text(encoding="utf-8")
+    assert pair["better"] == "oracle" and "oracle (P 1.000)" in (out / "compare.md").read_text(encoding="utf-8")
     # Seeds come from sha256 of named parts: a rerun gives the same intervals.
     again = tmp_path / "cmp2"
     assert runner.invoke(app, ["compare", *map(str, runs), "--out", str(again), "--bootstrap", "300"]).exit_code == 0
@@ -104,3 +105,17 @@ def test_compare_refuses_runs_of_different_task_sets(full_build, tmp_path):
     res = runner.invoke(app, ["compare", str(a), str(b)])
     assert res.exit_code == 1 and "different tasks" in res.output
     assert runner.invoke(app, ["compare", str(a)]).exit_code == 1
+
+
+def test_two_identical_runs_are_even_not_one_better(full_build, tmp_path):
+    runner = CliRunner()
+    first = _run_and_grade(runner, full_build.path, tmp_path, "oracle", "--agent", "oracle")
+    for suffix in ("metrics.json", "graded.jsonl"):
+        (tmp_path / f"again.{suffix}").write_bytes((tmp_path / f"oracle.{suffix}").read_bytes())
+    out = tmp_path / "cmp"
+    res = runner.invoke(app, ["compare", str(first), str(tmp_path / "again.metrics.json"), "--out", str(out),
+                              "--bootstrap", "100"])
+    assert res.exit_code == 0, res.output
+    pair = json.loads((out / "compare.json").read_text(encoding="utf-8"))["ratings"]["pairs"]["oracle vs again"]
+    assert (pair["better"], pair["p_better"], pair["p_a_better"]) == (None, 0.5, 0.5)
+    assert "neither (P 0.500)" in (out / "compare.md").read_text(encoding="utf-8")
