@@ -2,22 +2,27 @@
 
 It speaks the OpenAI chat-completions protocol. Each request takes the next behaviour from a
 script (the last one repeats): one list for every request, or {part: list} per part (query,
-persona, slots, opinions, judge; a part not named answers "good"). The part is read from the
+persona, slots, opinions, judge, shopper; a part not named answers "good"). The part is read from the
 reply schema's name in response_format, else from the prompt. A "good" reply does what the
 prompt asks from the prompt alone: a query stating each requirement line with its surfaces,
 the first listed option of each persona field, slots from the suggested words with the value
 in the reply, opinions that are real clauses of the shown reviews, a judge passing every
-rubric. Other behaviours return broken JSON, schema-violating JSON, 429 with Retry-After, 500,
-a hang past the client timeout, a refusal, or a good reply edited by a function (for the query
-the function edits the query text; for other parts it gets and returns the reply object).
+rubric, a shopper (the opt-in LLM user) revealing the slots whose topic the question names.
+Other behaviours return broken JSON, schema-violating JSON, 429 with Retry-After, 500, a hang
+past the client timeout, a refusal, or a good reply edited by a function (for the query the
+function edits the query text; for other parts it gets and returns the reply object).
 A `Reply` behaviour writes the whole assistant message from the request (tool calls for the
 sandbox's LLM agent). GET /v1/models lists `server.models` (one llama-cpp-python-like entry unless a
 test sets others, e.g. to swap the weights behind an alias; `models_status` other than 200 answers
 that status instead).
+
+Run as a program (`python -m tests.llm_server --port 8088` from the repository root) it serves "good"
+replies until interrupted and prints its base URL first: docs/crs-formats.md tries the LLM shopper on it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import threading
@@ -121,17 +126,27 @@ def good_verdict(prompt: str) -> dict[str, Any]:
             "rubric_results": [{"rubric_id": r["id"], "supported": True, "reason": "stated"} for r in task["rubrics"]]}
 
 
+def good_shopper(prompt: str) -> dict[str, Any]:
+    """The LLM shopper's reply: the "you would say" words of every slot whose topic the question names."""
+    question = re.search(r"The assistant asks: <<<(.*)>>>", prompt, re.DOTALL).group(1)
+    slots = re.findall(r'- (\S+): topic "(.*?)"; you would say: "(.*)"', prompt)
+    asked = [(sid, say) for sid, topic, say in slots if topic.lower() in question.lower()]
+    reply = " ".join(say for _, say in asked) or "No strong preference there; ask me about something specific."
+    return {"reply": reply, "revealed_slot_ids": [sid for sid, _ in asked]}
+
+
 def whole_reply(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """Mark a query behaviour that edits the whole good reply (query and query_surfaces), not only the query text."""
     fn.whole_reply = True
     return fn
 
 
-GOOD = {"persona": good_persona, "slots": good_slots, "opinions": good_opinions, "judge": good_verdict}
+GOOD = {"persona": good_persona, "slots": good_slots, "opinions": good_opinions, "judge": good_verdict,
+        "shopper": good_shopper}
 SCHEMA_PART = {"query_plan": "query", "persona_background": "persona", "clarification_slots": "slots",
                "review_opinions": "opinions", "judge_verdict": "judge", "QueryPlan": "query",
                "PersonaBackground": "persona", "ClarificationSlots": "slots", "ReviewOpinions": "opinions",
-               "JudgeVerdict": "judge"}
+               "JudgeVerdict": "judge", "shopper_reply": "shopper"}
 
 
 def part_of(body: dict[str, Any]) -> str:
@@ -141,7 +156,8 @@ def part_of(body: dict[str, Any]) -> str:
     if name in SCHEMA_PART:
         return SCHEMA_PART[name]
     prompt = body["messages"][0]["content"]
-    for marker, part in (("<<<TASK", "judge"), ("<<<REVIEW", "opinions"), ("clarification slot", "slots"),
+    for marker, part in (("role-playing an online shopper", "shopper"),
+                         ("<<<TASK", "judge"), ("<<<REVIEW", "opinions"), ("clarification slot", "slots"),
                          ("background of one online shopper", "persona")):
         if marker in prompt:
             return part
@@ -151,7 +167,8 @@ def part_of(body: dict[str, Any]) -> str:
 class ScriptedLLM:
     """Start with `with ScriptedLLM(["good"]) as server:`; `server.base_url` goes to the client."""
 
-    def __init__(self, script: list[Behaviour] | dict[str, list[Behaviour]], hang_seconds: float = 3.0):
+    def __init__(self, script: list[Behaviour] | dict[str, list[Behaviour]], hang_seconds: float = 3.0,
+                 port: int = 0):
         self.scripts = ({part: list(b) for part, b in script.items()} if isinstance(script, dict)
                         else {None: list(script)})
         self.hang_seconds = hang_seconds
@@ -183,7 +200,7 @@ class ScriptedLLM:
                     behaviour = queue.pop(0) if len(queue) > 1 else queue[0]
                 outer._respond(self, body, behaviour)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -217,7 +234,9 @@ class ScriptedLLM:
                              "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
         part = part_of(body)
-        if "Now the real one." not in prompt and "<<<TASK" not in prompt:
+        if part == "shopper":
+            good = good_shopper(prompt)
+        elif "Now the real one." not in prompt and "<<<TASK" not in prompt:
             good = {}  # a plain prompt (client tests): only a function behaviour answers it
         elif part == "query":
             good = {"user_query": good_query(prompt), "query_surfaces": good_surfaces(prompt)}
@@ -259,3 +278,23 @@ class ScriptedLLM:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
             pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve "good" replies on 127.0.0.1 until interrupted; the first line printed is the base URL."""
+    parser = argparse.ArgumentParser(description="A scripted OpenAI-compatible chat server for trying ecombench "
+                                                 "without a model (answers every part 'good').")
+    parser.add_argument("--port", type=int, default=8088, help="port on 127.0.0.1 (0: any free one)")
+    args = parser.parse_args(argv)
+    server = ScriptedLLM(["good"], port=args.port)
+    print(server.base_url, flush=True)
+    try:
+        server._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+
+
+if __name__ == "__main__":
+    main()

@@ -224,7 +224,7 @@ def summary_markdown(m: dict[str, Any], title: str = "Agent evaluation") -> str:
         s = m["shopper"]
         lines[-1:-1] = [f"- LLM shopper ({', '.join(s['user_models'])}): {s['answered_by_llm']} of {s['turns']} turns "
                         f"answered by the model ({s['fallbacks']['leak']} replaced for leaking an unasked value, "
-                        f"{s['fallbacks']['call_failed']} failed calls); agreement with the scripted matcher "
+                        f"{s['fallbacks']['call_failed']} invalid model replies); agreement with the scripted matcher "
                         f"{pct(s['agreement'])} of model-answered turns"]
     for name, key in (("source", "by_source"), ("rubric type", "by_rubric_type")):
         lines += [f"| {name} | rubrics | satisfied | not satisfied | unscored | satisfaction |",

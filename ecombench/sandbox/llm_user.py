@@ -6,7 +6,11 @@ its clarification slots (each slot's topic and the reply that states its value) 
 slot only when the question is about its field. Every reply is checked with the leakage rules
 (validation/leakage.py `leak_forms`, token-aware through ecombench.text): a reply that states the value
 of a slot it does not claim the question asked about is replaced by the scripted reply, and so is
-a call that fails (after the client's retries and its one repair turn); both are counted. A claimed
+a reply the model gets wrong (no schema-valid JSON after the client's repair turn, or a refusal);
+both are counted per turn. A server that does not answer (connection refused, a timeout or HTTP
+errors after the client's retries) is an error, never a silent fallback: `check_server` probes it
+once before a run, and a call that fails that way mid-run stops the run, each with one line naming
+the URL, so a run labelled `llm` was answered by the model. A claimed
 slot whose value the reply does not state is not revealed. Replies are cached by ecombench.llm.LLMClient
 (a rerun makes no call and yields the same trajectory). Each turn's log records who answered, what
 the LLM claimed and which slots the scripted matcher (validation/slots.py) would have opened, so
@@ -17,10 +21,11 @@ construction time (flows never import this module).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ecombench.llm import LLMError
+from ecombench.errors import ServerError
+from ecombench.llm import LLMClient, LLMError
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.sandbox.tools import DEFAULT_RESPONSE, Episode, EpisodeLimits
 from ecombench.tables.fields import FieldTable
@@ -85,7 +90,8 @@ class ShopperTurn:
         turn: the clarification turn (1-based, as in `revealed_slots`).
         question: the agent's question.
         answered_by: "llm", or "scripted" when the LLM's reply was replaced.
-        fallback: None, "leak" (the reply stated an unclaimed slot's value) or "call_failed" (LLMError).
+        fallback: None, "leak" (the reply stated an unclaimed slot's value) or "call_failed" (no valid reply
+            from the model: invalid JSON after the repair turn, or a refusal).
         reply: the reply the agent got.
         revealed: slot ids revealed this turn (the LLM's claimed and stated slots, or the scripted ones).
         scripted_slots: slot ids the scripted matcher opens on this question.
@@ -128,8 +134,28 @@ class LLMShopper:
         """The chat model's name, as trajectories record it."""
         return self.client.settings.model
 
+    def _server_error(self, exc: LLMError, when: str) -> ServerError:
+        return ServerError(f"--user llm: the shopper's server at {self.client.settings.base_url} {when} "
+                           f"({str(exc).splitlines()[0]}); check --user-base-url, or run without --user llm")
+
+    def check_server(self) -> None:
+        """Ask the server for its models once, without retries, before a run.
+
+        Raises:
+            ServerError: nothing answers at the base URL (one line naming it). A server without a
+                model list (HTTP 404) answers, and passes.
+        """
+        try:
+            LLMClient(replace(self.client.settings, max_retries=0, cache_dir=None)).served_model()
+        except LLMError as exc:
+            raise self._server_error(exc, "does not answer") from None
+
     def answer(self, task: dict[str, Any], question: str, turn: int) -> ShopperTurn:
-        """The reply to one question, with the scripted reply as the fallback. Never raises for a failed call."""
+        """The reply to one question, with the scripted reply as the fallback for a reply the model got wrong.
+
+        Raises:
+            ServerError: the server did not answer (transport or HTTP errors after the client's retries).
+        """
         script = task["clarification_script"]
         slots = script["clarification_slots"]
         scripted = opened_slots(question, slots)
@@ -140,6 +166,8 @@ class LLMShopper:
             out = self.client.call_json(shopper_messages(task, question, self.table), "shopper_reply",
                                         shopper_schema(ids), purpose="shopper")
         except LLMError as exc:
+            if exc.reason == "llm_error":  # the server, not the model: no run is labelled llm without it
+                raise self._server_error(exc, "stopped answering") from None
             return ShopperTurn(turn, question, "scripted", "call_failed", scripted_reply, scripted, scripted,
                                error=f"{exc.reason}: {str(exc)[:200]}")
         reply, claimed = out["reply"].strip(), [i for i in ids if i in out["revealed_slot_ids"]]

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from ecombench.errors import ServerError
 from ecombench.flows.cli import app
 from ecombench.llm import LLMClient, LLMSettings
 from ecombench.sandbox.agents import run_oracle
@@ -55,9 +61,9 @@ def _two_slot_tasks(built_tasks):
 
 def test_good_leaking_and_failing_replies(sandbox_catalog, built_tasks, tmp_path):
     tasks = _two_slot_tasks(built_tasks)
-    # The oracle asks one question per slot: task 1 gets a good and a leaking reply, task 2 a failed call
-    # (HTTP 500, no retries) and a good reply.
-    with ScriptedLLM([Reply(_good), Reply(_leak), "server_error", Reply(_good)]) as server:
+    # The oracle asks one question per slot: task 1 gets a good and a leaking reply, task 2 an invalid reply
+    # (broken JSON, and again after the repair turn) and a good reply.
+    with ScriptedLLM([Reply(_good), Reply(_leak), "invalid_json", "invalid_json", Reply(_good)]) as server:
         shopper = _shopper(server, tmp_path, sandbox_catalog.table)
         records = run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
                                episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper))
@@ -70,7 +76,7 @@ def test_good_leaking_and_failing_replies(sandbox_catalog, built_tasks, tmp_path
     assert leak["leaked_slots"] and leak["reply"] != leak["llm_reply"] and leak["revealed"] == leak["scripted_slots"]
     replies = [s["result"]["user_response"] for s in records[0]["steps"] if s["tool"] == "ask_user"]
     assert leak["llm_reply"] not in replies and replies[1] == leak["reply"]
-    assert turns[2]["error"].startswith("llm_error")
+    assert turns[2]["error"].startswith("llm_invalid_output")
     # Good replies and fallbacks reveal what the oracle asked for, so it still solves both tasks.
     graded, metrics = grade(tasks, records, sandbox_catalog)
     assert [g["status"] for g in graded] == ["correct", "correct"]
@@ -111,3 +117,49 @@ def test_run_agent_with_the_llm_user_then_grade_reports_agreement(full_build, tm
     bad = runner.invoke(app, ["run-agent", str(full_build.path), "--user", "llm"],
                         env={"OPENAI_BASE_URL": "", "ECOMBENCH_LLM_MODEL": ""})
     assert bad.exit_code == 1 and "--user-base-url" in bad.output
+
+
+def test_a_server_that_stops_answering_stops_the_run_naming_its_url(sandbox_catalog, built_tasks, tmp_path):
+    tasks = _two_slot_tasks(built_tasks)
+    with ScriptedLLM(["server_error"]) as server:  # lists its models, then fails every chat call
+        shopper = _shopper(server, tmp_path, sandbox_catalog.table)
+        shopper.check_server()
+        with pytest.raises(ServerError, match=re.escape(f"server at {server.base_url} stopped answering")):
+            run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
+                         episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper))
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_run_agent_with_an_unreachable_shopper_server_fails_in_one_line(full_build, tmp_path):
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    out = tmp_path / "oracle.trajectories.jsonl"
+    res = CliRunner().invoke(app, ["run-agent", str(full_build.path), "--limit", "3", "--out", str(out),
+                                   "--user", "llm", "--user-model", "m", "--user-base-url", url])
+    assert res.exit_code == 1 and not out.exists()
+    errors = [line for line in res.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"the shopper's server at {url} does not answer" in errors[0]
+
+
+def test_the_documented_recipe_runs_the_llm_shopper_on_the_bundled_test_server(full_build, tmp_path):
+    # docs/crs-formats.md: `python -m tests.llm_server --port 8088` from the repository root, then run-agent.
+    repo = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen([sys.executable, "-m", "tests.llm_server", "--port", "0"], cwd=repo,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        out = tmp_path / "oracle-llm.trajectories.jsonl"
+        res = CliRunner().invoke(app, ["run-agent", str(full_build.path), "--limit", "4", "--out", str(out),
+                                       "--user", "llm", "--user-model", "scripted", "--user-base-url", url])
+        assert res.exit_code == 0, res.output
+        turns = [t for line in out.read_text(encoding="utf-8").splitlines() for t in json.loads(line)["shopper_turns"]]
+        assert turns and all(t["answered_by"] == "llm" for t in turns)
+        assert f"LLM shopper: {len(turns)} of {len(turns)} turns answered by the model" in res.output
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

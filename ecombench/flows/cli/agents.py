@@ -59,7 +59,7 @@ def run_agent(
              "compacted (long texts cut first), so a 4,096-token local model holds a whole episode.")] = 0,
     user: Annotated[Literal["scripted", "llm"], typer.Option(
         help="Who answers ask_user: scripted (the slot matcher, default) or llm (a chat model checked by the "
-             "leakage rules; see sandbox/llm_user.py).")] = "scripted",
+             "leakage rules; a server that does not answer is an error; docs/crs-formats.md).")] = "scripted",
     user_model: UserModelOption = None,
     user_base_url: UserBaseUrlOption = None,
     allow_modified: AllowModified = False,
@@ -102,6 +102,7 @@ def run_agent(
         from ecombench.sandbox.llm_user import LLMShopper, ShopperEpisode
 
         shopper = LLMShopper(LLMClient(shopper_settings), cat.table)
+        shopper.check_server()  # a dead server is one error line now, not a scripted run labelled llm
         make_episode = lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)  # noqa: E731
     records = run_episodes(tasks, cat, agent_runner(agent, cat, llm), EpisodeLimits(max_tool_calls=max_tool_calls),
                            progress, **({"episode": make_episode} if make_episode else {}))
@@ -112,6 +113,12 @@ def run_agent(
     typer.echo(f"trajectories: {out}")
     typer.echo(f"  {len(records)} episodes, {finished} finished with a recommendation, "
                f"{sum(bool(r['error']) for r in records)} with errors")
+    turns = [t for r in records for t in r.get("shopper_turns") or []]
+    if turns:
+        fell_back = Counter(t["fallback"] for t in turns if t["fallback"])
+        typer.echo(f"  LLM shopper: {len(turns) - sum(fell_back.values())} of {len(turns)} turns answered by the "
+                   f"model; scripted reply instead for {fell_back['leak']} leaking and {fell_back['call_failed']} "
+                   "invalid replies")
 
 
 @app.command()
