@@ -16,14 +16,16 @@ that read a need, from iai-group/UserSimCRS at commit 1e7d339:
 
 Two things differ, on purpose: a constraint the need marks as hidden (`metadata.hidden_slots`: from the
 shopper's profile or kept for clarification) is not on the opening agenda, so it is said only when
-the agent asks for its slot (UserSimCRS discloses every constraint unasked); and a recommendation is
+the agent asks for its slot (UserSimCRS discloses every constraint unasked, and samples a random one
+to disclose when an agent act leads nowhere); and a recommendation is
 answered from `target_items` (NOTE.LIKE for a target, else NOTE.DISLIKE), where UserSimCRS's preference
 model answers at random. An elicited slot the need does not constrain gets DONT-KNOW (UserSimCRS draws a
 random value of the item table's column instead).
 
 `AgendaBasedSimulator`, loaded only when UserSimCRS is installed, is UserSimCRS's own agenda-based
 simulator drawing the exported needs in file order (its `get_new_information_need` draws random ones,
-`usersimcrs/simulator/user_simulator.py` l.24-30) with the hidden constraints off its agenda. It keeps
+`usersimcrs/simulator/user_simulator.py` l.24-30) with the hidden constraints off its agenda and out of
+its sampled disclosures. It keeps
 the class name UserSimCRS's config builder dispatches on (`usersimcrs/utils/simulation_utils.py`
 l.102-103); the exported config names it as `simulator_class_path`, and it finds the needs file through
 the domain file's `information_needs` key or the ECOMBENCH_INFORMATION_NEEDS variable.
@@ -31,6 +33,7 @@ the domain file's `information_needs` key or the ECOMBENCH_INFORMATION_NEEDS var
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections import deque
@@ -265,6 +268,33 @@ def _simulator_class() -> type:
                 da for da in agenda.stack
                 if not (da.intent == model.INTENT_DISCLOSE and da.annotations
                         and all(a.slot in hidden for a in da.annotations)))
+            # A new dialogue starts from an empty state: UserSimCRS never resets its tracker (reset_state has
+            # no caller), and the interaction model is shared by the simulators of a run, which talk one at a time.
+            model.dialogue_state_tracker.reset_state()
+            # When an agent act leads nowhere, UserSimCRS samples a DISCLOSE of a random constraint, or of a
+            # slot of the state the need does not constrain, with the value None, which its NLG cannot fill
+            # (interaction_model.py l.557-601), and a list value as one annotation, which it cannot fill
+            # either. Here it picks among the constraints said unasked or already asked for, a list value
+            # becomes one annotation per value (as the agenda does, agenda.py l.45-48), and a disclosure
+            # without a value is left out.
+            sample = type(model)._sample_next_user_dialogue_acts
+
+            def sample_shown(information_need: Any, agent_dialogue_acts: Any) -> Any:
+                asked = model.dialogue_state_tracker.get_current_state().belief_state
+                shown = copy.copy(information_need)
+                shown.constraints = ({s: v for s, v in information_need.constraints.items()
+                                      if s not in hidden or s in asked} or information_need.constraints)
+                acts = []
+                for da in sample(model, shown, agent_dialogue_acts):
+                    if da.intent == model.INTENT_DISCLOSE:
+                        if any(a.value is None for a in da.annotations):
+                            continue
+                        da.annotations = [type(a)(a.slot, v) for a in da.annotations
+                                          for v in (a.value if isinstance(a.value, list) else [a.value])]
+                    acts.append(da)
+                return acts
+
+            model._sample_next_user_dialogue_acts = sample_shown
 
     AgendaBasedSimulator.__module__ = __name__
     return AgendaBasedSimulator

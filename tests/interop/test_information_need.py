@@ -57,15 +57,34 @@ def usersimcrs_stand_in(monkeypatch, tmp_path):
         def from_dict(cls, data):
             return cls(data)
 
+    class Annotation:  # DialogueKit's SlotValueAnnotation(slot, value)
+        def __init__(self, slot, value=None):
+            self.slot, self.value = slot, value
+
+    class Model:
+        INTENT_DISCLOSE = "DISCLOSE"
+
+        def __init__(self, acts):
+            self.agenda = SimpleNamespace(_dialogue_acts_stack=deque(acts))
+            self.agenda.stack = self.agenda._dialogue_acts_stack
+            self.state = SimpleNamespace(belief_state={"SIZE": []})  # a slot of an earlier dialogue
+            self.dialogue_state_tracker = SimpleNamespace(get_current_state=lambda: self.state,
+                                                          reset_state=lambda: setattr(self, "state", SimpleNamespace(
+                                                              belief_state={})))
+
+        def _sample_next_user_dialogue_acts(self, information_need, agent_dialogue_acts):
+            """One DISCLOSE per slot it could disclose, and one of a state slot with no value (UserSimCRS's)."""
+            acts = [SimpleNamespace(intent="DISCLOSE", annotations=[Annotation(s, v)])
+                    for s, v in sorted(information_need.constraints.items())]
+            return acts + [SimpleNamespace(intent="DISCLOSE", annotations=[Annotation("SIZE", None)])]
+
     class Base:
         def __init__(self, id, domain, **kwargs):
             self._domain = domain
             self.get_new_information_need()  # as UserSimulator.__init__ does
             acts = [SimpleNamespace(intent="DISCLOSE", annotations=[SimpleNamespace(slot=s)])
                     for s in self.information_need.constraints]
-            self._interaction_model = SimpleNamespace(INTENT_DISCLOSE="DISCLOSE",
-                                                      agenda=SimpleNamespace(_dialogue_acts_stack=deque(acts)))
-            self._interaction_model.agenda.stack = self._interaction_model.agenda._dialogue_acts_stack
+            self._interaction_model = Model(acts)
 
     modules = {"usersimcrs": None, "usersimcrs.core": None, "usersimcrs.core.information_need": Need,
                "usersimcrs.simulator": None, "usersimcrs.simulator.agenda_based": None,
@@ -91,6 +110,14 @@ def test_the_simulator_draws_the_needs_in_order_and_keeps_hidden_constraints_off
     assert (first.ecombench_need["id"], second.ecombench_need["id"]) == ("t1", "t2")
     slots = [da.annotations[0].slot for da in first._interaction_model.agenda._dialogue_acts_stack]
     assert slots == ["PRODUCT_TYPE", "COLOR"]  # MATERIAL is hidden until asked
+    model = first._interaction_model
+    assert model.state.belief_state == {}  # a new dialogue starts from an empty state
+    sampled = model._sample_next_user_dialogue_acts(first.information_need, [])
+    assert [da.annotations[0].slot for da in sampled] == ["COLOR", "PRODUCT_TYPE"]  # no MATERIAL, no value-less SIZE
+    assert [a.value for a in sampled[0].annotations] == ["Red", "Blue"]  # a list value: one annotation per value
+    model.state.belief_state["MATERIAL"] = []  # once the agent asked for it, it may be said again
+    sampled = model._sample_next_user_dialogue_acts(first.information_need, [])
+    assert [da.annotations[0].slot for da in sampled] == ["COLOR", "MATERIAL", "PRODUCT_TYPE"]
     assert len(second._interaction_model.agenda._dialogue_acts_stack) == 3
 
 
