@@ -79,6 +79,15 @@ class Catalog:
     table: Any  # ecombench.tables.fields.FieldTable
     index: Any  # ecombench.answers.index.CatalogIndex
     _rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    _rows_cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def type_vocabulary(self) -> Any:
+        """The product-type vocabulary learned from this snapshot (ecombench.catalog.type_vocabulary), once."""
+        if "type_vocabulary" not in self._rows_cache:
+            from ecombench.catalog.type_vocabulary import learn_type_vocabulary
+            self._rows_cache["type_vocabulary"] = learn_type_vocabulary(self.products)[0]
+        return self._rows_cache["type_vocabulary"]
 
     def product(self, parent_asin: str) -> dict[str, Any]:
         """The real product row `parent_asin` as a dict (a fresh copy each call)."""
@@ -96,14 +105,18 @@ class Catalog:
 
 def _catalog(meta: list[Path], reviews: list[Path], out: Path) -> Catalog:
     from ecombench.answers.index import CatalogIndex
+    from ecombench.catalog.facts import with_facts
     from ecombench.catalog.ingest import write_catalog_snapshot
     from ecombench.catalog.snapshot import load_snapshot
     from ecombench.tables.fields import load_field_table
+    from ecombench.validation.catalog_stats import snapshot_facts
 
     write_catalog_snapshot(meta, reviews, out)
     products, _ = load_snapshot(out)
     table = load_field_table()
-    return Catalog(path=out, products=products, table=table, index=CatalogIndex.build(products, table))
+    facts = snapshot_facts(out, table).facts  # what the whole page states, as a build reads it
+    return Catalog(path=out, products=with_facts(products, facts), table=table,
+                   index=CatalogIndex.build(products, table, facts=facts))
 
 
 @pytest.fixture(scope="session")
@@ -186,20 +199,25 @@ def full_catalog(tmp_path_factory) -> ReviewedCatalog:
     if missing:
         pytest.skip(f"shared real data not found: {[str(p) for p in missing]} (clone shared/ beside the repository)")
     from ecombench.answers.index import CatalogIndex
+    from ecombench.catalog.facts import with_facts
     from ecombench.catalog.ingest import write_catalog_snapshot
     from ecombench.catalog.snapshot import load_reviews, load_snapshot
     from ecombench.tables.fields import load_field_table
+    from ecombench.validation.catalog_stats import snapshot_facts
 
     out = tmp_path_factory.mktemp("catalogs") / "all"
     write_catalog_snapshot(ALL_META, ALL_REVIEWS, out)
     products, _ = load_snapshot(out)
     reviews = load_reviews(out)
     table = load_field_table()
+    facts = snapshot_facts(out, table).facts
+    products = with_facts(products, facts)
     by_product: dict[str, list[dict[str, Any]]] = {}
     for row in reviews.sort("review_id").iter_rows(named=True):
         by_product.setdefault(row["parent_asin"], []).append(row)
     return ReviewedCatalog(path=out, products=products, table=table,
-                           index=CatalogIndex.build(products, table, reviews), reviews=by_product)
+                           index=CatalogIndex.build(products.drop("facts"), table, reviews, facts=facts),
+                           reviews=by_product)
 
 
 class FullBuild(SplitVersion):

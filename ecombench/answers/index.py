@@ -19,8 +19,8 @@ import numpy as np
 import polars as pl
 
 from ecombench.answers.filters import filter_of
-from ecombench.answers.norms import CatalogNorms
-from ecombench.catalog.details import detail_rows
+from ecombench.answers.norms import CatalogNorms, fact_option_norms
+from ecombench.catalog.facts import STATED, build_catalog_facts, facts_column
 from ecombench.hashing import canonical_json
 from ecombench.rubrics import RubricLike, as_spec, kind_of, plain_value
 from ecombench.rubrics.checkers import check
@@ -169,8 +169,9 @@ class CatalogIndex:
 
     @classmethod
     def build(cls, products: pl.DataFrame, table: FieldTable, reviews: pl.DataFrame | None = None,
-              details: pl.DataFrame | None = None, norms: CatalogNorms | None = None) -> CatalogIndex:
-        """Index a products.parquet frame. Normalises each distinct title and detail value once.
+              details: pl.DataFrame | None = None, norms: CatalogNorms | None = None,
+              facts: pl.DataFrame | None = None) -> CatalogIndex:
+        """Index a products.parquet frame over its product facts. Normalises each distinct title and value once.
 
         Everything else is polars and numpy on integer codes: no Python object per product, so
         a big catalog costs the normalisation of its distinct texts plus some seconds per
@@ -182,24 +183,31 @@ class CatalogIndex:
             table: the field table (which fields split into options).
             reviews: reviews.parquet frame, when review opinions are to be checked; each distinct
                 review title and text is normalised once.
-            details: `ecombench.catalog.details.detail_rows(products, table)` when the caller has it already.
+            details: unused when `facts` is given; else `detail_rows(products, table)` if the caller has it.
             norms: the snapshot's normalised text (`CatalogNorms`, e.g. stored at ingest); None normalises here.
+            facts: the products' facts (`ecombench.catalog.facts`, `row` = position in `products`); None reads them
+                from the frame's own columns (`build_catalog_facts`: from its labels alone when it has no text).
         """
+        if facts is None:
+            facts = build_catalog_facts(products, table).facts
         cols = ["parent_asin", "title", "main_category", "price", "average_rating", "rating_number", "details"]
-        source = products.select(cols).rechunk()  # gathers need one chunk; no copy when load_snapshot made one
+        source = (products.select(cols).with_row_index("_row").join(facts_column(facts), left_on="_row", right_on="row",
+                                                                     how="left", maintain_order="left")
+                  .drop("_row").with_columns(pl.col("facts").fill_null([])).rechunk())
         titles = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin",
                                  pl.col("title").fill_null(""), "price", "average_rating", "rating_number")
-        if details is None:
-            details = detail_rows(products, table)
         if norms is None or (reviews is not None and norms.review_texts is None):
-            norms = CatalogNorms.compute(products, table, reviews, details=details)
+            norms = CatalogNorms.compute(products, table, reviews, details=pl.DataFrame(
+                schema={"row": pl.Int32, "key": pl.String, "value": pl.String}))
         title_map = norms.titles.with_row_index("title_id")
         prods = titles.join(title_map, on="title", how="left", maintain_order="left")
-        opt_map = norms.options
+        # Options: every value the products' pages state (their facts), each distinct (field, value) normalised once.
+        stated = facts.filter(pl.col("polarity") == STATED).select("row", pl.col("field").alias("key"), "value")
+        opt_map = fact_option_norms(stated)
         vocab = (opt_map.select("key", "option_norm").unique().sort("key", "option_norm")
                  .with_row_index("opt_id").with_columns(pl.col("opt_id").cast(pl.Int32)))
         opt_ids = opt_map.join(vocab, on=["key", "option_norm"]).select("key", "value", "opt_id")
-        options = details.join(opt_ids, on=["key", "value"]).select("row", "opt_id").unique()
+        options = stated.join(opt_ids, on=["key", "value"]).select("row", "opt_id").unique()
         index = cls(products=prods.select("row", "parent_asin", "title_norm", "price", "average_rating",
                                           "rating_number"),
                     options=options, option_vocab=vocab, table=table, source=source)

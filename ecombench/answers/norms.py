@@ -32,6 +32,13 @@ def option_norms(details: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"key": pl.String, "value": pl.String, "option_norm": pl.String}, orient="row")
 
 
+def fact_option_norms(stated: pl.DataFrame) -> pl.DataFrame:
+    """Each distinct (key, value) of stated facts (field as key), normalised and padded: (key, value, option_norm)."""
+    pairs = stated.select("key", "value").unique().sort("key", "value")
+    return pairs.with_columns(pl.Series("option_norm", [f" {normalize(v)} " for v in pairs.get_column("value")],
+                                        dtype=pl.String))
+
+
 def review_text_norms(reviews: pl.DataFrame) -> pl.DataFrame:
     """Each distinct (title, text) of reviews with `stages.reviews.normalized_review_text`: (title, text, text_norm)."""
     texts = reviews.select("title", "text").unique().sort("title", "text", nulls_last=True)

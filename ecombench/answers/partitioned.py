@@ -138,8 +138,18 @@ class Partition:
     rows_of: dict[str, int]
 
     @classmethod
-    def load(cls, snapshot: Path, table: FieldTable, start: int, stop: int, with_reviews: bool) -> Partition:
+    def load(cls, snapshot: Path, table: FieldTable, start: int, stop: int, with_reviews: bool,
+             facts_path: Path | None = None) -> Partition:
         """Read rows [start, stop) of products.parquet (and their reviews, in file order) and index them.
+
+        Args:
+            snapshot: the snapshot directory.
+            table: the field table.
+            start: first row.
+            stop: one past the last row.
+            with_reviews: index the products' reviews too.
+            facts_path: the catalog's product facts (a facts parquet: the snapshot's stats or the build's cache);
+                None reads the partition's facts from its labels alone.
 
         Raises:
             polars.exceptions.PolarsError, OSError: the snapshot's files are unreadable.
@@ -151,7 +161,11 @@ class Partition:
             asins = products.get_column("parent_asin")
             reviews = (pl.scan_parquet(Path(snapshot) / "reviews.parquet").select(list(REVIEW_TEXT_COLUMNS))
                        .filter(pl.col("parent_asin").is_in(asins.implode())).collect())
-        index = CatalogIndex.build(products, table, reviews)
+        facts = None
+        if facts_path is not None:
+            facts = (pl.scan_parquet(facts_path).filter(pl.col("row").is_between(start, stop - 1))
+                     .with_columns((pl.col("row") - start).cast(pl.Int32)).collect())
+        index = CatalogIndex.build(products, table, reviews, facts=facts)
         rows_of = dict(zip(products.get_column("parent_asin").to_list(), range(products.height)))
         return cls(start=start, stop=stop, index=index, rows_of=rows_of)
 
@@ -322,7 +336,7 @@ def _process_cache(keep: int | None) -> PartitionCache:
 
 def answer_on_partition(snapshot: str, fingerprint: str, table: FieldTable, start: int, stop: int,
                         with_reviews: bool, questions: Sequence[Question], exact_within: int,
-                        keep: int | None = None) -> list[Any]:
+                        keep: int | None = None, facts_path: str | None = None) -> list[Any]:
     """A Dask task: partition [start, stop)'s partial answers (`partition_answers`), the partition kept in this process.
 
     A worker process loads each partition it is given once and keeps it (at most `keep` in memory, the least
@@ -339,9 +353,11 @@ def answer_on_partition(snapshot: str, fingerprint: str, table: FieldTable, star
         questions: the round's questions.
         exact_within: see `Partition.answer`.
         keep: partitions this process keeps (None: all it is given).
+        facts_path: the catalog's product facts parquet (the same path on every worker), or None.
     """
-    part = _process_cache(keep).get((str(snapshot), fingerprint, start, stop, with_reviews),
-                                    lambda: Partition.load(Path(snapshot), table, start, stop, with_reviews))
+    part = _process_cache(keep).get((str(snapshot), fingerprint, start, stop, with_reviews, facts_path),
+                                    lambda: Partition.load(Path(snapshot), table, start, stop, with_reviews,
+                                                           Path(facts_path) if facts_path else None))
     return partition_answers(part, questions, exact_within)
 
 
@@ -456,6 +472,7 @@ class PartitionedCatalog:
                 or any(s > e for s, e in self.bounds)):
             raise ValueError(f"partition bounds {self.bounds[:3]}... do not cover rows 0..{n_rows} consecutively")
         self.keep, self.runner = keep, runner
+        self.facts_path: Path | None = None  # the catalog's facts parquet, set by the build that plans them
         self.on_pass: Callable[[int, int, float], None] | None = None  # (pass number, questions, seconds)
         self.batcher: Any = None  # the build's question batcher (pipeline.batched.shared_batcher), made on first use
         self._spill = tempfile.TemporaryDirectory(prefix="ecombench-partitions-") if keep is not None else None
@@ -479,7 +496,7 @@ class PartitionedCatalog:
         start, stop = self.bounds[i]
         with self._loading[i]:
             part = self._parts.get(i, lambda: Partition.load(self.snapshot, self.table, start, stop,
-                                                             self.with_reviews))
+                                                             self.with_reviews, self.facts_path))
         with self._lock:
             self.stats["partition_loads"] = self._parts.loads
             self.stats["partition_reads"] = self._parts.reads

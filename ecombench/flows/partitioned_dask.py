@@ -53,7 +53,8 @@ class DaskPasses:
             start, stop = self.engine.bounds[i]
             futures.append(self.client.submit(
                 answer_on_partition, str(self.engine.snapshot), self.fingerprint, self.table, start, stop,
-                self.engine.with_reviews, questions, exact_within, self.engine.keep, pure=False,
+                self.engine.with_reviews, questions, exact_within, self.engine.keep,
+                str(self.engine.facts_path) if self.engine.facts_path else None, pure=False,
                 workers=[self.workers[i % len(self.workers)]], allow_other_workers=True))
         self.tasks += len(futures)
         return self.client.gather(futures)

@@ -28,7 +28,8 @@ import polars as pl
 from ecombench.answers.index import CatalogIndex
 from ecombench.answers.norms import CatalogNorms
 from ecombench.answers.partitioned import PartitionedCatalog
-from ecombench.catalog.details import detail_rows, field_vocabulary
+from ecombench.catalog.details import field_vocabulary
+from ecombench.catalog.facts import stated_rows, with_facts
 from ecombench.catalog.integrity import verify_snapshot
 from ecombench.catalog.snapshot import load_manifest, load_products_of, load_reviews, load_snapshot, products_in_slices
 from ecombench.errors import InputError, SettingError
@@ -54,7 +55,7 @@ from ecombench.tables.cues import load_cues
 from ecombench.tables.fields import load_field_table
 from ecombench.tables.intents import load_intents
 from ecombench.timing import phase, record
-from ecombench.validation.catalog_stats import load_catalog_stats
+from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats
 
 
 class NoCandidates(InputError):
@@ -250,13 +251,19 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
         engine = PartitionedCatalog(snapshot, table, with_reviews=review_intents,
                                     partition_rows=config.partition_rows, keep=config.partitions_kept)
         with_index = False
+    with phase("    product knowledge" + (": stored at ingest" if stats and stats.knowledge else "")):
+        knowledge = catalog_knowledge(snapshot, table, artifacts / "cache" / "knowledge")
+        catalog_facts = knowledge.facts
+    if engine is not None:
+        assert knowledge.folder is not None  # catalog_knowledge keeps what it learns in the cache folder
+        engine.facts_path = knowledge.folder / "facts.parquet"
     if engine is None or stats is None or stats.catalog_suite is None or stats.vocabulary_for(negative_fields) is None:
         if engine is not None:
             print(f"warning: {snapshot / 'stats'} is missing, incomplete or made by other code or for other bytes: "
                   f"the partitioned build reads the whole products table to plan (write the statistics again: "
                   f"ecombench stats --catalog {snapshot})", file=sys.stderr, flush=True)
         products, _ = load_snapshot(snapshot)
-        details = detail_rows(products, table)
+        details = stated_rows(catalog_facts.facts)
     # else: a partitioned build with the statistics stored at ingest plans from the snapshot in slices
     # (plan_build) and never holds the whole products table.
     reviews = load_reviews(snapshot) if review_intents and with_index else None
@@ -268,18 +275,21 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
         with phase("    normalisation (titles, details, reviews)" + (": stored at ingest" if stats else "")):
             norms = stats.norms if stats and stats.norms else CatalogNorms.compute(products, table, reviews,
                                                                                       details=details)
-        index = CatalogIndex.build(products, table, reviews, details=details, norms=norms)
+        index = CatalogIndex.build(products, table, reviews, norms=norms, facts=catalog_facts.facts)
     with phase("    value vocabulary" + (": stored at ingest" if stats else "")):
         vocabulary = stats.vocabulary_for(negative_fields) if stats else None
         if vocabulary is None:
             assert products is not None  # loaded above when the stored vocabulary does not cover the fields
             vocabulary = field_vocabulary(products, table, negative_fields, details=details) if negative_fields else {}
+    type_vocabulary = knowledge.type_vocabulary
     cues = load_cues(table) if any(i.implicit or i.max_implicit for i in chosen) else {}
     fingerprint = catalog_manifest["fingerprint"]
     ctx = BuildContext(config=config, table=table, intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
-                       vocabulary=vocabulary, cues=cues, llm=llm_client(config, artifacts), artifacts=artifacts,
-                       answer_engine=engine,
+                       vocabulary=vocabulary, type_vocabulary=type_vocabulary, cues=cues,
+                       llm=llm_client(config, artifacts), artifacts=artifacts,
+                       answer_engine=engine, facts=catalog_facts, product_types=knowledge.product_types,
+                       type_stats=knowledge.type_stats.with_rules(config.type_rules.rules()),
                        catalog_suite=stats.catalog_suite if stats is not None and products is None else None)
     return ctx, products, catalog_manifest, details
 
@@ -316,12 +326,18 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
     else:
         eligibility = eligibility_columns(products, ctx.table, details=details)
     del details
+    min_type_products = 0
+    # Candidates come only from types whose statistics decide (ecombench.stages.sampling.eligibility_condition).
+    if ctx.type_stats is not None and ctx.product_types is not None:
+        min_type_products = ctx.type_stats.rules.min_products
+        eligibility = eligibility.join(ctx.type_stats.type_products(ctx.product_types), on="parent_asin", how="left",
+                                       maintain_order="left").with_columns(pl.col("type_products").fill_null(0))
     sampling: dict[str, Any] = {}
     for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
-                                     config.categories).items():
+                                     config.categories, min_type_products).items():
         sampling[name] = {"requested": result.requested, "eligible": result.eligible,
                           "sampled": len(result.candidates), "shortfall": result.shortfall,
-                          "rule": eligibility_rule(intents[name]),
+                          "rule": eligibility_rule(intents[name], min_type_products),
                           "by_category": result.by_category, "candidates": result.candidates}
     if not any(s["sampled"] for s in sampling.values()):
         raise NoCandidates("no product of the catalog is eligible for any intent ("
@@ -330,6 +346,7 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
     wanted = [a for s in sampling.values() for a in s["candidates"]]
     if products is None:
         products = load_products_of(snapshot, wanted)  # just the candidates' rows
+    products = with_facts(products, ctx.facts.facts) if ctx.facts is not None else products
     by_product: dict[str, list[dict[str, Any]]] | None = None
     if any(i.review_opinions for i in chosen):
         by_product = {}

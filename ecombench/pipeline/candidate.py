@@ -22,9 +22,14 @@ from pathlib import Path
 from random import Random
 from typing import Any, NamedTuple, cast
 
+import polars as pl
+
 from ecombench.answers.index import AnswerSets
 from ecombench.answers.partitioned import PartitionedCatalog
 from ecombench.catalog.details import detail_values
+from ecombench.catalog.facts import CatalogFacts, page_facts
+from ecombench.catalog.type_stats import TypeStats
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.hashing import digest, rng
 from ecombench.llm import LLMClient, LLMError
 from ecombench.pipeline.config import CODE_VERSION, LLM_PARTS, BuildConfig
@@ -103,6 +108,9 @@ class BuildContext:
     catalog_fingerprint: str
     config_hash: str
     vocabulary: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # The catalog's product-type vocabulary (stored at ingest, ecombench.validation.catalog_stats); None: the
+    # reviewed override's words alone.
+    type_vocabulary: TypeVocabulary | None = None
     reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
     cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     llm: LLMClient | None = None  # set when config.verbaliser == "llm"
@@ -111,6 +119,12 @@ class BuildContext:
     # The catalog suite stored at ingest, when the build planned from the snapshot in slices (assemble's data
     # expectations reuse it: that build never holds the whole products table to run the suite on).
     catalog_suite: dict[str, Any] | None = None
+    # The catalog's product facts and their vocabulary (ecombench.catalog.facts); candidates carry their own.
+    facts: CatalogFacts | None = field(default=None, repr=False)
+    # Per product type: how often each field is stated and how its values divide (ecombench.catalog.type_stats).
+    type_stats: TypeStats | None = field(default=None, repr=False)
+    # (parent_asin, product_type, type_head) of every catalog product (ecombench.catalog.product_type).
+    product_types: pl.DataFrame | None = field(default=None, repr=False)
 
     @property
     def catalog(self) -> AnswerSets:
@@ -213,7 +227,8 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                                          opinions=state.opinions, value_support=_value_support(ctx),
                                          min_value_support=ctx.config.min_value_support,
                                          rejected_values=rejected_values,
-                                         clear_opinions=ctx.config.verbaliser == VERBALISER_V2_ID)
+                                         clear_opinions=ctx.config.verbaliser == VERBALISER_V2_ID,
+                                         type_vocabulary=ctx.type_vocabulary, type_stats=ctx.type_stats)
     if state.attempt == 0:  # counted once per candidate: report.md's rejected values by field
         state.stats.update(f"value_rejected|{f}|{why}" for f, bad in rejected_values.items() for why in bad.values())
     sc = state.split_config
@@ -250,8 +265,9 @@ def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     intent, gen = state.intent, state.rng("three_source_split")
     first: tuple[list[Feature], frozenset[str], Assignment | PartitionInfeasible] | None = None
     seen: set[frozenset[str]] = set()
+    salience, required = _salience(state, ctx)
     for _ in range(SPLIT_FEATURE_DRAWS):
-        selected = select_features(state.features, intent, gen)
+        selected = select_features(state.features, intent, gen, salience, required)
         fields = frozenset(f"{f.field}={f.value}" for f in selected)
         if fields in seen:  # a target with few features draws the same ones again: nothing new to place
             continue
@@ -479,7 +495,8 @@ def check_leaks(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 def check_semantics(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """Each source supports its rubrics, the answer set over the catalog is small, the optional LLM judge."""
     task = state.task
-    answers, findings = semantic_findings(task, ctx.table, ctx.catalog, state.cues, ctx.config.max_answer_set)
+    answers, findings = semantic_findings(task, ctx.table, ctx.catalog, state.cues, ctx.config.max_answer_set,
+                                          ctx.type_vocabulary)
     findings = [f for f in findings if f.severity == "error"]
     if not findings and ctx.config.judge and ctx.llm is not None:
         findings = judge_task(ctx.llm, task, state.product.get("reviews"))
@@ -595,6 +612,19 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
 # Helpers of the stages above
 
 
+def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float] | None, frozenset[str]]:
+    """({rubric field: salience for the target's type} or None without type statistics, the fields always drawn).
+
+    The device an accessory fits is always drawn: a shopper names the phone first.
+    """
+    specs = {spec.rubric_field: spec for spec in ctx.table.detail_fields()}
+    required = frozenset(f.field for f in state.features if f.field in specs and specs[f.field].compatibility)
+    if ctx.type_stats is None:
+        return None, required
+    return ({f.field: ctx.type_stats.salience(state.product_type, specs[f.field].name)
+             for f in state.features if f.field in specs}, required)
+
+
 def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, product_type: str | None) -> str | None:
     """The intent's kind of cue for (field, value) that suits the product type, or None (tables.cues.cue_for)."""
     kind = intent.cue_kind if (intent.implicit or intent.max_implicit) else None
@@ -638,13 +668,15 @@ def _value_support(ctx: BuildContext) -> ValueSupport | None:
 
 
 def _target_record(product: dict[str, Any], rubrics: list[Rubric], table: FieldTable) -> dict[str, Any]:
-    details = {}
+    details, facts = {}, {}
     for r in rubrics:
         if r.field.startswith("details."):
             spec = table.by_rubric_field(r.field)
             details[spec.name] = detail_values(product, spec)
+            facts[spec.name] = [{"value": f["value"], "sources": list(f.get("sources") or [f["source"]]),
+                                 "evidence": f.get("evidence") or f["value"]} for f in page_facts(product, spec)[0]]
     keep = ("parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price")
-    return {k: product.get(k) for k in keep} | {"details": details}
+    return {k: product.get(k) for k in keep} | {"details": details, "facts": facts}
 
 
 def _difficulty(task: dict[str, Any], answer_set_size: int, query_answer_set_size: int) -> dict[str, int]:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ecombench import __version__
+from ecombench.catalog.type_stats import TypeRules
 from ecombench.errors import InputError, SettingError
 from ecombench.hashing import canonical_json, sha256_hex
 from ecombench.llm import LLM_OPTION_HELP, LLMSettings
@@ -35,6 +36,33 @@ MIN_QUERY_ANSWER_SET = 3
 # tasks whose every hidden source divides 7-fold. The default is 2: every hidden source at least halves the
 # answer set and the shared data still give 300 tasks; set 7 (--min-hidden-division 7) on a denser catalog.
 MIN_HIDDEN_DIVISION = 2
+
+class TypeRuleSettings(BaseModel):
+    """The per-type rules' thresholds (ecombench.catalog.type_stats.TypeRules; measured: benchmarks/RESULTS.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    implied_share: float = Field(
+        default=TypeRules.implied_share, gt=0, le=1,
+        description="A value stated by at least this share of a type's products (of those stating the field) is "
+                    "implied by the type and never a requirement (value_implied_by_type).")
+    min_coverage: float = Field(
+        default=TypeRules.min_coverage, ge=0, le=1,
+        description="A field stated by fewer than this share of a type's products is no requirement of the type "
+                    "(field_rare_for_type).")
+    min_products: int = Field(
+        default=TypeRules.min_products, ge=1,
+        description="A type's statistics decide from this many products (smaller types use their head noun's); "
+                    "stage 1 samples candidates only from types whose statistics decide.")
+    min_in_text: float = Field(
+        default=TypeRules.min_in_text, ge=0, le=1,
+        description="A value whose stating products put it in their title, bullets or description less often "
+                    "than this share is no requirement of the type (value_not_in_pages).")
+
+    def rules(self) -> TypeRules:
+        """The settings as the statistics' thresholds."""
+        return TypeRules(**self.model_dump())
+
 
 class BuildConfig(BaseModel):
     """Everything that decides a split's content. Its hash goes into the manifest and every task.
@@ -78,6 +106,9 @@ class BuildConfig(BaseModel):
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")
+    type_rules: TypeRuleSettings = Field(default_factory=TypeRuleSettings,
+                                         description="What a product type implies or does not take, and which "
+                                                     "types are sampled (ecombench.catalog.type_stats).")
     verbaliser: Literal["template-v2", "template-v1", "template", "llm"] = Field(
         default="template-v2", description="template-v2 (offline, the default), template-v1 (the first offline "
                                            "templates, so older splits regenerate) or llm "

@@ -19,12 +19,26 @@ from ecombench.tables.fields import FieldTable
 RubricLike = Rubric | RubricSpec
 
 
+# What a verdict rests on: the page states the requirement, contradicts it, or says nothing of it.
+STATES, CONTRADICTS, SAYS_NOTHING = "states", "contradicts", "says_nothing"
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """Outcome of checking one rubric against one product: status is satisfied, not_satisfied or unscorable."""
+    """Outcome of checking one rubric against one product.
+
+    Attributes:
+        status: satisfied, not_satisfied or unscorable.
+        why: the reason in words.
+        basis: for a requirement on a field of the page, whether the page `states` it, `contradicts` it or
+            `says_nothing` of the field ("" where no page field decides: a price bound, a budget).
+        evidence: the text the verdict rests on (a fact's evidence), when there is one.
+    """
 
     status: str
     why: str = ""
+    basis: str = ""
+    evidence: str = ""
 
     @property
     def satisfied(self) -> bool:

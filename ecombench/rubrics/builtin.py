@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from ecombench.catalog.details import detail_options
+from ecombench.catalog.facts import MODEL_SUFFIXES, page_facts
 from ecombench.catalog.reviews import opinion_overlap, review_text
 from ecombench.rubrics.base import (
+    CONTRADICTS,
     SATISFIED,
+    SAYS_NOTHING,
+    STATES,
     NotSatisfied,
     RubricKind,
     RubricLike,
@@ -25,8 +28,8 @@ from ecombench.rubrics.base import (
 )
 from ecombench.rubrics.vouchers import apply_voucher
 from ecombench.schemas.models import NumericBound
-from ecombench.tables.fields import FieldTable
-from ecombench.text import contains_phrase, keywords
+from ecombench.tables.fields import FieldSpec, FieldTable
+from ecombench.text import contains_phrase, keywords, tokens
 
 # review_opinion: a review sharing this much of the opinion's content words, but not the phrase, is unscorable.
 UNSCORABLE_OVERLAP = 0.6
@@ -46,6 +49,25 @@ def in_bound(value: float, bound: Any) -> bool:
     return True
 
 
+def value_holds(value: str, expected: str, spec: FieldSpec, table: FieldTable) -> bool:
+    """Whether a stated value holds the required one.
+
+    It contains any spelling of it as whole words ("Dark Blue" holds "Blue"), and for a compatibility field the
+    match does not run on into another model ("Galaxy S21 Ultra" does not hold "Galaxy S21").
+    """
+    for spelling in table.spellings(expected):
+        if contains_phrase(value, spelling) and not (spec.compatibility and _other_model(value, spelling)):
+            return True
+    return False
+
+
+def _other_model(value: str, model: str) -> bool:
+    """True when every place `model` occurs in `value` is followed by a word that makes it another model."""
+    have, want = tokens(value), tokens(model)
+    spots = [i for i in range(len(have) - len(want) + 1) if have[i:i + len(want)] == want]
+    return bool(spots) and all(i + len(want) < len(have) and have[i + len(want)] in MODEL_SUFFIXES for i in spots)
+
+
 @register
 class AttributeMatch(RubricKind):
     """A detail field (any alias) has an option containing the value as whole tokens: colour "Blue"."""
@@ -54,17 +76,29 @@ class AttributeMatch(RubricKind):
     feature_kind = "detail"
     field_kind = "detail"
     check_cost = 2
-    reads = ("details",)
+    reads = ("details", "facts")
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
-        """Satisfied when some option of the field contains the value as whole tokens."""
+        """Satisfied when a value the page states for the field holds the requirement (`value_holds`).
+
+        The page is the product's facts (ecombench.catalog.facts); a product dict without them (a raw record)
+        is read by its `details` labels alone.
+        """
         spec = table.by_rubric_field(rubric.field)
-        options = detail_options(product, spec)
-        if not options:
-            return NotSatisfied(f"product has no {spec.name}")
-        if any(contains_phrase(opt, rubric.expected_value) for opt in options):  # type: ignore[arg-type]
-            return SATISFIED
-        return NotSatisfied(f"{spec.name} is {options!r}, not {rubric.expected_value!r}")
+        expected = str(rubric.expected_value)
+        stated, denied = page_facts(product, spec)
+        hit = next((f for f in stated if value_holds(f["value"], expected, spec, table)), None)
+        if hit is not None:
+            return Verdict("satisfied", "", STATES, hit.get("evidence") or hit["value"])
+        against = next((f for f in denied if value_holds(f["value"], expected, spec, table)), None)
+        if against is not None:
+            return Verdict("not_satisfied", f"the page contradicts {spec.name} {expected!r}", CONTRADICTS,
+                           against.get("evidence") or against["value"])
+        if not stated:
+            return Verdict("not_satisfied", f"product has no {spec.name}", SAYS_NOTHING)
+        values = [f["value"] for f in stated]
+        return Verdict("not_satisfied", f"{spec.name} is {values!r}, not {expected!r}", STATES,
+                       stated[0].get("evidence") or stated[0]["value"])
 
 
 @register
@@ -116,20 +150,20 @@ class NegativeAttribute(RubricKind):
     feature_kind = "negative"
     field_kind = "detail"
     check_cost = 4
-    reads = ("details",)
+    reads = ("details", "facts")
 
     def check(self, rubric: RubricLike, product: Mapping[str, Any], table: FieldTable) -> Verdict:
-        """Not satisfied when the product lacks the field or an option contains any spelling of an excluded value."""
+        """Not satisfied when the page states no value of the field, or a stated value holds an excluded one."""
         spec = table.by_rubric_field(rubric.field)
-        options = detail_options(product, spec)
-        if not options:
-            return NotSatisfied(f"product has no {spec.name}")
+        stated, _ = page_facts(product, spec)
+        if not stated:
+            return Verdict("not_satisfied", f"product has no {spec.name}", SAYS_NOTHING)
         for excluded in cast("list[str]", rubric.expected_value):
-            for spelling in table.spellings(excluded):
-                hit = next((o for o in options if contains_phrase(o, spelling)), None)
-                if hit is not None:
-                    return NotSatisfied(f"{spec.name} {hit!r} is excluded ({excluded!r})")
-        return SATISFIED
+            hit = next((f for f in stated if value_holds(f["value"], excluded, spec, table)), None)
+            if hit is not None:
+                return Verdict("not_satisfied", f"{spec.name} {hit['value']!r} is excluded ({excluded!r})", STATES,
+                               hit.get("evidence") or hit["value"])
+        return Verdict("satisfied", "", STATES, stated[0].get("evidence") or stated[0]["value"])
 
 
 @register

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from ecombench.catalog.details import detail_options
+from ecombench.catalog.facts import page_values
 from ecombench.llm import LLMSettings
 from ecombench.rubrics import as_rubrics, kind_of
 from ecombench.rubrics.checkers import check, in_bound
@@ -48,10 +48,16 @@ def _observed(details: dict[str, Any] | None, stats: dict[str, Any] | None,
               reviews: list[dict[str, Any]] | None) -> dict[str, Any]:
     """A product as tools showed it, in the shape the rubric checkers read."""
     p = (details or {}).get("product", {})
-    return {"parent_asin": p.get("product_id"), "title": p.get("title") or "", "price": p.get("price"),
-            "average_rating": (stats or {}).get("average_rating"), "rating_number": (stats or {}).get("rating_number"),
-            "details": [{"key": k, "value": v} for k, vs in (p.get("details") or {}).items() for v in vs],
-            "reviews": reviews}
+    observed = {"parent_asin": p.get("product_id"), "title": p.get("title") or "", "price": p.get("price"),
+                "average_rating": (stats or {}).get("average_rating"),
+                "rating_number": (stats or {}).get("rating_number"),
+                "details": [{"key": k, "value": v} for k, vs in (p.get("details") or {}).items() for v in vs],
+                "reviews": reviews}
+    if "page_states" in p:  # the page's facts, as get_product_details showed them
+        observed["facts"] = [{"field": f, "value": v, "polarity": polarity}
+                             for key, polarity in (("page_states", "stated"), ("page_denies", "contradicted"))
+                             for f, vs in (p.get(key) or {}).items() for v in vs]
+    return observed
 
 
 def known_rubrics(episode: Episode, table: FieldTable) -> tuple[list[Rubric], list[Rubric]]:
@@ -489,7 +495,7 @@ def _questions_to_ask(episode: Episode, table: FieldTable, hits: list[str], lear
 def _options(product: dict[str, Any], name: str, table: FieldTable) -> list[str]:
 
     spec = table.fields[name]
-    options = detail_options(product, spec) if spec.kind == "detail" else []
+    options = page_values(product, spec) if spec.kind == "detail" else []
     if name == "Brand" and product.get("store"):
         options.append(product["store"])
     return options

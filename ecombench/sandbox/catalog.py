@@ -19,11 +19,13 @@ from typing import Any
 
 import polars as pl
 
+from ecombench.catalog.facts import build_catalog_facts, with_facts
 from ecombench.catalog.schema import REVIEW_TEXT_COLUMNS, SANDBOX_PRODUCT_COLUMNS
 from ecombench.hashing import digest, sha256_hex, source_digest
 from ecombench.io import atomic_path
 from ecombench.tables.fields import FieldTable, load_field_table
 from ecombench.text import STOPWORDS, normalize, tokens
+from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats
 
 MAX_QUERY_TERMS = 32
 # Words a shopper's sentence is full of that name nothing about a product (besides ecombench.text.STOPWORDS);
@@ -59,14 +61,34 @@ def _index_key(path: Path, table: FieldTable) -> str:
     return digest(fingerprint, source_digest("ecombench.sandbox.catalog"), table_sha)
 
 
+def _stored_facts(path: Path, table: FieldTable, cache_dir: Path | None) -> pl.DataFrame | None:
+    """The snapshot's product facts, or None when none is stored (the caller reads them from the products frame).
+
+    Read where `ecombench ingest` stored them, else beside the sandbox cache (<cache_dir>/../knowledge, learned once
+    there when absent).
+    """
+    try:
+        fingerprint = json.loads((path / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
+    except (OSError, ValueError, KeyError):
+        return None
+    if cache_dir is not None:
+        return catalog_knowledge(path, table, Path(cache_dir).parent / "knowledge").facts.facts
+    stats = load_catalog_stats(path, fingerprint, table, with_norms=False)
+    return stats.knowledge.facts.facts if stats is not None and stats.knowledge is not None else None
+
+
 def _fts(terms: list[str], op: str) -> str:
     return f" {op} ".join(f'"{t}"' for t in terms)
 
 
 def _product_text(row: dict[str, Any]) -> tuple[str, str, str]:
-    # Each part is normalised on its own (tokens() caches repeated feature and detail strings of variants).
+    # Each part is normalised on its own (tokens() caches repeated feature and detail strings of variants). The
+    # details part also holds every value the page states (its facts: what its description says too), so a search
+    # for a requirement finds the products whose page states it.
     features = " ; ".join(normalize(f) for f in row.get("features") or [])
-    details = " ; ".join(normalize(f"{d['key']} {d['value']}") for d in row.get("details") or [])
+    details = " ; ".join([*(normalize(f"{d['key']} {d['value']}") for d in row.get("details") or []),
+                          *(normalize(f"{f['field']} {f['value']}") for f in row.get("facts") or []
+                            if f["polarity"] == "stated")])
     return normalize(row.get("title") or ""), features, details
 
 
@@ -120,20 +142,26 @@ class SandboxCatalog:
         cached = None
         if cache_dir is not None:
             cached = Path(cache_dir) / f"{_index_key(path, table)}.sqlite"
-        return cls.build(products, reviews, table, path, index_file=cached)
+        return cls.build(products, reviews, table, path, index_file=cached, facts=_stored_facts(path, table, cache_dir))
 
     @classmethod
     def build(cls, products: pl.DataFrame, reviews: pl.DataFrame | None, table: FieldTable,
-              path: Path | None = None, index_file: Path | None = None) -> SandboxCatalog:
+              path: Path | None = None, index_file: Path | None = None,
+              facts: pl.DataFrame | None = None) -> SandboxCatalog:
         """Index a products frame and an optional reviews frame in memory.
 
         The frames hold at least `ecombench.catalog.schema.SANDBOX_PRODUCT_COLUMNS` and `REVIEW_TEXT_COLUMNS`.
 
         Cost on the largest shared snapshot (~7,300 products, ~3,200 reviews): about 5 s to
         tokenise and index, 1 s to load rows; with `index_file` present the index is read from it
-        (and written there, whole, after a build).
+        (and written there, whole, after a build). Each row carries its product facts ("facts": `facts`, rows
+        numbered as in `products`, else read from the frame itself: ecombench.catalog.facts), which the tools'
+        attribute filters and the grader read.
         """
-        rows = {r["parent_asin"]: r for r in products.select(SANDBOX_PRODUCT_COLUMNS).to_dicts()}
+        if facts is None:
+            facts = build_catalog_facts(products, table).facts
+        with_page = with_facts(products.select(SANDBOX_PRODUCT_COLUMNS), facts)
+        rows = {r["parent_asin"]: r for r in with_page.to_dicts()}
         by_product: dict[str, list[dict[str, Any]]] = {}
         if reviews is not None:
             for r in reviews.select(REVIEW_TEXT_COLUMNS).sort("review_id").iter_rows(named=True):

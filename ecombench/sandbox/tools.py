@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from ecombench.catalog.details import detail_options
+from ecombench.catalog.facts import page_values
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME, no_preference_reply
 from ecombench.text import contains_phrase
@@ -76,7 +76,8 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "'Operating System', 'colour' = 'Color') contains the value (any spelling of it).",
         {"product_ids": _IDS, "attribute_name": {"type": "string", "minLength": 1},
          "attribute_value": {"type": "string", "minLength": 1}}, ["product_ids", "attribute_name", "attribute_value"]),
-    _fn("get_product_details", "Title, category, store, price, features, description and details of one product.",
+    _fn("get_product_details", "Title, category, store, price, features, description and details of one product, "
+        "and what its page states (and denies) field by field.",
         {"product_id": {"type": "string"}}, ["product_id"]),
     _fn("get_review_content", f"Search one product's reviews; the {REVIEW_HITS} best matches (all terms first, "
         "then BM25). An empty query gives the most helpful reviews.",
@@ -206,7 +207,7 @@ class Episode:
             if row is None:
                 continue
             if spec is not None and spec.kind == "detail":
-                options = detail_options(row, spec)
+                options = page_values(row, spec)
             else:  # a key the field table does not know: its raw values, unsplit
                 options = [d["value"] for d in row.get("details") or [] if d["key"] == key and d["value"]]
             if any(contains_phrase(o, s) for o in options for s in spellings):
@@ -225,10 +226,16 @@ class Episode:
         for d in row.get("details") or []:
             details.setdefault(d["key"], []).append(d["value"])
         description = " ".join(row.get("description") or [])
+        # What the whole page states, field by field (its product facts), and what it denies: the spec sheet an
+        # attentive reader would draw from the title, bullets, description and details.
+        states: dict[str, list[str]] = {}
+        denies: dict[str, list[str]] = {}
+        for f in row.get("facts") or []:
+            (states if f["polarity"] == "stated" else denies).setdefault(f["field"], []).append(f["value"])
         return {"product": {"product_id": product_id, "title": row["title"], "main_category": row["main_category"],
                             "store": row["store"], "price": row["price"], "categories": row.get("categories") or [],
                             "features": row.get("features") or [], "description": description[:MAX_DESCRIPTION_CHARS],
-                            "details": details}}
+                            "details": details, "page_states": states, "page_denies": denies}}
 
     def _get_review_content(self, product_id: str, query: str) -> dict[str, Any]:
         if product_id not in self.catalog.rows:

@@ -21,7 +21,7 @@ class SplitConfig(BaseModel):
     query_ratio: float = Field(0.5, ge=0, le=1)
     persona_ratio: float = Field(0.25, ge=0, le=1)
     clarification_ratio: float = Field(0.25, ge=0, le=1)
-    min_query: int = Field(4, ge=1)
+    min_query: int = Field(3, ge=1)
     min_persona: int = Field(2, ge=0)
     min_clarification: int = Field(2, ge=0)
 

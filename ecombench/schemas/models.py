@@ -232,6 +232,15 @@ class ClarificationScript(_Model):
     max_clarification_turns: int = Field(ge=1, le=10)
 
 
+class PageFact(_Model):
+    """One value a product's page states for a field, with its evidence (ecombench.catalog.facts)."""
+
+    value: str
+    sources: list[str] = Field(description="The parts of the page that state it: details, title, feature, "
+                                           "description, store.")
+    evidence: str = Field(description="The normalised text around the value in its strongest source.")
+
+
 class TargetProduct(_Model):
     """The snapshot fields of the target that its rubrics use (details under canonical keys)."""
 
@@ -243,6 +252,10 @@ class TargetProduct(_Model):
     rating_number: int | None
     price: float | None
     details: dict[str, list[str]] = Field(description="Canonical detail key -> raw values (one per raw key).")
+    facts: dict[str, list[PageFact]] = Field(
+        default_factory=dict,
+        description="Per field a detail rubric uses, what the target's page states of it (its product facts), each "
+                    "with where it was read: the evidence a reviewer checks a requirement against.")
 
 
 class Difficulty(_Model):

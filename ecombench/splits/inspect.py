@@ -20,12 +20,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ecombench.answers.index import CatalogIndex
+from ecombench.catalog.facts import with_facts
 from ecombench.catalog.snapshot import SnapshotError, load_reviews, load_snapshot
 from ecombench.errors import InputError
 from ecombench.schemas.evidence import unflatten_rejection
 from ecombench.schemas.findings import STAGE_NAMES
 from ecombench.splits.report import count_tasks
 from ecombench.tables.fields import load_field_table
+from ecombench.validation.catalog_stats import catalog_knowledge
 from ecombench.validation.validate import parse_task_lines, validate_tasks
 
 
@@ -262,12 +264,13 @@ class ValidationRun:
 
 
 def validate_file(tasks_path: Path, catalog: Path, record_format: str = "auto",
-                  max_answer_set: int | None = None) -> ValidationRun:
+                  max_answer_set: int | None = None, cache_dir: Path | None = None) -> ValidationRun:
     """Read a tasks.jsonl and a catalog snapshot and run ecombench.validation.validate over every line.
 
-    The catalog is indexed as plan_build does (products, plus reviews when the snapshot has
+    The catalog is indexed as plan_build does (products, their facts, plus reviews when the snapshot has
     them); only the targets' rows are kept as dicts. The answer-set bound comes from the
-    manifest.json beside the file, else `max_answer_set`, else the build default.
+    manifest.json beside the file, else `max_answer_set`, else the build default. `cache_dir` keeps
+    product knowledge learned for a snapshot stored without it (`catalog_knowledge`).
 
     Raises:
         SplitReadError / SnapshotError: the file or the snapshot is missing or unreadable.
@@ -291,9 +294,11 @@ def validate_file(tasks_path: Path, catalog: Path, record_format: str = "auto",
     if reviews is None:
         notes.append(f"{catalog} has no reviews.parquet: review_opinion rubrics cannot be checked")
     table = load_field_table()
-    index = CatalogIndex.build(products, table, reviews)
+    knowledge = catalog_knowledge(catalog, table, cache_dir)
+    index = CatalogIndex.build(products, table, reviews, facts=knowledge.facts.facts)
     targets = sorted(t for t in {_target_id(r) for r in records} if t is not None)
-    rows = {p["parent_asin"]: p for p in products.filter(pl.col("parent_asin").is_in(targets)).to_dicts()}
+    target_rows = with_facts(products.filter(pl.col("parent_asin").is_in(targets)), knowledge.facts.facts)
+    rows = {p["parent_asin"]: p for p in target_rows.to_dicts()}
     if reviews is not None:
         for row in rows.values():
             row["reviews"] = []
@@ -305,7 +310,7 @@ def validate_file(tasks_path: Path, catalog: Path, record_format: str = "auto",
         notes.append(f"the tasks were built from another catalog (fingerprint {sorted(fingerprints)[0][:16]}…, "
                      f"{catalog} is {str(catalog_manifest.get('fingerprint'))[:16]}…): answer sets may differ")
     findings = validate_tasks(records, table, index, rows, max_answer_set, record_format=record_format,
-                              line_numbers=lines)
+                              line_numbers=lines, type_vocabulary=knowledge.type_vocabulary)
     findings = sorted(malformed + findings, key=lambda f: f["line"])  # stable: each record's order kept
     return ValidationRun(findings=findings, records=len(records) + len(malformed), notes=notes)
 

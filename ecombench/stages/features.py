@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from ecombench.catalog.details import (
     clean_value,
-    detail_options,
     detail_values,
     split_options,
     strip_markup,
 )
-from ecombench.stages.product_type import (
-    product_type,  # here: ecombench.stages.product_type builds on entity_phrase
-)
+from ecombench.catalog.facts import STATED, page_values
+from ecombench.catalog.product_type import product_type
+from ecombench.catalog.type_stats import TypeStats
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.stages.reviews import extract_opinions
 from ecombench.stages.type_values import type_value_problem
 from ecombench.stages.vocabulary import MIN_VALUE_SUPPORT, usable_values
@@ -88,6 +88,40 @@ def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
     return {"min": float(floor[-1]), "min_inclusive": True} if floor else None
 
 
+def _page_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
+    """The values the product's page states for the field, strongest evidence first.
+
+    From its facts when it has them (ecombench.catalog.facts; confirmed by two parts of the page, then by its
+    label, then by its title, then by one bullet or paragraph), else its raw `details` values.
+    """
+    facts = product.get("facts")
+    if facts is None:
+        return detail_values(product, spec)
+    stated = [f for f in facts if f["field"] == spec.name and f["polarity"] == STATED]
+    return [f["value"] for f in sorted(stated, key=_strength)]
+
+
+def _strength(fact: dict[str, Any]) -> tuple[int, str]:
+    sources = list(fact.get("sources") or [fact["source"]])
+    rank = 0 if len(sources) >= 2 else 1 if "details" in sources else 2 if "title" in sources else 3
+    return rank, fact["value"]
+
+
+def _page_options(product: dict[str, Any], spec: FieldSpec, values: list[str],
+                  table: FieldTable) -> tuple[list[str] | None, str]:
+    """(distinct clean options of the field, the first cleaning problem), as `_clean_options` for raw labels.
+
+    Facts are clean already: the strongest ones are the options (those confirmed by two parts of the page when
+    there are any, else every stated value); raw labels are cleaned here.
+    """
+    facts = product.get("facts")
+    if facts is None:
+        return _clean_options(spec, values, table)
+    ranked = sorted((f for f in facts if f["field"] == spec.name and f["polarity"] == STATED), key=_strength)
+    best = _strength(ranked[0])[0]
+    return [f["value"] for f in ranked if _strength(f)[0] == best], ""
+
+
 def _clean_options(spec: FieldSpec, raws: list[str], table: FieldTable) -> tuple[list[str] | None, str]:
     """(distinct clean options of the first raw value, the first cleaning problem); (None, "blurb") for a blurb."""
     text = strip_markup(raws[0])
@@ -108,7 +142,8 @@ def extract_features(
     vocabulary: dict[str, dict[str, list[str]]] | None = None, reviews: list[dict[str, Any]] | None = None,
     opinions: list[dict[str, Any]] | None = None, value_support: Callable[[str, str], int] | None = None,
     min_value_support: int = MIN_VALUE_SUPPORT, rejected_values: dict[str, dict[str, str]] | None = None,
-    clear_opinions: bool = False,
+    clear_opinions: bool = False, type_vocabulary: TypeVocabulary | None = None,
+    type_stats: TypeStats | None = None,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -139,6 +174,11 @@ def extract_features(
         rejected_values: when given, filled with {rubric field: {value: reason}} of the dropped options.
         clear_opinions: extracted opinions only from review clauses that state a clear, complete opinion
             (ecombench.stages.reviews.clear_opinion; template-v2). False keeps template-v1's opinions.
+        type_vocabulary: the catalog's product-type vocabulary (ecombench.catalog.type_vocabulary); None types
+            the product by the reviewed override's words alone (`TypeVocabulary.of_override`).
+        type_stats: the catalog's per-type statistics (ecombench.catalog.type_stats); with them, options that the
+            product's type implies, fields its products rarely state and values absent from its products' pages
+            are dropped (`TypeStats.problem`), except the device an accessory fits.
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
@@ -148,12 +188,13 @@ def extract_features(
     features: list[Feature] = []
     dropped: dict[str, str] = {}
 
-    entity = product_type(product, table.fields["title"].placeholders)  # what the product is
+    vocabulary_of_types = type_vocabulary or TypeVocabulary.of_override()
+    entity = product_type(product, vocabulary_of_types, table.fields["title"].placeholders)  # what the product is
     if entity:
         spec = table.fields["title"]
         features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))
-    cleaned = [(spec, raws, *_clean_options(spec, raws, table)) for spec in table.detail_fields()
-               if (raws := detail_values(product, spec))]
+    cleaned = [(spec, raws, *_page_options(product, spec, raws, table)) for spec in table.detail_fields()
+               if (raws := _page_values(product, spec))]
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
         prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
@@ -165,7 +206,10 @@ def extract_features(
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if entity:  # "a kitchen rug for the kitchen", "a coffee mug to use for coffee": the type says it already
                 bad.update({o: why for o in options if (why := type_value_problem(spec.rubric_field, o, entity))})
-                options = [o for o in options if o not in bad]
+            if entity and type_stats is not None and not spec.compatibility:
+                bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
+                                                                                                   o))})
+            options = [o for o in options if o not in bad]
             if bad and rejected_values is not None:
                 rejected_values[spec.rubric_field] = bad
             reason = reason or next(iter(bad.values()), "")
@@ -243,7 +287,7 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
         if len(swaps) == want:
             break
         spec = table.by_rubric_field(f.field)
-        mine = detail_options(product, spec)
+        mine = page_values(product, spec)
         others = [v for v in local.get(spec.name, []) if not _overlaps(v, mine, table)]
         if len(others) < 2:
             continue

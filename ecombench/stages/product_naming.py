@@ -1,10 +1,10 @@
 """Product types as a shopper names them, and the product nouns a query may name.
 
-Stage 2 finds what the product is (stages/product_type.py, from the title's head); this
+Stage 2 finds what the product is (ecombench.catalog.product_type, from the title's head); this
 module only says that type in natural form ("Mice" -> "a mouse", "Wall Clocks" -> "a wall clock",
-"Earbuds" -> "earbuds") and tells, from the same noun table (stages/product_types.toml), which
-product a text names first, so stage 7 can reject a query naming another type than its entity
-rubric's.
+"Earbuds" -> "earbuds") and tells, from the same type vocabulary (ecombench.catalog.type_vocabulary, learned
+from the catalog), which product a text names first, so stage 7 can reject a query naming another type than
+its entity rubric's.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.lemmas import lemmas
-from ecombench.stages.product_type import load_type_nouns
 from ecombench.stages.replies import speech_case
 from ecombench.text import STOPWORDS, fix_articles, tokens
 
@@ -83,7 +83,8 @@ def names_only_the_type(text: str, entity: str) -> bool:
 # wine glasses is a real requirement (the catalog's wine glasses also come in plastic, acrylic, crystal), and a
 # wrong product type ("Blush" of a headboard) would make the rule drop a real colour (helper review, session 8).
 TYPE_LIKE_FIELDS = frozenset({"Form Factor", "Item Form", "Room Type", "Recommended Uses For Product", "Rug Form Type",
-                              "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type"})
+                              "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type", "Shape",
+                              "Theme", "Special Feature"})
 
 
 def restates_the_type(field: str, value: str, entity: str) -> bool:
@@ -100,19 +101,21 @@ def restates_the_type(field: str, value: str, entity: str) -> bool:
     return field.removeprefix("details.") in TYPE_LIKE_FIELDS and names_only_the_type(value, entity)
 
 
-def named_type(text: str, entity: str, skip: frozenset[int] = frozenset()) -> str | None:
+def named_type(text: str, entity: str, vocabulary: TypeVocabulary, skip: frozenset[int] = frozenset()) -> str | None:
     """The product noun a text names first, if it is not the entity's.
 
     None when the text's first product noun phrase holds an entity word ("a phone case" for "Cases"),
-    else that noun ("headphones" for "Audio Cables"). Product nouns are stage 2's (stages/product_types.toml),
-    so the type a title gives and the type a query names are read by one table. Positions in `skip`
-    (tokens of other requirements' values, e.g. a compatible device) are ignored.
+    else that noun ("headphones" for "Audio Cables"). Product nouns are stage 2's (the catalog's type
+    vocabulary), so the type a title gives and the type a query names are read by one vocabulary. Positions in
+    `skip` (tokens of other requirements' values, e.g. a compatible device) are ignored.
 
-    >>> named_type("I need RCA headphones for my stereo", "Audio Cables"), named_type("a phone case", "Cases")
-    ('headphone', None)
+    >>> words = TypeVocabulary(nouns=frozenset({"headphone", "case", "cable"}), modifiers=frozenset())
+    >>> named_type("I need RCA headphones for my stereo", "Audio Cables", words)
+    'headphone'
+    >>> named_type("a phone case", "Cases", words)
     """
     own = type_words(entity)
-    nouns = load_type_nouns()[0]
+    nouns = vocabulary.nouns
     toks = tokens(text)
     for i, tok in enumerate(toks):
         if i in skip:

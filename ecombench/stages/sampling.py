@@ -86,12 +86,18 @@ def eligibility_in_slices(slices: Iterable[pl.DataFrame], table: FieldTable) -> 
     return pl.concat(parts)
 
 
-def eligibility_condition(intent: IntentSpec) -> pl.Expr:
+def eligibility_condition(intent: IntentSpec, min_type_products: int = 0) -> pl.Expr:
     """The intent's sampling conditions as one polars expression over `eligibility_columns`.
 
-    The one place they are written; `eligibility_rule` says them in words.
+    The one place they are written; `eligibility_rule` says them in words. With `min_type_products`, the frame
+    also holds "type_products" (ecombench.catalog.type_stats.TypeStats.type_products: products of the type
+    group whose statistics decide for the product, 0 when none does) and a candidate needs at least that many:
+    a product the catalog cannot type, or whose type it holds too few of to learn what matters for it, makes no
+    task (its query would name a type of one or two products).
     """
     cond = pl.col("detail_field_count") >= intent.min_detail_fields
+    if min_type_products:
+        cond &= pl.col("type_products") >= min_type_products
     if intent.min_average_rating is not None:
         cond &= pl.col("average_rating") >= intent.min_average_rating
     if intent.min_rating_number is not None:
@@ -103,9 +109,11 @@ def eligibility_condition(intent: IntentSpec) -> pl.Expr:
     return cond
 
 
-def eligibility_rule(intent: IntentSpec) -> str:
+def eligibility_rule(intent: IntentSpec, min_type_products: int = 0) -> str:
     """The intent's sampling conditions in words, for reports and warnings."""
     parts = [f"at least {intent.min_detail_fields} field-table detail fields"] if intent.min_detail_fields else []
+    if min_type_products:
+        parts.append(f"a product type of at least {min_type_products} catalog products")
     if intent.min_average_rating is not None:
         parts.append(f"average_rating >= {intent.min_average_rating:g}")
     if intent.min_rating_number is not None:
@@ -124,6 +132,7 @@ def sample_candidates(
     seed: int,
     exclude: set[str] | frozenset[str] = frozenset(),
     categories: list[str] | None = None,
+    min_type_products: int = 0,
 ) -> SamplingResult:
     """Draw up to `n` candidates for `intent`.
 
@@ -134,12 +143,13 @@ def sample_candidates(
         seed: the run seed.
         exclude: parent_asins already used in this split (a product targets one task only).
         categories: restrict to these main_category values (None: all).
+        min_type_products: see `eligibility_condition`.
 
     Returns:
         A SamplingResult; `shortfall` > 0 means fewer eligible products than requested
         (reported as not_enough_eligible_products).
     """
-    cond = eligibility_condition(intent)
+    cond = eligibility_condition(intent, min_type_products)
     if categories:
         cond &= pl.col("main_category").is_in(categories)
     pool = eligibility.filter(cond & ~pl.col("parent_asin").is_in(sorted(exclude)))
@@ -182,12 +192,14 @@ def sample_split(
     n: int,
     seed: int,
     categories: list[str] | None = None,
+    min_type_products: int = 0,
 ) -> dict[str, SamplingResult]:
     """Candidates for several intents, each product used by at most one intent.
 
     Each intent ranks all its eligible products (`sample_candidates`); the intents then take
     turns, in the given order, each taking its best product not yet taken, until each has `n`
     or runs out. Turn-taking keeps a small catalog from going entirely to the first intents.
+    `min_type_products`: see `eligibility_condition`.
 
     Returns:
         {intent name: SamplingResult}, in the order of `intents`.
@@ -195,7 +207,8 @@ def sample_split(
     # An intent skips at most the n * (k - 1) products the other k - 1 intents take, so its first
     # n * k ranked products always hold its picks: ranking deeper would change nothing.
     depth = n * len(intents)
-    ranked = {i.name: sample_candidates(eligibility, i, depth, seed, categories=categories) for i in intents}
+    ranked = {i.name: sample_candidates(eligibility, i, depth, seed, categories=categories,
+                                        min_type_products=min_type_products) for i in intents}
     taken: set[str] = set()
     chosen: dict[str, list[str]] = {i.name: [] for i in intents}
     cursor = {i.name: 0 for i in intents}

@@ -95,12 +95,27 @@ class QueryNotSearchable(PartitionInfeasible):
     reason = "query_not_searchable"
 
 
-def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random) -> list[Feature]:
-    """At most `intent.max_features` features: entity and intent-required fields first, the rest drawn with rng."""
+# The weight of a field no product of the type states (salience 0) in select_features' draw: it still can be drawn.
+SALIENCE_FLOOR = 0.05
+
+def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random,
+                    salience: Mapping[str, float] | None = None, required: frozenset[str] = frozenset()
+                    ) -> list[Feature]:
+    """At most `intent.max_features` features: entity, intent-required and `required` fields first, then the rest.
+
+    The rest are drawn with rng; with `salience` ({rubric field: weight >= 0}, what the product type's shoppers
+    state: ecombench.catalog.type_stats.TypeStats.salience), a weighted draw without replacement (each key
+    u ** (1 / weight), Efraimidis and Spirakis 2006), so salient fields come first more often but every field can.
+    """
     fixed = [f for f in features
-             if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields]
+             if f.kind in ("entity", "negative", "budget", "opinion") or f.field in intent.query_fields
+             or f.field in required]
     rest = [f for f in features if f not in fixed]
-    rng.shuffle(rest)
+    if salience is None:
+        rng.shuffle(rest)
+    else:
+        keys = [rng.random() ** (1.0 / (SALIENCE_FLOOR + salience.get(f.field, 0.0))) for f in rest]
+        rest = [f for _, f in sorted(zip(keys, rest, strict=True), key=lambda kf: -kf[0])]
     if intent.min_query_attributes:
         # feature_combination needs enough detail features; draw them before numeric ones.
         rest.sort(key=lambda f: f.kind != "detail")

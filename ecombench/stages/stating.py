@@ -6,6 +6,7 @@ words of any of its spellings; and the product noun a query names (`product_type
 
 from __future__ import annotations
 
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.lemmas import stated_count, states_cue, states_phrase
 from ecombench.schemas.models import Rubric
 from ecombench.stages.phrasing import phrasing_of, rubric_forms
@@ -81,13 +82,15 @@ def _unstated(rubric: Rubric, forms: list[str], rubrics: list[Rubric], implicit:
 
 
 def product_type_drift(query: str, rubrics: list[Rubric], implicit: set[str],
-                       cues: dict[str, str] | None = None) -> str | None:
+                       cues: dict[str, str] | None = None,
+                       type_vocabulary: TypeVocabulary | None = None) -> str | None:
     """The product noun a query names instead of its entity rubric's ("headphones" for an audio cable), or None.
 
     The query's first product noun phrase must hold a word of the entity (ecombench.stages.product_naming.named_type);
     words the query spends on other requirements (a compatible device "Headphones" of an earpad, a cue)
     are not read as the product's name, unless the requirement's value is the type's own word: an excluded
-    form factor "Case" of a case must not hide the "case" the query names it by.
+    form factor "Case" of a case must not hide the "case" the query names it by. Product nouns are the
+    catalog's (`type_vocabulary`; None: the reviewed override's alone).
     """
     entity = next((r for r in rubrics if r.info_source == "query" and phrasing_of(r).query_role == "subject"), None)
     if entity is None:
@@ -104,4 +107,5 @@ def product_type_drift(query: str, rubrics: list[Rubric], implicit: set[str],
         for i in range(len(toks) - len(n) + 1):
             if n and toks[i:i + len(n)] == n:
                 skip.update(range(i, i + len(n)))
-    return named_type(query, str(entity.expected_value), frozenset(skip))
+    return named_type(query, str(entity.expected_value), type_vocabulary or TypeVocabulary.of_override(),
+                      frozenset(skip))

@@ -51,6 +51,11 @@ class FieldSpec:
         reply: clarification reply template.
         placeholders: lower-cased values that mean "unknown" for this field.
         descriptive: values describe (colour, style, ...): model-like codes are refused.
+        cues: words around a value in a product's text that put it in this field's role ("made of",
+            "material"); ecombench.catalog.facts reads a bullet's value only with one. Empty: the label.
+        compatibility: the field names the device an accessory fits (read after "for", "compatible with").
+        self_evident: a value of the field said anywhere in the page describes the product ("waterproof").
+        measure: values are measurements, read from text only when they hold a number.
     """
 
     name: str
@@ -69,6 +74,14 @@ class FieldSpec:
     reply: str = "{value}"
     placeholders: frozenset[str] = field(default_factory=frozenset)
     descriptive: bool = False
+    cues: tuple[str, ...] = ()
+    compatibility: bool = False
+    self_evident: bool = False
+    measure: bool = False
+
+    def text_cues(self) -> tuple[str, ...]:
+        """The cue words of the field in product text: `cues`, else its label."""
+        return self.cues or (self.label,)
 
     @property
     def rubric_field(self) -> str:
@@ -203,6 +216,10 @@ def _load_field_table(path: str) -> FieldTable:
                 reply=row.get("reply", "{value}"),
                 placeholders=frozenset(global_placeholders | {p.lower() for p in row.get("placeholders", [])}),
                 descriptive=name in descriptive,
+                cues=tuple(row.get("cues", ())),
+                compatibility=bool(row.get("compatibility", False)),
+                self_evident=bool(row.get("self_evident", False)),
+                measure=bool(row.get("measure", False)),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

@@ -2,8 +2,10 @@
 
 What a build derives from the snapshot alone: the normalised titles, detail options and review texts
 the answer-set index reads (`ecombench.answers.norms.CatalogNorms`), the per-field value vocabulary of
-every intent's negative fields (`ecombench.catalog.details.field_vocabulary`), and the great-expectations
-catalog suite's result (`ecombench.validation.expectations.catalog_suite`). `ecombench ingest` writes them to
+every intent's negative fields (`ecombench.catalog.details.field_vocabulary`), the product-type vocabulary
+learned from the catalog with its evidence and every product's type (`ecombench.catalog.type_vocabulary`,
+`ecombench.catalog.product_type.product_types`), and the great-expectations catalog suite's result
+(`ecombench.validation.expectations.catalog_suite`). `ecombench ingest` writes them to
 `<snapshot>/stats/` (a temporary directory renamed when complete); `stats.json` records the snapshot
 fingerprint and a digest of the code and tables that make them, so a build uses them only when both
 match and otherwise computes them as before. They are a cache: deleting `stats/` changes nothing but
@@ -12,6 +14,7 @@ the build's time.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -29,24 +32,35 @@ from typing import Any
 import polars as pl
 
 from ecombench.answers.norms import CatalogNorms, option_norms, review_text_norms, title_norms
-from ecombench.catalog.details import VocabularyCounts, detail_rows, owned_strings
-from ecombench.catalog.snapshot import SnapshotError, check_snapshot
+from ecombench.catalog.details import VocabularyCounts, owned_strings
+from ecombench.catalog.facts import FACT_COLUMNS, CatalogFacts, facts_in_slices, stated_rows
+from ecombench.catalog.knowledge import (
+    KNOWLEDGE_COLUMNS,
+    ProductKnowledge,
+    learn_product_knowledge,
+    read_knowledge,
+    write_knowledge,
+)
+from ecombench.catalog.snapshot import SnapshotError, check_snapshot, load_manifest
+from ecombench.catalog.type_vocabulary import OVERRIDE_TABLE
 from ecombench.hashing import source_digest
 from ecombench.tables.fields import FieldTable, load_field_table
 from ecombench.tables.intents import load_intents
 
 STATS_DIR = "stats"
-STATS_VERSION = 1
+STATS_VERSION = 2
 
 
 def stats_digest(table: FieldTable) -> str:
-    """sha256 over the statistics' version, the code that computes them and the field table in use.
+    """sha256 over the statistics' version, the code that computes them, the field table in use and the override.
 
-    The code is this module and what it imports (`ecombench.hashing.source_digest`).
+    The code is this module and what it imports (`ecombench.hashing.source_digest`); the override is the
+    product-type vocabulary's reviewed table (tables/product_types.toml).
     """
     h = hashlib.sha256(str(STATS_VERSION).encode())
     h.update(source_digest("ecombench.validation.catalog_stats").encode())
     h.update(Path(table.source_path).read_bytes())
+    h.update(OVERRIDE_TABLE.read_bytes())
     return h.hexdigest()
 
 
@@ -59,12 +73,14 @@ class CatalogStats:
         vocabulary: `field_vocabulary` over `vocabulary_fields`: {main_category: {field: [value, ...]}}.
         vocabulary_fields: the fields it covers (every intent's negative fields).
         catalog_suite: the catalog suite's summary (`ecombench.validation.expectations.catalog_suite`), or None.
+        knowledge: the product facts, types and per-type statistics (`ecombench.catalog.knowledge`).
     """
 
     norms: CatalogNorms | None
     vocabulary: dict[str, dict[str, list[str]]]
     vocabulary_fields: list[str]
     catalog_suite: dict[str, Any] | None
+    knowledge: ProductKnowledge | None = None
 
     def vocabulary_for(self, fields: list[str]) -> dict[str, dict[str, list[str]]] | None:
         """`field_vocabulary(..., fields)` from the stored table, or None when it does not cover `fields`.
@@ -91,6 +107,7 @@ def negative_fields(table: FieldTable) -> list[str]:
 # details only key and value (without raw_key, reading the 3.7M-product snapshot took 5.7 s instead of 9.6 s).
 _PRODUCT_COLUMNS = ("parent_asin", "title", "main_category", "store", "average_rating", "rating_number", "price",
                     "categories", "details.list.element.key", "details.list.element.value")
+# What typing every product reads, in a second pass once the vocabulary is learned.
 SLICE_ROWS = 200_000
 
 
@@ -193,14 +210,21 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
     # own meanwhile; a spawned process costs ~5 s more, so small ones run it here (`PARALLEL_SUITE_PRODUCTS`).
     parallel = with_suite and manifest.get("counts", {}).get("products", 0) >= PARALLEL_SUITE_PRODUCTS
     suite_job = _start_suite(snapshot) if parallel else None
+    start = time.perf_counter()
+    knowledge = snapshot_knowledge(snapshot, table)
+    seconds["product_knowledge"] = time.perf_counter() - start
+    stated = stated_rows(knowledge.facts.facts)
     fields = negative_fields(table)
     vocabulary_counts = VocabularyCounts(table, fields)
     titles: list[pl.DataFrame] = []
     pairs: list[pl.DataFrame] = []
+    offset = 0
     # Products in slices of whole row groups: only one slice's details are in memory at a time.
     for products in _slices(snapshot / "products.parquet", _PRODUCT_COLUMNS):
         start = time.perf_counter()
-        details = detail_rows(products, table)
+        details = (stated.filter(pl.col("row").is_between(offset, offset + products.height - 1))
+                   .with_columns(pl.col("row") - offset))
+        offset += products.height
         titles.append(owned_strings(products.select(pl.col("title").fill_null("").unique())))
         pairs.append(owned_strings(details.select("key", "value").unique()))
         seconds["normalisation"] += time.perf_counter() - start
@@ -234,6 +258,7 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
         norms.options.write_parquet(tmp / "option_norms.parquet")
         if norms.review_texts is not None:
             norms.review_texts.write_parquet(tmp / "review_text_norms.parquet")
+        write_knowledge(knowledge, tmp)
         (tmp / "vocabulary.json").write_text(json.dumps({"fields": fields, "vocabulary": vocabulary},
                                                         ensure_ascii=False, sort_keys=True), encoding="utf-8")
         if suite is not None:
@@ -251,6 +276,54 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return record
+
+
+def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
+    """The product knowledge of a snapshot, learned from products.parquet in slices (`learn_product_knowledge`).
+
+    Raises:
+        SnapshotError: products.parquet cannot be read.
+    """
+    return learn_product_knowledge(lambda: _slices(Path(snapshot) / "products.parquet", KNOWLEDGE_COLUMNS), table)
+
+
+def snapshot_facts(snapshot: Path, table: FieldTable) -> CatalogFacts:
+    """The product facts of a snapshot (`ecombench.catalog.facts.facts_in_slices` over products.parquet).
+
+    Raises:
+        SnapshotError: products.parquet cannot be read.
+    """
+    return facts_in_slices(lambda: _slices(Path(snapshot) / "products.parquet", FACT_COLUMNS), table)
+
+
+def catalog_knowledge(snapshot: Path, table: FieldTable, cache_dir: Path | None = None) -> ProductKnowledge:
+    """The snapshot's product knowledge: stored at ingest when current, else from `cache_dir`, else learned now.
+
+    Knowledge learned now is kept in `cache_dir` for the next reader (its `folder` says where).
+
+    Args:
+        snapshot: the snapshot directory.
+        table: the field table in use.
+        cache_dir: a cache folder (<artifacts>/cache/knowledge); None learns it without keeping it.
+
+    Raises:
+        SnapshotError: the snapshot is missing or unreadable.
+    """
+    fingerprint = load_manifest(snapshot)["fingerprint"]
+    stats = load_catalog_stats(snapshot, fingerprint, table, with_norms=False)
+    if stats is not None and stats.knowledge is not None:
+        return stats.knowledge
+    folder = None if cache_dir is None else cache_dir / f"{fingerprint[:16]}-{stats_digest(table)[:16]}"
+    if folder is not None:
+        try:
+            return read_knowledge(folder)
+        except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError):
+            pass
+    knowledge = snapshot_knowledge(snapshot, table)
+    if folder is None:
+        return knowledge
+    write_knowledge(knowledge, folder)
+    return dataclasses.replace(knowledge, folder=folder)
 
 
 def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable,
@@ -274,12 +347,13 @@ def load_catalog_stats(snapshot: Path, fingerprint: str, table: FieldTable,
                              pl.read_parquet(where / "option_norms.parquet"),
                              pl.read_parquet(review_file) if review_file.is_file() else None) if with_norms else None
         vocab = json.loads((where / "vocabulary.json").read_text(encoding="utf-8"))
+        knowledge = read_knowledge(where)
         suite_file = where / "catalog_suite.json"
         suite = json.loads(suite_file.read_text(encoding="utf-8")) if suite_file.is_file() else None
     except (OSError, ValueError, KeyError, pl.exceptions.PolarsError):
         return None
     return CatalogStats(norms=norms, vocabulary=vocab["vocabulary"], vocabulary_fields=vocab["fields"],
-                        catalog_suite=suite)
+                        catalog_suite=suite, knowledge=knowledge)
 
 
 def stored_catalog_suite(snapshot: Path) -> dict[str, Any] | None:

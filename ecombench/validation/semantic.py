@@ -12,7 +12,8 @@ from collections import Counter
 from typing import Any
 
 from ecombench.answers.index import AnswerSets
-from ecombench.catalog.details import clean_value, detail_options, split_options, strip_markup
+from ecombench.catalog.facts import page_values
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.hashing import digest
 from ecombench.lemmas import states_cue, states_phrase
 from ecombench.rubrics import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
@@ -28,7 +29,8 @@ from ecombench.tables.fields import FieldTable
 from ecombench.validation.leakage import reply_reveals
 
 
-def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] | None = None) -> list[Finding]:
+def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] | None = None,
+                  type_vocabulary: TypeVocabulary | None = None) -> list[Finding]:
     """Findings where a source does not carry its rubrics (query, persona, clarification) or the lock broke.
 
     Args:
@@ -36,6 +38,8 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
         table: the field table.
         cues: {rubric id: cue clause} of the task's implicit rubrics; their value must not be in
             the query (stage 6 checks that) and the cue must be. None skips the cue check.
+        type_vocabulary: the catalog's product-type vocabulary, for the query's product noun (None: the
+            reviewed override's words alone).
     """
     findings: list[Finding] = []
     query = task["user_query"]
@@ -70,7 +74,7 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
                                         f"clarification rubric {r.id} ({r.field}) is revealed by "
                                         f"{len(revealing)} slots, not exactly one",
                                         {"rubric_id": r.id, "field": r.field, "slot_ids": revealing}))
-    drift = product_type_drift(query, rubrics, implicit, cues)
+    drift = product_type_drift(query, rubrics, implicit, cues, type_vocabulary)
     if drift is not None:
         entity = next(r for r in rubrics if r.info_source == "query" and phrasing_of(r).query_role == "subject")
         findings.append(Finding("query_names_other_product_type",
@@ -139,7 +143,8 @@ def check_query_surfaces(task: dict[str, Any], cues: dict[str, str] | None = Non
 
 
 def semantic_findings(task: dict[str, Any], table: FieldTable, index: AnswerSets, cues: dict[str, str] | None,
-                      max_answer_set: int) -> tuple[list[str], list[Finding]]:
+                      max_answer_set: int, type_vocabulary: TypeVocabulary | None = None
+                      ) -> tuple[list[str], list[Finding]]:
     """Stage 7's code checks of a task record, as the build runs them and `ecombench validate` reruns them.
 
     Each source carries its rubrics and the lock holds (`check_sources`), and the answer set over
@@ -148,7 +153,7 @@ def semantic_findings(task: dict[str, Any], table: FieldTable, index: AnswerSets
     Returns:
         (the answer set: sorted parent_asins, every finding: errors and warns).
     """
-    findings = check_sources(task, table, cues)
+    findings = check_sources(task, table, cues, type_vocabulary)
     answers, answer_findings = check_answer_set(task["rubrics"], task["target_product"]["parent_asin"], index,
                                                 max_answer_set)
     return answers, findings + answer_findings
@@ -396,16 +401,14 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     left = [a for a in index.answer_set(others) if a != target.get("parent_asin")]
     if not left:
         return []
-    mine = detail_options(target, spec)
+    mine = page_values(target, spec)
     carried: Counter = Counter()
     for product in index.products_of(left):
         seen = set()
-        for raw in detail_options(product, spec):
-            for opt in split_options(spec, strip_markup(raw)):
-                clean, _ = clean_value(spec, opt, index.table)
-                if clean and clean.lower() not in seen and not _overlaps(clean, mine, index.table):
-                    seen.add(clean.lower())
-                    carried[clean] += 1
+        for clean in page_values(product, spec):
+            if clean.lower() not in seen and not _overlaps(clean, mine, index.table):
+                seen.add(clean.lower())
+                carried[clean] += 1
     entity = next((str(r["expected_value"]) for r in plain if r["info_source"] == "query" and r["type"] in RUBRIC_TYPES
                    and phrasing_of(r["type"]).query_role == "subject"), None)
     if entity is not None:

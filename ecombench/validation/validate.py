@@ -15,6 +15,7 @@ from typing import Any
 
 from ecombench.answers.index import CatalogIndex
 from ecombench.catalog.details import split_options
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.rubrics import as_rubrics, kind_of
 from ecombench.rubrics.checkers import failing_rubrics
 from ecombench.schemas import schema_errors, validator
@@ -266,7 +267,8 @@ def _guarded(name: str, check: Callable[[], list[Finding]]) -> list[Finding]:
 
 def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex,
                   catalog_products_by_id: dict[str, dict[str, Any]], max_answer_set: int,
-                  record_format: str = "auto") -> tuple[str | None, list[Finding]]:
+                  record_format: str = "auto", type_vocabulary: TypeVocabulary | None = None
+                  ) -> tuple[str | None, list[Finding]]:
     """Every finding for one record: (its task id, findings). See `validate_tasks`."""
     fmt = detect_format(record) if record_format == "auto" else record_format
     lacking: list[str] = []
@@ -306,7 +308,7 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
 
     def semantics() -> list[Finding]:  # stage 7's code checks, the build's own function
         cues, missing = _implicit_cues(task, table)
-        answers, out = semantic_findings(task, table, index, cues, max_answer_set)
+        answers, out = semantic_findings(task, table, index, cues, max_answer_set, type_vocabulary)
         if "answer_set" not in lacking and answers != task["answer_set"]:
             out.append(Finding("answer_set_differs", f"the catalog gives an answer set of {len(answers)}, the task "
                                f"records {len(task['answer_set'])}",
@@ -334,7 +336,8 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
 
 def validate_tasks(records: list[dict[str, Any]], table: FieldTable, index: CatalogIndex,
                    catalog_products_by_id: dict[str, dict[str, Any]], max_answer_set: int, *,
-                   record_format: str = "auto", line_numbers: list[int] | None = None) -> list[dict[str, Any]]:
+                   record_format: str = "auto", line_numbers: list[int] | None = None,
+                   type_vocabulary: TypeVocabulary | None = None) -> list[dict[str, Any]]:
     """Re-run every build check on existing task records; the records are not modified.
 
     Args:
@@ -346,6 +349,8 @@ def validate_tasks(records: list[dict[str, Any]], table: FieldTable, index: Cata
         max_answer_set: the answer-set bound (the build's `max_answer_set`).
         record_format: "auto" (per record), "ecombench" or "ecomagentbench".
         line_numbers: each record's line in its file (default: 1, 2, ...), for the report.
+        type_vocabulary: the catalog's product-type vocabulary (ecombench.validation.catalog_stats
+            .catalog_type_vocabulary); None: the reviewed override's words alone.
 
     Returns:
         findings.jsonl rows in record order: {task_id, line, stage, stage_name, reason, severity,
@@ -364,7 +369,7 @@ def validate_tasks(records: list[dict[str, Any]], table: FieldTable, index: Cata
     first_line: dict[str, int] = {}
     for record, line in zip(records, lines):
         task_id, findings = validate_task(json.loads(json.dumps(record)), table, index, catalog_products_by_id,
-                                          max_answer_set, record_format)
+                                          max_answer_set, record_format, type_vocabulary)
         if task_id is not None:
             seen = first_line.setdefault(task_id, line)
             if seen != line:

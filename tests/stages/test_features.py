@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from ecombench.catalog.details import clean_value, split_options
+from ecombench.catalog.product_type import entity_phrase
 from ecombench.hashing import rng
 from ecombench.rubrics.checkers import check
 from ecombench.stages.features import extract_features, price_bound, rating_bound, rating_count_bound
-from ecombench.stages.product_type import entity_phrase
 from ecombench.tables.intents import load_intents
 
 
@@ -115,7 +115,8 @@ def test_a_single_option_field_is_never_split(table):
 
 def test_a_multi_option_field_yields_one_of_its_options(rich_catalog, product_search, table):
     product = rich_catalog.product("B06XKNKPMS")  # Color "Black,Blue"
-    colours = {next(f.value for f in extract_features(product, product_search, table, rng(s))[0]
+    colours = {next(f.value for f in extract_features(product, product_search, table, rng(s),
+                     type_vocabulary=rich_catalog.type_vocabulary)[0]
                     if f.field == "details.Color") for s in range(20)}
     assert colours == {"Black", "Blue"}
 
@@ -124,7 +125,8 @@ def test_a_multi_option_field_yields_one_of_its_options(rich_catalog, product_se
 # ('Safety Warning<', 'the item must be stored correctly') become Special Feature values of B00EABJUFG
 def test_a_real_html_blurb_yields_no_special_feature(rich_catalog, product_search, table):
     product = rich_catalog.product("B00EABJUFG")
-    values = [f.value for s in range(5) for f in extract_features(product, product_search, table, rng(s))[0]
+    values = [f.value for s in range(5) for f in extract_features(product, product_search, table, rng(s),
+                     type_vocabulary=rich_catalog.type_vocabulary)[0]
               if f.field == "details.Special Feature"]
     assert values == []
 
@@ -190,31 +192,36 @@ def test_a_category_naming_who_a_product_is_for_is_never_the_entity(rich_catalog
 
 def test_extract_features_is_deterministic_for_the_same_seed(rich_catalog, product_search, table):
     product = rich_catalog.product("B012I6UBXY")
-    runs = [extract_features(product, product_search, table, rng(7, "candidate", "x")) for _ in range(3)]
+    runs = [extract_features(product, product_search, table, rng(7, "candidate", "x"),
+                     type_vocabulary=rich_catalog.type_vocabulary) for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
 
 
 def test_extract_features_gives_one_feature_per_field(rich_catalog, product_search, table):
     # B012I6UBXY has RAM and Screen Size under two raw keys each.
-    features, _ = extract_features(rich_catalog.product("B012I6UBXY"), product_search, table, rng(0))
+    features, _ = extract_features(rich_catalog.product("B012I6UBXY"), product_search, table, rng(0),
+                     type_vocabulary=rich_catalog.type_vocabulary)
     fields = [f.field for f in features]
     assert len(fields) == len(set(fields))
 
 
 def test_extract_features_reports_unusable_fields_with_their_reason(rich_catalog, product_search, table):
-    _, dropped = extract_features(rich_catalog.product("B07Z8ZXDFY"), product_search, table, rng(0))
+    _, dropped = extract_features(rich_catalog.product("B07Z8ZXDFY"), product_search, table, rng(0),
+                     type_vocabulary=rich_catalog.type_vocabulary)
     assert dropped == {"details.Special Feature": "code"}
 
 
 def test_extracted_features_are_satisfied_by_their_product(rich_catalog, product_search, table):
     from ecombench.stages.rubrics import feature_rubric
     product = rich_catalog.product("B012I6UBXY")
-    features, _ = extract_features(product, product_search, table, rng(0))
+    features, _ = extract_features(product, product_search, table, rng(0),
+                     type_vocabulary=rich_catalog.type_vocabulary)
     verdicts = {f.field: check(feature_rubric(f), product, table).status for f in features}
     assert set(verdicts.values()) == {"satisfied"}
 
 
 def test_numeric_features_follow_the_intents_numeric_fields(rich_catalog, table):
     intents = load_intents()
-    features, _ = extract_features(rich_catalog.product("B012I6UBXY"), intents["rating_quality"], table, rng(0))
+    features, _ = extract_features(rich_catalog.product("B012I6UBXY"), intents["rating_quality"], table, rng(0),
+                     type_vocabulary=rich_catalog.type_vocabulary)
     assert [f.field for f in features if f.kind == "numeric"] == ["average_rating", "rating_number", "price"]

@@ -19,7 +19,8 @@ from ecombench.tables.intents import load_intents
 def assignment(rich_catalog):
     intent = load_intents()["product_search"]
     gen = rng(0)
-    features, _ = extract_features(rich_catalog.product("B012I6UBXY"), intent, rich_catalog.table, gen)
+    features, _ = extract_features(rich_catalog.product("B012I6UBXY"), intent, rich_catalog.table, gen,
+                                   type_vocabulary=rich_catalog.type_vocabulary)
     return split_features(select_features(features, intent, gen), intent, SplitConfig(), gen)
 
 

@@ -26,7 +26,8 @@ def splits(rich_plan, rich_catalog, intents):
     for name, s in sampling.items():
         for asin in s["candidates"]:
             gen = rng(0, "candidate", name, asin, 0)
-            features, _ = extract_features(rich_catalog.product(asin), intents[name], rich_catalog.table, gen)
+            features, _ = extract_features(rich_catalog.product(asin), intents[name], rich_catalog.table, gen,
+                                           type_vocabulary=rich_catalog.type_vocabulary)
             chosen = select_features(features, intents[name], gen)
             try:
                 out.append((intents[name], chosen, split_features(chosen, intents[name], CONFIG, gen)))
@@ -37,7 +38,8 @@ def splits(rich_plan, rich_catalog, intents):
 
 
 def features_of(rich_catalog, intents, asin, intent="product_search", seed=0):
-    return extract_features(rich_catalog.product(asin), intents[intent], rich_catalog.table, rng(seed))[0]
+    return extract_features(rich_catalog.product(asin), intents[intent], rich_catalog.table, rng(seed),
+                            type_vocabulary=rich_catalog.type_vocabulary)[0]
 
 
 def test_every_split_meets_the_minimums(splits):
@@ -216,7 +218,8 @@ def test_a_query_with_no_product_type_and_no_attribute_is_not_searchable(full_ca
 
     intent = intents["review_driven"]
     product = full_catalog.reviewed_product("B077H68HM2")
-    features, _ = extract_features(product, intent, full_catalog.table, rng(0), reviews=product["reviews"])
+    features, _ = extract_features(product, intent, full_catalog.table, rng(0), reviews=product["reviews"],
+                                   type_vocabulary=full_catalog.type_vocabulary)
     assert [f.value for f in features if f.kind == "entity"] == ["Kit"]
     features = [f for f in features if f.kind != "entity"]
     assert not [f for f in features if f.kind in ("entity", "detail")]
@@ -242,6 +245,7 @@ def test_an_answer_set_split_leaves_every_hidden_source_needed(full_catalog, int
         {"type": "attribute_match", "field": field, "expected_value": value})
     gen = rng(0, "candidate", "product_search", "B0BM23T7MM", 0)  # the build's first-attempt draw
     features, _ = extract_features(full_catalog.product("B0BM23T7MM"), intent, full_catalog.table, gen,
+                                   type_vocabulary=full_catalog.type_vocabulary,
                                    value_support=support)
     chosen = select_features(features, intent, gen)
     within = [feature_rubric(f) for f in chosen if f.kind == "entity"]

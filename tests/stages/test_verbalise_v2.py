@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.schemas.models import Rubric
 from ecombench.stages.product_naming import natural_type
 from ecombench.stages.stating import product_type_drift
@@ -16,6 +17,9 @@ from ecombench.validation.leakage import check_leakage
 from ecombench.validation.semantic import check_sources
 
 TABLE = load_field_table()
+# The product nouns these queries name, as a catalog's type vocabulary would hold them.
+TYPES = TypeVocabulary(nouns=frozenset({"headphone", "cable", "pad", "adapter", "case", "phone"}),
+                       modifiers=frozenset({"audio", "ear", "phone"}))
 
 
 def rubric(rid: str, type_: str, field: str, value, source: str = "query") -> Rubric:
@@ -115,20 +119,20 @@ CABLE = [rubric("r1", "entity_match", "title", "Audio Cables"),
 def test_a_query_naming_another_product_type_is_rejected_with_its_own_reason():
     # the small model's accepted query for an RCA audio cable (issue #14)
     task = task_of(CABLE, "I need RCA headphones, the kind of audio cable with an RCA connector.")
-    findings = check_sources(task, TABLE)
+    findings = check_sources(task, TABLE, type_vocabulary=TYPES)
     assert [(f.reason, f.evidence["value"]) for f in findings] == [("query_names_other_product_type", "headphone")]
 
 
 @pytest.mark.parametrize("query", ["I need an RCA audio cable for my headphones.",
                                    "Could you find me a phone audio cable with an RCA connector?"])
 def test_naming_the_type_first_is_no_drift_whatever_follows(query):
-    assert product_type_drift(query, CABLE, set()) is None
+    assert product_type_drift(query, CABLE, set(), type_vocabulary=TYPES) is None
 
 
 def test_a_compatible_device_in_the_query_is_not_read_as_the_product_type():
     pads = [rubric("r1", "entity_match", "title", "Ear Pads"),
             rubric("r2", "attribute_match", "details.Compatible Devices", "Headphones")]
-    assert product_type_drift("Headphones compatible ear pads, please.", pads, set()) is None
+    assert product_type_drift("Headphones compatible ear pads, please.", pads, set(), type_vocabulary=TYPES) is None
 
 
 # Query rubrics of real accepted tasks of the shared-data split whose first v2 wording read stiffly:

@@ -42,7 +42,8 @@ def support_of(catalog):
 def features_of(catalog, asin, intent="product_search"):
     rejected = {}
     features, dropped = extract_features(catalog.product(asin), load_intents()[intent], catalog.table, rng(0),
-                                         value_support=support_of(catalog), rejected_values=rejected)
+                                         value_support=support_of(catalog), rejected_values=rejected,
+                                         type_vocabulary=catalog.type_vocabulary)
     return {f.field: f.value for f in features}, rejected
 
 

@@ -157,7 +157,8 @@ def validate(
             raise SettingError(f"{tasks} has no split manifest beside it naming its catalog; give --catalog")
         catalog = Path(recorded)
     try:
-        run = validate_file(tasks, catalog, record_format, max_answer_set)
+        run = validate_file(tasks, catalog, record_format, max_answer_set,
+                            cache_dir=ctx.obj.artifacts / "cache" / "knowledge")
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise InputError(f"{catalog}: cannot read the snapshot ({str(exc).splitlines()[0]})") from exc
     try:

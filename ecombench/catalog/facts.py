@@ -1,0 +1,738 @@
+"""Product facts: what a product's whole page states for each field of the field table, with its evidence.
+
+A fact is one (product, field, value) with a polarity — the page *states* the value or *contradicts* it — and
+its evidence: where it was read (the `details` label, the title, a feature bullet, the description, the store)
+and the span in that segment's normalised text. Every catalog-wide question (answer sets, support counts,
+grading, stage 2's features) reads facts instead of the one Amazon label per field, and tells a page that
+contradicts a value from one that says nothing of it.
+
+How the page is read (all of it polars over whole columns, Python only once per distinct value):
+
+- **Vocabulary** (`learn_vocabulary`): each field's values are the clean options of its `details` labels across
+  the catalog being built (ecombench.catalog.details), carried by at least `min_products` products, with the
+  field table's value aliases as extra spellings. So a new category brings its own values.
+- **Mentions** (`find_mentions`): every vocabulary value found, as whole words, in the title, each feature
+  bullet and each description paragraph (Aho-Corasick over the normalised text); a value inside a longer value
+  found at the same place ("leather" in "faux leather", "wireless" in "wireless charging") is not a mention of
+  its own.
+- **Role** (`read_mentions`): a mention is a fact only where the value plays the field's role. In a title the
+  value is stated unless it sits in the part that names the device an accessory fits ("... for iPhone 8": only
+  compatibility fields read there) or in a gift phrase ("a gift for Christmas"); in a bullet or paragraph it
+  needs a cue: the field's own cue words around it ("made of silicone", "silicone material", a bullet headed
+  "MATERIAL:"), or for a compatibility field a "for / compatible with / fits" before it. Which fields' title
+  mentions hold is learned from the products that carry a label (`learn_title_rates`).
+- **Contradictions**: a negated mention ("not waterproof", "NOT compatible with S20 Ultra", "BPA free"), an
+  imitation qualifier ("PU leather" against a label "Leather"), and, in a field whose labels hold one value per
+  product, a title or cued value other than the label's (a "Plaid" title against the label Pattern "Solid").
+  A value the page contradicts and nowhere states is contradicted, even when its label says it.
+
+`extract_facts` returns one row per (row, field, value): the strongest evidence for it, its polarity and
+`sources` (which parts of the page state it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ecombench.catalog.details import clean_value, detail_options, detail_rows, split_options, strip_markup
+from ecombench.tables.fields import FieldSpec, FieldTable
+from ecombench.text import normalize
+
+# Columns of the facts frame.
+FACT_SCHEMA: dict[str, pl.DataType] = {
+    "row": pl.Int32(), "parent_asin": pl.String(), "field": pl.String(), "value": pl.String(), "polarity": pl.String(),
+    "source": pl.String(), "segment": pl.Int32(), "start": pl.Int32(), "end": pl.Int32(), "evidence": pl.String(),
+    "sources": pl.List(pl.String())}
+STATED, CONTRADICTED = "stated", "contradicted"
+# Page parts, strongest evidence first: a fact keeps the first that states it.
+SOURCES = ("details", "title", "feature", "description", "store")
+CONTEXT_CHARS = 60  # evidence: this much normalised text on each side of a span
+PRE_TOKENS = 4  # context tokens read before a mention
+WINDOW_CHARS = 48  # the text read around a mention for its context words (a word longer than this is cut)
+# Words that negate the value that follows within PRE_TOKENS ("not waterproof", "no frame", "isn't compatible").
+NEGATIONS = frozenset("not no non without never nor neither isn aren doesn don won cannot excluding except".split())
+# A value followed by "free" is denied ("BPA free", "latex free"), unless "<value> free" is a value itself.
+DENYING_SUFFIXES = frozenset({"free"})
+# Words before a material that make it an imitation of that material: "PU leather" is no leather.
+IMITATIONS = frozenset("pu faux vegan synthetic artificial imitation fake leatherette simulated".split())
+# A gift phrase makes the value a mention, not the product's theme or occasion ("a perfect gift for Christmas").
+GIFT_BEFORE = frozenset("gift gifts present presents stocking stuffer stuffers".split())
+GIFT_AFTER = frozenset("gift gifts present presents".split())
+# What opens the part of a title that names the device an accessory fits; what opens a variant after it.
+DEVICE_OPENERS = ("for", "compatible with", "compatible for", "fits", "fit for", "fit", "designed for",
+                  "made for", "works with", "work with", "replacement for", "suitable for")
+# Cues before a compatibility value in a bullet or paragraph ("compatible with iPhone 8", "for Galaxy S21").
+COMPATIBILITY_CUES = DEVICE_OPENERS + ("support", "supports", "compatible", "compatibility")
+# Words after a device name that make it another model: "Galaxy S8 Active" is no "Galaxy S8".
+MODEL_SUFFIXES = frozenset("active plus ultra pro max mini lite edge note fe xl xs e s c neo prime go air".split())
+# Words that end the device part of a title: after them the title speaks of the product again.
+DEVICE_PART_END = frozenset({"with", "and"})
+
+
+def surface(expr: pl.Expr) -> pl.Expr:
+    """The normalised surface text facts are matched in (" usb c cable ").
+
+    Lower case, a decimal point or comma between digits as "_" ("15_6"), every run of other characters one space,
+    padded with one space on each side.
+    """
+    return pl.concat_str([pl.lit(" "), expr.fill_null("").str.to_lowercase()
+                         .str.replace_all(r"(\d)[.,](\d)", "${1}_${2}")  # "15.6" stays one number
+                         .str.replace_all(r"[^a-z0-9_]+", " ").str.strip_chars(), pl.lit(" ")])
+
+
+def surface_text(text: str) -> str:
+    """`surface` of one string (Python), for values and tests."""
+    return pl.select(surface(pl.lit(text))).item()
+
+
+@dataclass(frozen=True)
+class FactVocabulary:
+    """The values facts are read for, learned from the catalog's labels (see `learn_vocabulary`).
+
+    Attributes:
+        values: field, value (its most common clean spelling), norm (`surface` of a spelling), products (how
+            many products' labels carry it); one row per spelling, every spelling of a value under its value.
+        single_valued: fields whose labels hold one value per product (at most 5 % list several): a page that
+            states another value there contradicts the label.
+        title_rates: field -> share of title mentions that agree with the product's own label, over products
+            that carry one (`learn_title_rates`); a field's title mentions become facts when it is at least
+            `min_title_rate`.
+        min_title_rate: see `title_rates`.
+        common: value norms found in the text of at least COMMON_SHARE of the catalog's products ("base",
+            "light", "water"): read from a bullet or paragraph only with a cue word, never as self-evident.
+    """
+
+    values: pl.DataFrame
+    single_valued: frozenset[str] = frozenset()
+    title_rates: dict[str, float] = field(default_factory=dict)
+    min_title_rate: float = 0.3
+    common: frozenset[str] = frozenset()
+
+    def title_fields(self) -> frozenset[str]:
+        """Fields whose title mentions are facts."""
+        return frozenset(f for f, rate in self.title_rates.items() if rate >= self.min_title_rate)
+
+
+def label_options(products: pl.DataFrame, table: FieldTable, details: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every clean option of every field-table label: (row, field, value, norm), one row per distinct option.
+
+    The rules are ecombench.catalog.details' (markup stripped, multi-option fields split, placeholders and codes
+    dropped), run once per distinct (field, raw value).
+
+    Args:
+        products: a products.parquet frame (row order = the `row` numbers).
+        table: the field table.
+        details: `detail_rows(products, table)` when the caller has it.
+    """
+    if details is None:
+        details = detail_rows(products, table)
+    options: list[tuple[str, str, str]] = []
+    for key, raw in details.select("key", "value").unique().iter_rows():
+        spec = table.fields[key]
+        for option in split_options(spec, strip_markup(raw)):
+            clean, _ = clean_value(spec, option, table)
+            if clean:
+                options.append((key, raw, clean))
+    opts = pl.DataFrame(options, schema={"key": pl.String, "raw": pl.String, "value": pl.String}, orient="row")
+    return (details.join(opts, left_on=["key", "value"], right_on=["key", "raw"])
+            .select(pl.col("row").cast(pl.Int32), pl.col("key").alias("field"), pl.col("value_right").alias("value"))
+            .with_columns(surface(pl.col("value")).alias("norm")).unique(["row", "field", "norm"])
+            .sort("row", "field", "norm"))
+
+
+# A value several fields' labels carry belongs to those that carry it at least this share as often as the one that
+# carries it most ("Orange" is a colour; the few scent labels "Orange" do not make it a scent in text).
+OWNER_SHARE = 0.25
+
+
+def _field_words(table: FieldTable) -> frozenset[str]:
+    """Surface forms of the words that name fields (names, labels, cues): never a value ("Material", "Compatible")."""
+    words = {surface_text(w).strip() for spec in table.detail_fields()
+             for w in (spec.name, spec.label, *spec.text_cues(), *spec.keywords)}
+    return frozenset(w for w in words if w)
+
+
+# Words that praise or sell rather than describe: a label holding only one is no value ("Premium", "Gift").
+MARKETING = frozenset("premium gift gifts upgraded upgrade new latest best quality high quality bonus "
+                      "version edition deluxe luxury".split())
+
+
+def _without_field_words(counts: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+    """Label values without those that only name a field ("Material", "Compatible") or only praise ("Premium")."""
+    return counts.filter(~pl.col("norm").str.strip_chars().is_in(list(_field_words(table) | MARKETING)))
+
+
+def _owned_values(counts: pl.DataFrame, min_share: float) -> pl.DataFrame:
+    """Each value kept in the fields that carry it at least `min_share` of its most-carrying field's products."""
+    top = counts.group_by("norm").agg(pl.col("products").max().alias("top"))
+    return counts.join(top, on="norm").filter(pl.col("products") >= min_share * pl.col("top")).drop("top")
+
+
+def _number_forms(norm: str) -> list[str]:
+    """The other grammatical number of a value's last word ("card slot" <-> "card slots"), as surface text."""
+    words = norm.split()
+    if not words or not words[-1].isalpha() or len(words[-1]) < 4:
+        return []
+    last = words[-1]
+    if last.endswith("ies"):
+        other = last[:-3] + "y"
+    elif last.endswith(("sses", "xes", "ches", "shes")):
+        other = last[:-2]
+    elif last.endswith("s") and not last.endswith("ss"):
+        other = last[:-1]
+    elif last.endswith("y") and last[-2] not in "aeiou":
+        other = last[:-1] + "ies"
+    elif last.endswith(("s", "x", "ch", "sh")):
+        other = last + "es"
+    else:
+        other = last + "s"
+    return [" " + " ".join([*words[:-1], other]) + " "]
+
+
+def _device_models(counts: pl.DataFrame, labels: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+    """Compatibility values that name device models ("Galaxy S21", "iPad Air 2", "AirPods").
+
+    Not a kind of device ("Tablets", "Printer") nor a series that other values extend ("Samsung Galaxy"). A kind
+    of device is a one-word value written as an ordinary word (capital first letter at most); a series is a value
+    without digits that opens at least three other values of the field.
+    """
+    compat = [s.name for s in table.detail_fields() if s.compatibility]
+    spelled = labels.filter(pl.col("field").is_in(compat)).group_by("field", "norm").agg(pl.col("value").first())
+    rows = counts.filter(pl.col("field").is_in(compat)).drop("value").join(spelled, on=["field", "norm"])
+    norms = rows.select("field", "norm")
+    extended = (norms.join(norms, on="field").filter((pl.col("norm_right") != pl.col("norm"))
+                                                     & pl.col("norm_right").str.starts_with(pl.col("norm")))
+                .group_by("field", "norm").len())
+    words = pl.col("norm").str.strip_chars().str.count_matches(" ") + 1
+    kind = (words == 1) & ~pl.col("value").str.contains(r"\d|[a-z][A-Z]|^[A-Z]{2,}")
+    series = ~pl.col("norm").str.contains(r"\d") & (pl.col("len").fill_null(0) >= 3)
+    drop = (rows.join(extended, on=["field", "norm"], how="left").filter(kind | series).select("field", "norm"))
+    return counts.join(drop, on=["field", "norm"], how="anti")
+
+
+# Words a maker's name ends in on labels but not in titles ("BoxWave Corporation" is "BoxWave" on the page).
+COMPANY_SUFFIXES = frozenset({"corporation", "corp", "inc", "incorporated", "llc", "ltd", "limited", "co", "company",
+                              "gmbh", "direct", "official", "store", "shop"})
+
+
+def _without_company_suffix(norm: str) -> str | None:
+    """A surface form without its trailing company words ("boxwave corporation" -> "boxwave"), else None."""
+    words = norm.split()
+    cut = len(words)
+    while cut > 1 and words[cut - 1] in COMPANY_SUFFIXES:
+        cut -= 1
+    short = " ".join(words[:cut])
+    return f" {short} " if cut < len(words) and len(short) > 2 else None
+
+
+def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int = 2,
+                     max_words: int = 5) -> FactVocabulary:
+    """Each field's values: label options carried by at least `min_products` products, with alias spellings.
+
+    Args:
+        labels: `label_options` of the whole catalog (or its slices concatenated).
+        table: the field table (value alias groups, detail fields).
+        min_products: products that must carry a value for it to be read in text (a value one product
+            carries is no shared vocabulary: a product name, a variant code).
+        max_words: longer values are read only from labels, never found in text.
+
+    Returns:
+        The vocabulary, with `single_valued` fields learned from how many values labels hold per product and
+        no title rates yet (`learn_title_rates` adds them).
+    """
+    counts = (labels.group_by("field", "norm").agg(pl.col("row").n_unique().alias("products"),
+                                                    pl.col("value").mode().sort().first().alias("value"))
+              .filter((pl.col("products") >= min_products)
+                      & (pl.col("norm").str.strip_chars().str.count_matches(" ") < max_words)))
+    counts = _owned_values(_without_field_words(counts, table), min_share=OWNER_SHARE)
+    counts = _device_models(counts, labels, table)
+    rows = counts.select("field", "value", "norm", "products").to_dicts()
+    spelled: list[dict[str, Any]] = []
+    for r in rows:
+        spelled.append(r)
+        for spelling in table.spellings(r["value"])[1:]:
+            spelled.append({**r, "norm": surface_text(spelling)})
+    spelled += [{**r, "norm": n} for r in list(spelled) if r["norm"].strip().count(" ") >= 1
+                for n in _number_forms(r["norm"])]
+    spelled += [{**r, "norm": short} for r in list(spelled) if (short := _without_company_suffix(r["norm"]))]
+    values = (pl.DataFrame(spelled, schema={"field": pl.String, "value": pl.String, "norm": pl.String,
+                                            "products": pl.Int64}, orient="row")
+              .filter(pl.col("norm").str.len_chars() > 2).unique(["field", "norm"], keep="first")
+              .sort("field", "norm"))
+    per_product = labels.group_by("field", "row").len()
+    multi = per_product.group_by("field").agg((pl.col("len") > 1).mean().alias("multi"), pl.len().alias("n"))
+    single = frozenset(multi.filter((pl.col("multi") <= 0.05) & (pl.col("n") >= 20)).get_column("field").to_list())
+    return FactVocabulary(values=values, single_valued=single)
+
+
+def product_segments(products: pl.DataFrame) -> pl.DataFrame:
+    """The page's text segments: (row, source, segment, norm, header).
+
+    One for the title, each feature bullet, each description paragraph and the store; `header` is the `surface`
+    of a short label that opens a bullet ("MATERIAL:", "[Wide Compatibility]").
+
+    Args:
+        products: products.parquet frame (title, features, description, store); rows numbered in order.
+    """
+    present = set(products.columns)
+    missing: dict[str, pl.DataType] = {"title": pl.String(), "features": pl.List(pl.String()),
+                                       "description": pl.List(pl.String()), "store": pl.String()}
+    base = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"),
+                           *(pl.col(c) if c in present else pl.lit(None, dtype=d).alias(c) for c, d in missing.items()))
+    title = base.select("row", pl.lit("title").alias("source"), pl.lit(0, dtype=pl.Int32).alias("segment"),
+                        pl.col("title").alias("text"))
+    parts = []
+    for name, column in (("feature", "features"), ("description", "description")):
+        parts.append(base.select("row", column).explode(column).drop_nulls(column)
+                     .with_columns(pl.int_range(pl.len(), dtype=pl.Int32).over("row").alias("segment"))
+                     .select("row", pl.lit(name).alias("source"), "segment", pl.col(column).alias("text")))
+    store = base.select("row", pl.lit("store").alias("source"), pl.lit(0, dtype=pl.Int32).alias("segment"),
+                        pl.col("store").alias("text")).drop_nulls("text")
+    opening = r"^\s*[\[【(]?\s*([A-Za-z][A-Za-z &/'+-]{1,40}?)\s*(?::|：|\]|】|\)| - | – )"
+    header = pl.col("text").str.extract(opening, 1)
+    return (pl.concat([title, *parts, store]).filter(pl.col("text").str.len_chars() > 0)
+            .with_columns(surface(pl.col("text")).alias("norm"), surface(header).alias("header"))
+            .drop("text"))
+
+
+def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:
+    """Every vocabulary value found in the segments, as whole words (see the module docstring).
+
+    Each distinct segment text is searched once (Aho-Corasick, polars' `find_many`). Mentions inside a longer
+    mention at the same place are dropped, except that an imitation word opening the longer one ("pu leather")
+    turns the inner value ("leather") into a contradiction (`imitated` True).
+
+    Returns:
+        (row, source, segment, start, end, field, value, norm, pre, post, header, imitated): start/end are
+        offsets in the segment's `norm`; pre holds the PRE_TOKENS words before, post the word after.
+    """
+    patterns = vocabulary.values.select("norm").unique().sort("norm").get_column("norm").to_list()
+    empty = pl.DataFrame(schema={"row": pl.Int32, "source": pl.String, "segment": pl.Int32, "start": pl.Int32,
+                                 "end": pl.Int32, "field": pl.String, "value": pl.String, "norm": pl.String,
+                                 "pre": pl.List(pl.String), "post": pl.String, "header": pl.String,
+                                 "imitated": pl.Boolean})
+    if not patterns or segments.is_empty():
+        return empty
+    texts = segments.select("norm").unique().with_row_index("text_id")
+    hits = (texts.with_columns(pl.col("norm").str.extract_many(patterns, overlapping=True).alias("pattern"),
+                               pl.col("norm").str.find_many(patterns, overlapping=True).alias("start"))
+            .explode("pattern", "start").drop_nulls("pattern")
+            .with_columns(pl.col("start").cast(pl.Int32),
+                          (pl.col("start") + pl.col("pattern").str.len_bytes()).cast(pl.Int32).alias("end")))
+    if hits.is_empty():
+        return empty
+    # A mention strictly inside a longer one at the same place is not a mention of its own: with the mentions of a
+    # text sorted by start (longest first at one start), it ends no later than some mention before it.
+    hits = (hits.sort("text_id", "start", pl.col("end"), descending=[False, False, True])
+            .with_columns((pl.col("end").cum_max().shift(1).over("text_id") >= pl.col("end"))
+                          .fill_null(False).alias("inner")))
+    # Context: the words before (up to PRE_TOKENS) and the word after each mention.
+    window = pl.max_horizontal(pl.col("start") - WINDOW_CHARS, pl.lit(0))
+    hits = hits.with_columns(
+        pl.col("norm").str.slice(window, pl.col("start") - window).str.strip_chars().str.split(" ")
+        .list.slice(-PRE_TOKENS, PRE_TOKENS).alias("pre"),
+        pl.col("norm").str.slice(pl.col("end"), WINDOW_CHARS).str.strip_chars().str.split(" ").list.first()
+        .fill_null("").alias("post"))
+    # ... unless an imitation word opens the longer one ("pu leather"): the inner value is then denied.
+    hits = (hits.with_columns((pl.col("inner") & pl.col("pre").list.last().is_in(list(IMITATIONS))).alias("imitated"))
+            .filter(~pl.col("inner") | pl.col("imitated")).drop("inner"))
+    vocab = vocabulary.values.select("field", "value", pl.col("norm").alias("pattern"))
+    return (segments.join(texts, on="norm").join(hits.drop("norm"), on="text_id")
+            .join(vocab, on="pattern")
+            .select("row", "source", "segment", "start", "end", "field", "value", pl.col("pattern").alias("norm"),
+                    "pre", "post", "header", "imitated"))
+
+
+def _header_grams(keyed: pl.DataFrame, n: int) -> pl.DataFrame:
+    """(_mid, field, cue, single False): every run of `n` words of each mention's bullet header."""
+    words = pl.col("header").str.strip_chars().str.split(" ")
+    return (keyed.select("_mid", "field", words.alias("w")).filter(pl.col("w").list.len() >= n)
+            .with_columns(pl.int_ranges(0, pl.col("w").list.len() - n + 1).alias("i")).explode("i")
+            .select("_mid", "field", pl.col("w").list.slice(pl.col("i"), n).list.join(" ").alias("cue"),
+                    pl.lit(False).alias("single"), pl.lit(False).alias("before")))
+
+
+def _cue_table(table: FieldTable) -> pl.DataFrame:
+    """(field, cue) of every detail field: the `surface` forms of its cue words (FieldSpec.cues)."""
+    rows = [(spec.name, surface_text(cue).strip()) for spec in table.detail_fields() for cue in spec.text_cues()]
+    return pl.DataFrame(rows, schema={"field": pl.String, "cue": pl.String}, orient="row").unique()
+
+
+def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: FactVocabulary,
+                  table: FieldTable) -> pl.DataFrame:
+    """Decide which mentions are facts (see the module docstring).
+
+    Returns (row, field, value, polarity, source, segment, start, end) of the mentions kept, with `cued` (a cue
+    word placed it in the field's role).
+
+    Args:
+        mentions: `find_mentions` of the segments.
+        segments: `product_segments` (the title's text, to find its device part).
+        vocabulary: the learned vocabulary (which fields read titles).
+        table: the field table (cue words, compatibility fields).
+    """
+    compat = [s.name for s in table.detail_fields() if s.compatibility]
+    measures = [s.name for s in table.detail_fields() if s.measure]
+    evident_fields = [s.name for s in table.detail_fields() if s.self_evident]
+    cues = _cue_table(table)
+    last_pre = pl.col("pre").list.last().fill_null("")
+    imitated = pl.col("imitated") | last_pre.is_in(list(IMITATIONS)) | pl.col("other_model")
+    negated = (pl.col("pre").list.eval(pl.element().is_in(list(NEGATIONS))).list.any()
+               | pl.col("post").is_in(list(DENYING_SUFFIXES)) | imitated)
+    gift = (pl.col("pre").list.eval(pl.element().is_in(list(GIFT_BEFORE))).list.any()
+            | pl.col("post").is_in(list(GIFT_AFTER)))
+    # The title's device part: from the first device opener to a comma-like break (in surface text, a break is
+    # lost, so the device part runs to the next device-part end word or the end of the title).
+    openers = "|".join(sorted((o.replace(" ", r"\s") for o in DEVICE_OPENERS), key=len, reverse=True))
+    titles = (segments.filter(pl.col("source") == "title").select(
+        "row", pl.col("norm").str.find(rf" (?:{openers}) ").fill_null(-1).cast(pl.Int32).alias("device_at")))
+    m = (mentions.join(titles, on="row", how="left").with_columns(pl.col("device_at").fill_null(-1))
+         .filter(~(pl.col("field").is_in(measures) & ~pl.col("norm").str.contains(r"\d"))))
+    # "for Galaxy S8 Active" names another model than "Galaxy S8": it denies the shorter one (a plain mention
+    # elsewhere still states it).
+    m = m.with_columns((pl.col("field").is_in(compat) & pl.col("post").is_in(list(MODEL_SUFFIXES)))
+                       .alias("other_model"))
+    in_device_part = ((pl.col("source") == "title") & (pl.col("device_at") >= 0)
+                      & (pl.col("start") >= pl.col("device_at")))
+    compat_cued = pl.col("field").is_in(compat) & pl.col("compat_cue")
+    # A cue of the field: a one-word cue just before or just after the value, a longer cue among the words before,
+    # or any cue in the bullet's header. Matched by joins on the cue text (no pattern per mention).
+    m = m.with_row_index("_mid")
+    keyed = m.select("_mid", "field", "pre", "post", "header")
+    grams = pl.concat([
+        keyed.select("_mid", "field", pl.col("pre").list.last().alias("cue"), pl.lit(True).alias("single"),
+                     pl.lit(True).alias("before")),
+        keyed.select("_mid", "field", pl.col("post").alias("cue"), pl.lit(True).alias("single"),
+                     pl.lit(False).alias("before")),
+        *(keyed.select("_mid", "field", pl.col("pre").list.slice(i, n).list.join(" ").alias("cue"),
+                       pl.lit(False).alias("single"), pl.lit(True).alias("before"))
+          for n in (2, 3) for i in range(PRE_TOKENS - n + 1)),
+        *(_header_grams(keyed, n) for n in (1, 2, 3)),
+    ]).drop_nulls("cue")
+    field_cues = (grams.join(cues.with_columns((~pl.col("cue").str.contains(" ")).alias("one_word")),
+                             on=["field", "cue"])
+                  .filter(~pl.col("single") | pl.col("one_word"))
+                  .select("_mid").unique().with_columns(pl.lit(True).alias("field_cued")))
+    compat_keys = pl.DataFrame({"cue": [surface_text(c).strip() for c in COMPATIBILITY_CUES]})
+    compat_hits = (grams.filter(pl.col("field").is_in(compat) & pl.col("before"))
+                   .join(compat_keys, on="cue").select("_mid").unique()
+                   .with_columns(pl.lit(True).alias("compat_cue")))
+    m = (m.join(compat_hits, on="_mid", how="left").with_columns(pl.col("compat_cue").fill_null(False)))
+    m = (m.join(field_cues, on="_mid", how="left")
+         .with_columns(pl.col("field_cued").fill_null(False)
+                       # a value in a bullet's header ("[Wireless Charging Compatible]:") labels the product
+                       | pl.col("header").str.contains(pl.col("norm"), literal=True).fill_null(False)
+                       | (pl.col("field").is_in(evident_fields) & ~pl.col("norm").is_in(list(vocabulary.common)))))
+    title_ok = ((pl.col("source") == "title") & pl.col("field").is_in(list(vocabulary.title_fields() - {"Brand"}))
+                & ~in_device_part & ~gift & ~pl.col("norm").str.contains(r"^ \d"))
+    device_ok = pl.col("field").is_in(compat) & (in_device_part | compat_cued)
+    cued = pl.col("field_cued") & ~gift & (~in_device_part | pl.col("field").is_in(compat))
+    brand = (pl.col("field") == "Brand") & (pl.col("source") == "title") & (pl.col("start") == 0)
+    kept = m.with_columns((device_ok | cued | brand).alias("cued"), (title_ok | device_ok | cued | brand).alias("keep"),
+                          last_pre.alias("_last"))
+    kept = kept.filter(pl.col("keep") | (negated & (pl.col("field_cued") | device_ok | (pl.col("source") == "title"))))
+    return kept.select("row", "field", "value",
+                       pl.when(negated).then(pl.lit(CONTRADICTED)).otherwise(pl.lit(STATED)).alias("polarity"),
+                       "source", "segment", "start", "end", "cued")
+
+
+COMMON_SHARE = 0.02  # see FactVocabulary.common
+
+
+def learn_common(mentions: pl.DataFrame, n_products: int, share: float = COMMON_SHARE) -> frozenset[str]:
+    """Value norms mentioned in the text of at least `share` of `n_products` products (FactVocabulary.common)."""
+    if not n_products:
+        return frozenset()
+    df = mentions.group_by("norm").agg(pl.col("row").n_unique().alias("n"))
+    return frozenset(df.filter(pl.col("n") >= share * n_products).get_column("norm").to_list())
+
+
+def learn_title_rates(mentions: pl.DataFrame, labels: pl.DataFrame, min_mentions: int = 30) -> dict[str, float]:
+    """Per field, the share of its title mentions that a product's own label for that field agrees with.
+
+    Only products that carry a label for the field count, so a field whose values name other things in titles
+    (Department "Men" in a brand, Mounting Type "Wall" in "wall clock") scores low. Fields with fewer than
+    `min_mentions` such mentions get no rate (their titles are not read).
+    """
+    title = mentions.filter(pl.col("source") == "title").select("row", "field", "norm").unique()
+    labelled = labels.select("row", "field").unique()
+    agree = labels.select("row", "field", "norm", pl.lit(True).alias("agree"))
+    scored = (title.join(labelled, on=["row", "field"]).join(agree, on=["row", "field", "norm"], how="left")
+              .group_by("field").agg(pl.len().alias("n"), pl.col("agree").fill_null(False).mean().alias("rate"))
+              .filter(pl.col("n") >= min_mentions))
+    return {f: round(float(r), 4) for f, r in scored.select("field", "rate").iter_rows()}
+
+
+def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVocabulary,
+                  labels: pl.DataFrame | None = None, mentions: pl.DataFrame | None = None,
+                  segments: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The product facts of `products` (one row per row, field and value; FACT_SCHEMA).
+
+    Args:
+        products: products.parquet frame; `row` is the position in it.
+        table: the field table.
+        vocabulary: `learn_vocabulary` (+ `learn_title_rates`) of the whole catalog.
+        labels: `label_options` of `products`, when the caller has them.
+        mentions: `find_mentions` of its segments, when the caller has them.
+        segments: `product_segments` of `products`, when the caller has them.
+    """
+    if labels is None:
+        labels = label_options(products, table)
+    if segments is None:
+        segments = product_segments(products)
+    if mentions is None:
+        mentions = find_mentions(segments, vocabulary)
+    read = read_mentions(mentions, segments, vocabulary, table)
+    context = segments.select("row", "source", "segment", "norm")
+    text = (read.join(context, on=["row", "source", "segment"], how="left")
+            .with_columns(pl.col("norm").str.slice(pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0)),
+                                                   pl.col("end") - pl.max_horizontal(pl.col("start") - CONTEXT_CHARS,
+                                                                                     pl.lit(0)) + CONTEXT_CHARS)
+                          .str.strip_chars().alias("evidence"))
+            .drop("norm"))
+    known = vocabulary.values.select("field", "norm").unique()
+    compat = [s.name for s in table.detail_fields() if s.compatibility]
+    # A label value outside the field's shared vocabulary (a product name as a colour, a category as a
+    # department) is no fact, except a compatibility field's: device models are an open class.
+    labels = pl.concat([labels.join(known, on=["field", "norm"], how="semi"),
+                        labels.filter(pl.col("field").is_in(compat))]).unique(["row", "field", "norm"])
+    label_facts = labels.select("row", "field", "value", pl.lit(STATED).alias("polarity"),
+                                pl.lit("details").alias("source"), pl.lit(0, dtype=pl.Int32).alias("segment"),
+                                pl.lit(0, dtype=pl.Int32).alias("start"), pl.col("value").str.len_bytes()
+                                .cast(pl.Int32).alias("end"), pl.lit(True).alias("cued"),
+                                pl.col("value").alias("evidence"))
+    canonical = vocabulary.values.select("field", "norm", pl.col("value").alias("canonical"))
+    all_facts = (pl.concat([label_facts, text.select(label_facts.columns)])
+                 .with_columns(surface(pl.col("value")).alias("norm"))
+                 .join(canonical, on=["field", "norm"], how="left")
+                 .with_columns(pl.coalesce("canonical", "value").alias("value")).drop("canonical", "norm"))
+    all_facts = _single_valued_conflicts(all_facts, vocabulary)
+    asins = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin")
+    return _resolve(all_facts).drop("parent_asin").join(asins, on="row", how="left").select(list(FACT_SCHEMA))
+
+
+def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:
+    """In a single-valued field, a label value contradicted by another value the title or a cue states."""
+    single = list(vocabulary.single_valued)
+    stated_text = facts.filter(pl.col("field").is_in(single) & (pl.col("polarity") == STATED)
+                               & (pl.col("source") != "details") & pl.col("cued"))
+    labels = facts.filter(pl.col("field").is_in(single) & (pl.col("source") == "details"))
+    if stated_text.is_empty() or labels.is_empty():
+        return facts
+    text_values = stated_text.group_by("row", "field").agg(pl.col("value").unique().alias("text_values"),
+                                                           pl.col("evidence").first().alias("by"))
+    conflicts = (labels.join(text_values, on=["row", "field"])
+                 .filter(~pl.col("text_values").list.contains(pl.col("value")))
+                 .select("row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"),
+                         pl.lit("title").alias("source"),
+                         "segment", "start", "end", pl.lit(True).alias("cued"),
+                         pl.concat_str([pl.lit("states "), pl.col("text_values").list.join(", "), pl.lit(": "),
+                                        pl.col("by")]).alias("evidence")))
+    return pl.concat([facts, conflicts.select(facts.columns)])
+
+
+def _resolve(facts: pl.DataFrame) -> pl.DataFrame:
+    """One row per (row, field, value), contradicted when text contradicts it and no text states it, else stated.
+
+    Its evidence comes from the strongest source that gave the verdict; `sources` lists every part that states it.
+    """
+    order = {s: i for i, s in enumerate(SOURCES)}
+    facts = facts.with_columns(pl.col("source").replace_strict(order, default=len(SOURCES)).alias("_rank"),
+                               (pl.col("source") != "details").alias("_text"))
+    verdict = (facts.group_by("row", "field", "value")
+               .agg(((pl.col("polarity") == STATED) & pl.col("_text")).any().alias("text_states"),
+                    ((pl.col("polarity") == CONTRADICTED) & pl.col("_text")).any().alias("text_denies"))
+               .with_columns(pl.when(pl.col("text_denies") & ~pl.col("text_states")).then(pl.lit(CONTRADICTED))
+                             .otherwise(pl.lit(STATED)).alias("verdict")))
+    facts = facts.join(verdict.select("row", "field", "value", "verdict"), on=["row", "field", "value"])
+    sources = (facts.filter(pl.col("polarity") == STATED).sort("_rank").group_by("row", "field", "value")
+               .agg(pl.col("source").unique(maintain_order=True).alias("sources")))
+    best = (facts.filter(pl.col("polarity") == pl.col("verdict")).sort("row", "field", "value", "_rank", "segment",
+                                                                         "start")
+            .group_by("row", "field", "value", maintain_order=True).first())
+    return (best.join(sources, on=["row", "field", "value"], how="left")
+            .with_columns(pl.col("sources").fill_null([]), pl.lit(None, dtype=pl.String).alias("parent_asin"))
+            .select([pl.col(c).cast(t) for c, t in FACT_SCHEMA.items()]).sort("row", "field", "value"))
+
+
+def stated_rows(facts: pl.DataFrame) -> pl.DataFrame:
+    """The stated facts as detail rows (row, key, value): what `detail_rows` gives of labels, from the whole page.
+
+    Sampling eligibility, the value vocabulary of exclusions and the answer-set options read these.
+    """
+    return facts.filter(pl.col("polarity") == STATED).select("row", pl.col("field").alias("key"), "value")
+
+
+# What a product dict's "facts" key holds: one struct per fact.
+FACT_STRUCT_FIELDS = ("field", "value", "polarity", "source", "sources", "evidence")
+
+
+def facts_column(facts: pl.DataFrame, by: str = "row") -> pl.DataFrame:
+    """(`by`, facts): each product's facts as a list of structs (FACT_STRUCT_FIELDS), in (field, value) order.
+
+    Args:
+        facts: a facts frame (FACT_SCHEMA).
+        by: "row" or "parent_asin": what the products are keyed by.
+    """
+    return (facts.sort("row", "field", "value").group_by(by, maintain_order=True)
+            .agg(pl.struct(*FACT_STRUCT_FIELDS).alias("facts")))
+
+
+def with_facts(products: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
+    """`products` with a "facts" column: each product's facts by parent_asin ([] for a product with none)."""
+    column = facts_column(facts.filter(pl.col("parent_asin").is_in(products.get_column("parent_asin").implode())),
+                          by="parent_asin")
+    return (products.drop("facts", strict=False).join(column, on="parent_asin", how="left", maintain_order="left")
+            .with_columns(pl.col("facts").fill_null([])))
+
+
+def page_facts(product: Mapping[str, Any], spec: FieldSpec) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(facts stating a value of the field, facts contradicting one) of one product dict, each {"value", ...}.
+
+    From the product's "facts" (`with_facts`, the answer-set index's rows); a product without them (a raw record)
+    is read by its `details` options, each as a fact its label states.
+    """
+    facts = product.get("facts")
+    if facts is None:
+        return [{"value": o, "evidence": o, "source": "details", "sources": ["details"]}
+                for o in detail_options(product, spec)], []
+    mine = [f for f in facts if f["field"] == spec.name]
+    return [f for f in mine if f["polarity"] == STATED], [f for f in mine if f["polarity"] == CONTRADICTED]
+
+
+def page_values(product: Mapping[str, Any], spec: FieldSpec) -> list[str]:
+    """The values the product's page states for the field (`page_facts`), in fact order."""
+    return [f["value"] for f in page_facts(product, spec)[0]]
+
+
+def facts_by_product(facts: pl.DataFrame, rows: Iterable[int] | None = None) -> dict[int, list[dict[str, Any]]]:
+    """{row: [fact dicts]} of the given rows (all when None), in (field, value) order."""
+    chosen = facts if rows is None else facts.filter(pl.col("row").is_in(list(rows)))
+    out: dict[int, list[dict[str, Any]]] = {}
+    for rec in chosen.drop("row").with_columns(chosen.get_column("row")).to_dicts():
+        out.setdefault(rec.pop("row"), []).append(rec)
+    return out
+
+
+def field_values(product_facts: Sequence[dict[str, Any]], field_name: str,
+                 polarity: str = STATED) -> list[str]:
+    """The values of `field_name` a product's facts give with `polarity` (in fact order)."""
+    return [f["value"] for f in product_facts if f["field"] == field_name and f["polarity"] == polarity]
+
+
+def normalise_value(value: str) -> str:
+    """A value as the checkers compare it (ecombench.text.normalize)."""
+    return normalize(value)
+
+
+@dataclass(frozen=True)
+class CatalogFacts:
+    """The facts of a catalog and the vocabulary they were read with (`build_catalog_facts`)."""
+
+    facts: pl.DataFrame
+    vocabulary: FactVocabulary
+
+
+# The products.parquet columns facts read.
+FACT_COLUMNS = ("parent_asin", "title", "features", "description", "store", "details")
+
+
+def build_catalog_facts(products: pl.DataFrame, table: FieldTable) -> CatalogFacts:
+    """Learn the vocabulary from the whole catalog and read every product's facts (one frame in memory).
+
+    Args:
+        products: a products.parquet frame with FACT_COLUMNS; facts' `row` is the position in it.
+        table: the field table.
+    """
+    return facts_in_slices(lambda: iter([products]), table)
+
+
+def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable) -> CatalogFacts:
+    """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
+
+    Three passes over the slices: the labels (for the vocabulary), the mentions (for the title rates and the
+    common words, kept as counts), the facts.
+
+    Args:
+        slices: returns a fresh iterator over consecutive frames of products.parquet (FACT_COLUMNS) each call.
+        table: the field table.
+    """
+    labels = []
+    offset = 0
+    for frame in slices():
+        labels.append(label_options(frame, table).with_columns(pl.col("row") + offset))
+        offset += frame.height
+    n_products = offset
+    all_labels = pl.concat(labels) if labels else label_options(pl.DataFrame(schema={"details": pl.List(
+        pl.Struct({"key": pl.String, "raw_key": pl.String, "value": pl.String}))}), table)
+    vocabulary = learn_vocabulary(all_labels, table)
+    title_counts, df_counts = [], []
+    offset = 0
+    for frame in slices():
+        mentions = find_mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
+        title_counts.append(_title_agreement(mentions, all_labels))
+        df_counts.append(mentions.filter(pl.col("source") != "store").group_by("norm")
+                         .agg(pl.col("row").n_unique().alias("n")))
+        offset += frame.height
+    vocabulary = FactVocabulary(values=vocabulary.values, single_valued=vocabulary.single_valued,
+                                title_rates=_title_rates(pl.concat(title_counts) if title_counts else None),
+                                common=_common(pl.concat(df_counts) if df_counts else None, n_products))
+    facts = []
+    offset = 0
+    for frame, labels_here in zip(slices(), labels):
+        local = labels_here.with_columns(pl.col("row") - offset)
+        facts.append(extract_facts(frame, table, vocabulary, labels=local).with_columns(pl.col("row") + offset))
+        offset += frame.height
+    empty = pl.DataFrame(schema=FACT_SCHEMA)
+    return CatalogFacts(facts=pl.concat(facts) if facts else empty, vocabulary=vocabulary)
+
+
+def _title_agreement(mentions: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
+    """(field, n, agree): title mentions of products that carry a label for the field, and how many agree."""
+    title = mentions.filter(pl.col("source") == "title").select("row", "field", "norm").unique()
+    labelled = labels.select("row", "field").unique()
+    agree = labels.select("row", "field", "norm", pl.lit(True).alias("agree"))
+    return (title.join(labelled, on=["row", "field"]).join(agree, on=["row", "field", "norm"], how="left")
+            .group_by("field").agg(pl.len().alias("n"), pl.col("agree").fill_null(False).sum().alias("agree")))
+
+
+def _title_rates(counts: pl.DataFrame | None, min_mentions: int = 30) -> dict[str, float]:
+    if counts is None or counts.is_empty():
+        return {}
+    summed = counts.group_by("field").agg(pl.col("n").sum(), pl.col("agree").sum()).filter(pl.col("n") >= min_mentions)
+    return {f: round(a / n, 4) for f, n, a in summed.select("field", "n", "agree").sort("field").iter_rows()}
+
+
+def _common(counts: pl.DataFrame | None, n_products: int, share: float = COMMON_SHARE) -> frozenset[str]:
+    if counts is None or counts.is_empty() or not n_products:
+        return frozenset()
+    summed = counts.group_by("norm").agg(pl.col("n").sum())
+    return frozenset(summed.filter(pl.col("n") >= share * n_products).get_column("norm").to_list())
+
+
+def write_vocabulary(vocabulary: FactVocabulary, folder: Path) -> list[str]:
+    """Store a vocabulary in `folder` (fact_vocabulary.parquet and .json). Returns the file names."""
+    vocabulary.values.write_parquet(folder / "fact_vocabulary.parquet")
+    (folder / "fact_vocabulary.json").write_text(json.dumps({
+        "single_valued": sorted(vocabulary.single_valued), "title_rates": vocabulary.title_rates,
+        "min_title_rate": vocabulary.min_title_rate, "common": sorted(vocabulary.common)}, indent=1) + "\n",
+        encoding="utf-8")
+    return ["fact_vocabulary.parquet", "fact_vocabulary.json"]
+
+
+def read_vocabulary(folder: Path) -> FactVocabulary:
+    """A vocabulary `write_vocabulary` stored.
+
+    Raises:
+        OSError, ValueError, polars.exceptions.PolarsError: a file is missing or malformed.
+    """
+    meta = json.loads((folder / "fact_vocabulary.json").read_text(encoding="utf-8"))
+    return FactVocabulary(values=pl.read_parquet(folder / "fact_vocabulary.parquet"),
+                          single_valued=frozenset(meta["single_valued"]), title_rates=meta["title_rates"],
+                          min_title_rate=meta["min_title_rate"], common=frozenset(meta["common"]))

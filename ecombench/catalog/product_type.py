@@ -1,0 +1,250 @@
+"""The product type: what the product is, from the title's head noun phrase, confirmed by the category path.
+
+Amazon category paths type an accessory by the device it fits: a watch band sits under
+"Smartwatches", replacement earpads under "Wireless Headphones", a charger base under
+"Toothbrushes", a wall mount under "Whole Home & Mesh Wi-Fi Systems". The title says
+what the product is before it says what it fits: its head is the part before "for", "compatible
+with", "fits", "with", a comma or a bar. So the type is the last run of type nouns in the
+first title segment that has one ("Silicone Watch Bands" -> "Watch Bands"), the nouns and the modifiers
+that stay with them being the catalog's own (`ecombench.catalog.type_vocabulary.TypeVocabulary`, learned
+from the snapshot). When the deepest category that the title states (`entity_phrase`) names that same
+thing, the category's wording is kept (the category ends in the head's noun and the head states it:
+"Smartwatch" in the head, "Smartwatches" the category). A title whose head names no type noun and no
+category has no type, and its target is rejected (`no_product_type`).
+
+`product_type` types one product; `product_types` types a whole catalog with one Python call per distinct
+(title, category path), the product's own colours and materials applied in polars.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import polars as pl
+
+from ecombench.catalog.type_vocabulary import WORD, TypeVocabulary, heads
+from ecombench.lemmas import lemmas
+from ecombench.text import keywords, tokens
+
+MAX_SEGMENTS = 6  # "SUANPOT for Samsung Galaxy S8+ /S8 Plus 6.2 inch (Not Fit S8) Leather Wallet case"
+# Words of a type phrase at most: a longer run of type nouns is a list of search terms ("Patio Furniture Sofa Set").
+MAX_TYPE_WORDS = 3
+# Detail fields whose value, said alone, can look like a product noun ("Cream", "Blush", "Glass").
+VARIANT_FIELDS = ("Color", "Material")
+# A later segment opening with a number is a spec ("500GB Hard Drive"), not the head; one opening with a model
+# code is not ("DW-5600 Watch Screen Protector", "RJ-45 ... Strain Relief Boots").
+_SPEC = re.compile(r"\d")
+
+
+def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str, str, str, bool]]:
+    """Every (run, type phrase, the segment it came from, from a later segment) the title's head offers, best first.
+
+    In the first segment that has a run of type nouns, its last run; in later segments (when the first has
+    none), every run, last first, and the next segment's after them: a run there may turn out to be the
+    product's own colour or material (`product_type`). The type phrase is the run's last `MAX_TYPE_WORDS`
+    words, with a modifier just before them ("Wall Mount", "Carrying Case"); the whole run is kept for the
+    category to confirm (`type_candidates`). A hyphenated word is a noun when its first part is; what follows
+    the hyphen is dropped unless it is a noun too ("Pens-Black" -> "Pens").
+    """
+    nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
+    out: list[tuple[str, str, str, bool]] = []
+    for n, segment in enumerate(heads(title)[:MAX_SEGMENTS]):
+        if n and _SPEC.match(segment):
+            continue
+        words = WORD.findall(segment)
+        singular = [_first_token(w) for w in words]
+        runs, start = [], None
+        for i, t in enumerate(singular + [""]):
+            if t in nouns and start is None:
+                start = i
+            elif t not in nouns and start is not None:
+                runs.append((start, i))
+                start = None
+        # A collective noun alone ("... Replacement Set", "3PCs Set") is no type: the run before it is. With a
+        # modifier it is ("Wiring Kit").
+        runs = [(a, b) for a, b in runs if b - a > 1 or singular[a] not in vocabulary.collectives
+                or (a > 0 and singular[a - 1] in modifiers)]
+        for a, b in reversed(runs):
+            first = a - 1 if a > 0 and singular[a - 1] in modifiers else a
+            short = max(a, b - MAX_TYPE_WORDS)
+            if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
+                short -= 1
+            run = " ".join(_noun_part(w, nouns) for w in words[first:b])
+            out.append((run, " ".join(_noun_part(w, nouns) for w in words[short:b]), segment, n > 0))
+            if n == 0:
+                return out
+    return out
+
+
+def _first_token(word: str) -> str:
+    t = tokens(word)
+    return t[0] if t else ""
+
+
+def _noun_part(word: str, nouns: frozenset[str]) -> str:
+    # A hyphenated word of a noun run without what follows its first hyphen, unless that is a noun as well
+    # ("Pens-Black" -> "Pens", "Case-Mate" -> "Case", "Pen-Shaped" -> "Pen"; "Pop-Grip" stays).
+    word = word.strip("'-")
+    first, hyphen, rest = word.partition("-")
+    if hyphen and not any(t in nouns for t in tokens(rest)):
+        return first
+    return word
+
+
+@lru_cache(maxsize=65_536)
+def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVocabulary,
+                    not_entities: frozenset[str] = frozenset()) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
+    """The types a title and category path offer, best first, each with the variant that rules it out.
+
+    A candidate (type, variant) holds unless the product's own colour or material, as tokens, is `variant`
+    (empty: nothing rules it out): "..., Blush Finish, ..." of a blush-coloured headboard. The last candidate
+    always holds (None: no type). Cached per (title, path, vocabulary): the one Python call per distinct pair
+    of a catalog (`product_types`).
+    """
+    product = {"title": title, "categories": list(categories)}
+    category = entity_phrase(product, not_entities)
+    cat_tokens = tokens(category or "")
+    # A colour or material value is a variant only where no category of the path ends in it: "Glass" of a wine
+    # glass ("Wine Glasses") names the product.
+    ends = {lem for c in categories if (t := tokens(c)) for lem in lemmas(t[-1])}
+    out: list[tuple[str | None, tuple[str, ...]]] = []
+    for run, phrase, segment, later in head_noun_phrases(title, vocabulary):
+        phrase_tokens = tokens(phrase)
+        variant = phrase_tokens if later and phrase_tokens and not lemmas(phrase_tokens[-1]) & ends else ()
+        out.append((_confirmed(run, phrase, segment, category, cat_tokens), variant))
+        if not variant:
+            return tuple(out)
+    # No type noun in the head: the category names the type only if the head itself states it.
+    first = heads(title)[:1]
+    out.append((category if category and first and keywords(category) <= keywords(first[0]) else None, ()))
+    return tuple(out)
+
+
+def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_tokens: tuple[str, ...]) -> str:
+    """The head's phrase, or the category's wording of it when the category names the same thing as the run."""
+    # Confirmed when the category ends in the head's own noun and the head segment states it: "Wireless
+    # Headphones" for "... Wireless Bluetooth Headphones", never "Toothbrushes" for "Toothbrush Cover".
+    phrase_tokens = tokens(run)
+    if (category and cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1]
+            and keywords(category) <= keywords(segment)):
+        return category
+    # A run that says a noun twice is a list of search terms ("... Accent Pillow Throw Pillow Cover Pillow Cushion"):
+    # the category is kept when the run states it and does not end in the repeated word ("Toothbrush Cases
+    # Toothbrushes Holder" is no toothbrush).
+    lemma_runs = [frozenset(lemmas(t)) for t in phrase_tokens]
+    repeated = {lem for i, a in enumerate(lemma_runs) for b in lemma_runs[i + 1:] for lem in a & b}
+    if (category and cat_tokens and repeated and keywords(category) <= keywords(run)
+            and not lemmas(cat_tokens[-1]) & repeated):
+        return category
+    return phrase
+
+
+def variants(details: Any) -> frozenset[tuple[str, ...]]:
+    """The product's own colour and material values, as tokens.
+
+    Details as a snapshot row's [{"key", "value"}] or as a raw record's {key: value}.
+    """
+    details = details or ()
+    pairs = details.items() if isinstance(details, dict) else ((d.get("key"), d.get("value")) for d in details
+                                                                if isinstance(d, dict))
+    return frozenset(tokens(v) for k, v in pairs if k in VARIANT_FIELDS and isinstance(v, str) and v)
+
+
+def product_type(product: dict[str, Any], vocabulary: TypeVocabulary,
+                 not_entities: frozenset[str] = frozenset()) -> str | None:
+    """What the product is, as a phrase its title states (see the module docstring), or None.
+
+    Args:
+        product: a products.parquet row (title, categories, details) or a raw record.
+        vocabulary: the catalog's type vocabulary (`ecombench.catalog.type_vocabulary`).
+        not_entities: category names that say who a product is for ("Women"), from the field table.
+
+    Example: "Studio 2/3 Replacement Earpads, JARMOR Memory Foam ... for Beats Studio" (category
+    "Wireless Headphones") -> "Earpads".
+    """
+    own = variants(product.get("details"))
+    candidates = type_candidates(product.get("title") or "", tuple(product.get("categories") or ()), vocabulary,
+                                 not_entities)
+    return next(kind for kind, variant in candidates if not variant or variant not in own)
+
+
+def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozenset()) -> str | None:
+    """The product type a title states, taken from the product's own category path.
+
+    The deepest category whose content words all occur in the title (e.g. "Wall Clocks" for
+    "Rooster 1 Wall Clock Farmer Kitchen ..."), or else its longest ending that does ("Cases"
+    of "Basic Cases"); a category joining names with "&" ("Stickers & Decals") offers each. None when
+    no category qualifies. `not_entities` (lower case) are category names that say who a
+    product is for rather than what it is ("Women"): the field table's placeholders for `title`.
+    """
+    title = keywords(product.get("title") or "")
+    cats = list(reversed(product.get("categories") or []))
+    for depth, cat in enumerate(cats):
+        # "Stickers & Decals" names two kinds of product: try each. Only the deepest category is
+        # cut down (to parts or endings); a parent such as "Camping & Hiking" names an activity.
+        parts = [p.strip() for p in re.split(r"\s*(?:&|,| and )\s*", cat)] if depth == 0 else [cat]
+        for part in parts:
+            words = part.split()
+            if not words or len(words) > 4:
+                continue
+            # the whole name first, then its head noun phrases: "Basic Cases" -> "Cases"
+            for start in range(len(words) if depth == 0 else 1):
+                phrase = " ".join(words[start:])
+                if phrase.lower() in not_entities:
+                    break
+                if keywords(phrase) and keywords(phrase) <= title:
+                    return phrase
+    return None
+
+
+def type_head(kind: str | None) -> str | None:
+    """The noun a type phrase ends in, as a vocabulary token ("Watch Bands" -> "band"): the type's kind."""
+    t = tokens(kind or "")
+    return t[-1] if t else None
+
+
+def product_types(products: pl.DataFrame, vocabulary: TypeVocabulary,
+                  not_entities: Sequence[str] = ()) -> pl.DataFrame:
+    """Every product's type: parent_asin, product_type (None: no type), type_head (`type_head`).
+
+    One `type_candidates` call per distinct (title, category path); the product's own colours and
+    materials are matched against the candidates in polars, so no Python runs per product.
+
+    Args:
+        products: products.parquet rows (parent_asin, title, categories, details).
+        vocabulary: the catalog's type vocabulary.
+        not_entities: see `product_type`.
+    """
+    excluded = frozenset(not_entities)
+    categories = pl.col("categories").cast(pl.List(pl.String)).fill_null([])
+    keyed = products.select("parent_asin", pl.col("title").fill_null(""), categories,
+                            categories.list.join("\x1f").alias("_path"), "details")
+    pairs = keyed.select("title", "_path", "categories").unique(["title", "_path"], maintain_order=True)
+    found = [type_candidates(t, tuple(c), vocabulary, excluded)
+             for t, c in zip(pairs.get_column("title").to_list(), pairs.get_column("categories").to_list())]
+    candidates = (pairs.with_columns(pl.Series("candidates", [[{"rank": i, "product_type": kind,
+                                                                "variant": " ".join(variant)}
+                                                               for i, (kind, variant) in enumerate(c)] for c in found],
+                                               dtype=pl.List(pl.Struct({"rank": pl.Int32, "product_type": pl.String,
+                                                                        "variant": pl.String}))))
+                  .explode("candidates").unnest("candidates").drop("categories"))
+    own = (keyed.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
+           .filter(pl.col("key").is_in(VARIANT_FIELDS)).select("parent_asin", "value").drop_nulls().unique())
+    distinct = own.get_column("value").unique().to_list()
+    normal = pl.DataFrame({"value": distinct, "variant": [" ".join(tokens(v)) for v in distinct]},
+                          schema={"value": pl.String, "variant": pl.String})
+    own = own.join(normal, on="value").select("parent_asin", "variant").filter(pl.col("variant") != "").unique()
+    typed = (keyed.select("parent_asin", "title", "_path").with_row_index("_row")
+             .join(candidates, on=["title", "_path"], how="left")
+             .join(own.with_columns(pl.lit(True).alias("_own")), on=["parent_asin", "variant"], how="left")
+             .filter(pl.col("_own").is_null() | (pl.col("variant") == ""))
+             .sort("_row", "rank").group_by("_row", maintain_order=True)
+             .agg(pl.col("parent_asin").first(), pl.col("product_type").first()))
+    heads_of = typed.get_column("product_type").unique().to_list()
+    head_frame = pl.DataFrame({"product_type": heads_of, "type_head": [type_head(k) for k in heads_of]},
+                              schema={"product_type": pl.String, "type_head": pl.String})
+    return typed.join(head_frame, on="product_type", how="left", nulls_equal=True).sort("_row").select(
+        "parent_asin", "product_type", "type_head")

@@ -1,0 +1,193 @@
+"""What matters for a product type, learned from the catalog's product facts.
+
+Per type and field: how often the products' pages state the field, which values they state, and how much the
+field divides the type (from ecombench.catalog.facts and each product's type). A value nearly every product of a
+type states is *implied* by the type ("Wall Mount" of posters, "Round" of mugs) and is no requirement; a field the
+type's products rarely state is no requirement of that type (a finish of decals, wireless of phone grips), nor is
+a value no page text of the type bears out; among the rest, the fields the type's pages state most and that divide
+it most are its *salient* fields, the ones its shoppers ask for first. The thresholds are settings (`TypeRules`);
+types with too few products to tell fall back to their head noun's statistics ("Leather Wallet Cases" ->
+"case"), else to no rule. Types are grouped by their vocabulary tokens, so "Phone Cases" and "Phone Case" are one
+type ("phone case").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ecombench.catalog.facts import STATED
+from ecombench.text import tokens
+
+# Columns of the per-type field statistics.
+TYPE_FIELD_SCHEMA: dict[str, pl.DataType] = {
+    "type": pl.String(), "field": pl.String(), "products": pl.Int64(), "stating": pl.Int64(),
+    "coverage": pl.Float64(), "division": pl.Float64(), "top_value": pl.String(), "top_share": pl.Float64(),
+    "values": pl.Int64(), "in_text": pl.Float64()}
+TYPE_VALUE_SCHEMA: dict[str, pl.DataType] = {
+    "type": pl.String(), "field": pl.String(), "value": pl.String(), "products": pl.Int64(), "share": pl.Float64(),
+    "in_text": pl.Float64()}
+
+
+MIN_VALUE_PRODUCTS = 3  # a value's own text share decides from this many stating products; below, its field's
+
+
+@dataclass(frozen=True)
+class TypeRules:
+    """The thresholds of the per-type rules (measured and reported: benchmarks/RESULTS.md).
+
+    Attributes:
+        implied_share: a value stated by at least this share of a type's products (of those stating the field)
+            is implied by the type.
+        min_coverage: a field stated by fewer than this share of a type's products is no requirement of it.
+        min_products: a type needs this many products for its statistics to decide; smaller types use their
+            head noun's, else no rule applies.
+        min_in_text: a value (or, for a value fewer than MIN_VALUE_PRODUCTS products state, its field) that the title,
+            bullets or description of fewer than this share of the type's products stating it put in words is
+            no requirement of the type: a label no page text bears out ("Powder Coated" finish of vinyl decals).
+    """
+
+    implied_share: float = 0.9
+    min_coverage: float = 0.2
+    min_products: int = 30
+    min_in_text: float = 0.1
+
+
+def type_groups(product_type: str | None) -> tuple[str, ...]:
+    """The statistics groups of a product type, most specific first: its tokens, then its head noun alone.
+
+    "Phone Cases" -> ("phone case", "case"); "Cases" -> ("case",); None or no word -> ().
+    """
+    words = tokens(product_type or "")
+    if not words:
+        return ()
+    key = " ".join(words)
+    return (key,) if len(words) == 1 else (key, words[-1])
+
+
+@dataclass(frozen=True)
+class TypeStats:
+    """Per product type and field: coverage, values, division (`learn_type_stats`).
+
+    Attributes:
+        fields: TYPE_FIELD_SCHEMA rows: products of the type, how many state the field (stating, coverage),
+            how much it divides them (division: Gini impurity of the stated values, 0 when all say the same),
+            its most common value and that value's share among the stating products.
+        values: TYPE_VALUE_SCHEMA rows: each value's products and share among the products stating the field.
+        rules: the thresholds.
+    """
+
+    fields: pl.DataFrame
+    values: pl.DataFrame
+    rules: TypeRules
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_fields", {(r["type"], r["field"]): r for r in self.fields.to_dicts()})
+        object.__setattr__(self, "_values", {(r["type"], r["field"], r["value"]): r for r in self.values.to_dicts()})
+        object.__setattr__(self, "_types", {r["type"]: r["products"] for r in self.fields.to_dicts()})
+
+    def group_of(self, product_type: str | None) -> str | None:
+        """The statistics group deciding for `product_type`.
+
+        The type itself when it has enough products, else its head noun (its last word), else None.
+        """
+        for group in type_groups(product_type):
+            if self._types.get(group, 0) >= self.rules.min_products:  # type: ignore[attr-defined]
+                return group
+        return None
+
+    def group_size(self, product_type: str | None) -> int:
+        """Products in the group deciding for `product_type` (`group_of`); 0 when no group decides."""
+        group = self.group_of(product_type)
+        return 0 if group is None else int(self._types[group])  # type: ignore[attr-defined]
+
+    def type_products(self, types: pl.DataFrame) -> pl.DataFrame:
+        """(parent_asin, type_products): per product of `types` (parent_asin, product_type), `group_size`.
+
+        Stage 1 samples candidates only from types whose statistics decide (ecombench.stages.sampling).
+        """
+        sizes = {t: self.group_size(t) for t in types.get_column("product_type").drop_nulls().unique().to_list()}
+        size = pl.col("product_type").replace_strict(sizes, default=0, return_dtype=pl.Int64).fill_null(0)
+        return types.select("parent_asin", size.alias("type_products"))
+
+    def with_rules(self, rules: TypeRules) -> TypeStats:
+        """The same statistics judged by other thresholds."""
+        return TypeStats(fields=self.fields, values=self.values, rules=rules)
+
+    def field_stats(self, product_type: str | None, field: str) -> dict[str, Any] | None:
+        """The statistics row of (type group, field), or None when no group decides or none states it."""
+        group = self.group_of(product_type)
+        return None if group is None else self._fields.get((group, field))  # type: ignore[attr-defined]
+
+    def coverage(self, product_type: str | None, field: str) -> float | None:
+        """Share of the type's products whose page states the field; None when no group decides."""
+        group = self.group_of(product_type)
+        if group is None:
+            return None
+        row = self._fields.get((group, field))  # type: ignore[attr-defined]
+        return 0.0 if row is None else float(row["coverage"])
+
+    def problem(self, product_type: str | None, field: str, value: str) -> str | None:
+        """Why a value is no requirement for this type ("value_implied_by_type", "field_rare_for_type"), or None."""
+        coverage = self.coverage(product_type, field)
+        if coverage is None:
+            return None
+        if coverage < self.rules.min_coverage:
+            return "field_rare_for_type"
+        group = self.group_of(product_type)
+        row = self._values.get((group, field, value))  # type: ignore[attr-defined]
+        if row is not None and row["share"] >= self.rules.implied_share:
+            return "value_implied_by_type"
+        field_row = self._fields.get((group, field))  # type: ignore[attr-defined]
+        in_text = (row["in_text"] if row is not None and row["products"] >= MIN_VALUE_PRODUCTS
+                   else field_row["in_text"] if field_row is not None else 1.0)
+        if in_text < self.rules.min_in_text:
+            return "value_not_in_pages"
+        return None
+
+    def salience(self, product_type: str | None, field: str) -> float:
+        """How much the type's shoppers care about a field: coverage times division (0 when unknown)."""
+        row = self.field_stats(product_type, field)
+        return 0.0 if row is None else float(row["coverage"]) * float(row["division"])
+
+
+def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules | None = None) -> TypeStats:
+    """Per type (and per head noun) and field statistics of the stated facts.
+
+    Args:
+        facts: the catalog's facts (ecombench.catalog.facts.FACT_SCHEMA).
+        types: (parent_asin, product_type) of every product (None where it has no type).
+        rules: thresholds; None takes the defaults.
+
+    Returns:
+        The statistics of every type and every head noun (a product counts in each of its `type_groups`).
+    """
+    rules = rules or TypeRules()
+    named = types.drop_nulls("product_type")
+    group_rows = [(t, g) for t in named.get_column("product_type").unique().sort().to_list() for g in type_groups(t)]
+    type_group = pl.DataFrame(group_rows, schema={"product_type": pl.String, "type": pl.String}, orient="row")
+    groups = (named.select("parent_asin", "product_type").join(type_group, on="product_type")
+              .drop("product_type").unique())
+    sizes = groups.group_by("type").agg(pl.len().cast(pl.Int64).alias("products"))
+    stated = (facts.filter(pl.col("polarity") == STATED)
+              .select("parent_asin", "field", "value",
+                      pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text"))
+              .unique(["parent_asin", "field", "value"]).join(groups, on="parent_asin"))
+    per_value = (stated.group_by("type", "field", "value")
+                 .agg(pl.len().cast(pl.Int64).alias("products"), pl.col("text").mean().alias("in_text")))
+    stating = (stated.group_by("type", "field")
+               .agg(pl.col("parent_asin").n_unique().cast(pl.Int64).alias("stating"),
+                    pl.col("text").mean().alias("in_text")))
+    values = (per_value.join(stating.drop("in_text"), on=["type", "field"])
+              .with_columns((pl.col("products") / pl.col("stating")).alias("share"))
+              .select(list(TYPE_VALUE_SCHEMA)).sort("type", "field", "value"))
+    top = (values.sort("share", "value", descending=[True, False]).group_by("type", "field", maintain_order=True)
+           .agg(pl.col("value").first().alias("top_value"), pl.col("share").first().alias("top_share"),
+                pl.len().cast(pl.Int64).alias("values"),
+                (1 - (pl.col("share") / pl.col("share").sum()).pow(2).sum()).alias("division")))
+    fields = (stating.join(sizes, on="type").join(top, on=["type", "field"])
+              .with_columns((pl.col("stating") / pl.col("products")).alias("coverage"))
+              .select(list(TYPE_FIELD_SCHEMA)).sort("type", "field"))
+    return TypeStats(fields=fields, values=values, rules=rules)
