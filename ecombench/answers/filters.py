@@ -8,11 +8,13 @@ same rule as its checker (tests hold the two equal). A type without a filter her
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 import numpy as np
 import polars as pl
 
+from ecombench.catalog.facts import IMITATIONS
 from ecombench.rubrics import RubricLike
 from ecombench.tables.fields import FieldTable
 from ecombench.text import keywords, normalize, tokens
@@ -117,17 +119,26 @@ class AttributeMatchFilter(RubricFilter):
     type = "attribute_match"
 
     def narrow(self, index: IndexView, rubric: RubricLike) -> np.ndarray | None:
-        """Rows with an option of the field holding every token of the value."""
+        """Rows with an option of the field holding every token of the value in one of its spellings."""
         key = rubric.field.removeprefix("details.")
-        sets = [index.option_token_rows(key, t) for t in tokens(str(rubric.expected_value))]
-        return index.intersect(sets) if sets else None
+        found = []
+        for spelling in index.table.spellings(str(rubric.expected_value)):
+            sets = [index.option_token_rows(key, t) for t in tokens(spelling)]
+            if not sets:
+                return None
+            found.append(index.intersect(sets))
+        return np.unique(np.concatenate(found)) if len(found) > 1 else found[0]
 
     def vector_filter(self, index: IndexView, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
-        """Keep the rows with an option of the field containing the normalised value."""
+        """Keep the rows with an option of the field containing a spelling of the value, not as an imitation of it."""
         key = rubric.field.removeprefix("details.")
-        needle = f" {normalize(str(rubric.expected_value))} "
-        return frame.join(index.rows_with_option(key, pl.col("option_norm").str.contains(needle, literal=True)),
-                          on="row", how="semi")
+        option = pl.col("option_norm")
+        holds = pl.lit(False)
+        for spelling in index.table.spellings(str(rubric.expected_value)):
+            needle = f" {normalize(spelling)} "
+            imitation = f" (?:{'|'.join(sorted(IMITATIONS))}){re.escape(needle)}"
+            holds = holds | (option.str.contains(needle, literal=True) & ~option.str.contains(imitation))
+        return frame.join(index.rows_with_option(key, holds), on="row", how="semi")
 
 
 @register_filter

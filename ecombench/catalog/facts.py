@@ -10,7 +10,8 @@ How the page is read (all of it polars over whole columns, Python only once per 
 
 - **Vocabulary** (`learn_vocabulary`): each field's values are the clean options of its `details` labels across
   the catalog being built (ecombench.catalog.details), carried by at least `min_products` products, with the
-  field table's value aliases as extra spellings. So a new category brings its own values.
+  field table's value aliases as extra spellings and its reviewed `text_values` besides. So a new category
+  brings its own values.
 - **Mentions** (`find_mentions`): every vocabulary value found, as whole words, in the title, each feature
   bullet and each description paragraph (Aho-Corasick over the normalised text); a value inside a longer value
   found at the same place ("leather" in "faux leather", "wireless" in "wireless charging") is not a mention of
@@ -55,8 +56,13 @@ SOURCES = ("details", "title", "feature", "description", "store")
 CONTEXT_CHARS = 60  # evidence: this much normalised text on each side of a span
 PRE_TOKENS = 4  # context tokens read before a mention
 WINDOW_CHARS = 48  # the text read around a mention for its context words (a word longer than this is cut)
-# Words that negate the value that follows within PRE_TOKENS ("not waterproof", "no frame", "isn't compatible").
+# Words that negate the value that follows within PRE_TOKENS ("not waterproof", "no frame", "isn't compatible"),
+# when only bridge words stand between them ("does not support wireless charging", "not a blackout curtain"):
+# "does not fade, supports wireless charging" and "do not bleach; warm iron" deny nothing of the value.
 NEGATIONS = frozenset("not no non without never nor neither isn aren doesn don won cannot excluding except".split())
+NEGATION_BRIDGE = frozenset("a an the any be been is are was support supports supported compatible compatibility "
+                            "with for work works working fit fits include includes included come comes have has "
+                            "made of use used".split())
 # A value followed by "free" is denied ("BPA free", "latex free"), unless "<value> free" is a value itself.
 DENYING_SUFFIXES = frozenset({"free"})
 # Words before a material that make it an imitation of that material: "PU leather" is no leather.
@@ -253,6 +259,10 @@ def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int 
     counts = _owned_values(_without_field_words(counts, table), min_share=OWNER_SHARE)
     counts = _device_models(counts, labels, table)
     rows = counts.select("field", "value", "norm", "products").to_dicts()
+    learned = {(r["field"], r["norm"]) for r in rows}
+    rows += [{"field": spec.name, "value": value, "norm": surface_text(value), "products": 0}
+             for spec in table.detail_fields() for value in spec.text_values
+             if (spec.name, surface_text(value)) not in learned]
     spelled: list[dict[str, Any]] = []
     for r in rows:
         spelled.append(r)
@@ -364,12 +374,22 @@ def _cue_table(table: FieldTable) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"field": pl.String, "cue": pl.String}, orient="row").unique()
 
 
+def _negated_before(pre: pl.Expr) -> pl.Expr:
+    """True where a negation word stands among the tokens before a mention with only bridge words after it."""
+    def word(k: int) -> pl.Expr:  # the k-th token before the mention (1 = the last)
+        return pre.list.get(-k, null_on_oob=True)
+    return pl.any_horizontal(
+        (word(k).is_in(list(NEGATIONS)) & pl.all_horizontal(
+            [word(j).is_in(list(NEGATION_BRIDGE)) for j in range(1, k)] or [pl.lit(True)])).fill_null(False)
+        for k in range(1, PRE_TOKENS + 1))
+
+
 def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: FactVocabulary,
                   table: FieldTable) -> pl.DataFrame:
     """Decide which mentions are facts (see the module docstring).
 
     Returns (row, field, value, polarity, source, segment, start, end) of the mentions kept, with `cued` (a cue
-    word placed it in the field's role).
+    word placed it in the field's role) and `imitation` (an imitation qualifier denies it: "PU leather").
 
     Args:
         mentions: `find_mentions` of the segments.
@@ -382,9 +402,10 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     evident_fields = [s.name for s in table.detail_fields() if s.self_evident]
     cues = _cue_table(table)
     last_pre = pl.col("pre").list.last().fill_null("")
-    imitated = pl.col("imitated") | last_pre.is_in(list(IMITATIONS)) | pl.col("other_model")
-    negated = (pl.col("pre").list.eval(pl.element().is_in(list(NEGATIONS))).list.any()
-               | pl.col("post").is_in(list(DENYING_SUFFIXES)) | imitated)
+    # Imitation decides a material only: "artificial flowers" still have a flower theme.
+    imitation = (pl.col("imitated") | last_pre.is_in(list(IMITATIONS))) & pl.col("field").str.contains("Material")
+    imitated = imitation | pl.col("other_model")
+    negated = (_negated_before(pl.col("pre")) | pl.col("post").is_in(list(DENYING_SUFFIXES)) | imitated)
     gift = (pl.col("pre").list.eval(pl.element().is_in(list(GIFT_BEFORE))).list.any()
             | pl.col("post").is_in(list(GIFT_AFTER)))
     # The title's device part: from the first device opener to a comma-like break (in surface text, a break is
@@ -439,7 +460,7 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     kept = kept.filter(pl.col("keep") | (negated & (pl.col("field_cued") | device_ok | (pl.col("source") == "title"))))
     return kept.select("row", "field", "value",
                        pl.when(negated).then(pl.lit(CONTRADICTED)).otherwise(pl.lit(STATED)).alias("polarity"),
-                       "source", "segment", "start", "end", "cued")
+                       "source", "segment", "start", "end", "cued", imitation.alias("imitation"))
 
 
 COMMON_SHARE = 0.02  # see FactVocabulary.common
@@ -506,7 +527,7 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                                 pl.lit("details").alias("source"), pl.lit(0, dtype=pl.Int32).alias("segment"),
                                 pl.lit(0, dtype=pl.Int32).alias("start"), pl.col("value").str.len_bytes()
                                 .cast(pl.Int32).alias("end"), pl.lit(True).alias("cued"),
-                                pl.col("value").alias("evidence"))
+                                pl.col("value").alias("evidence"), pl.lit(False).alias("imitation"))
     canonical = vocabulary.values.select("field", "norm", pl.col("value").alias("canonical"))
     all_facts = (pl.concat([label_facts, text.select(label_facts.columns)])
                  .with_columns(surface(pl.col("value")).alias("norm"))
@@ -531,7 +552,7 @@ def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) ->
                  .filter(~pl.col("text_values").list.contains(pl.col("value")))
                  .select("row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"),
                          pl.lit("title").alias("source"),
-                         "segment", "start", "end", pl.lit(True).alias("cued"),
+                         "segment", "start", "end", pl.lit(True).alias("cued"), pl.lit(False).alias("imitation"),
                          pl.concat_str([pl.lit("states "), pl.col("text_values").list.join(", "), pl.lit(": "),
                                         pl.col("by")]).alias("evidence")))
     return pl.concat([facts, conflicts.select(facts.columns)])
@@ -540,6 +561,9 @@ def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) ->
 def _resolve(facts: pl.DataFrame) -> pl.DataFrame:
     """One row per (row, field, value), contradicted when text contradicts it and no text states it, else stated.
 
+    An imitation qualifier contradicts the value whatever else the page says: a page selling "PU leather" calls
+    the same material "premium leather" a bullet later, and a label "Leather" copies it.
+
     Its evidence comes from the strongest source that gave the verdict; `sources` lists every part that states it.
     """
     order = {s: i for i, s in enumerate(SOURCES)}
@@ -547,8 +571,10 @@ def _resolve(facts: pl.DataFrame) -> pl.DataFrame:
                                (pl.col("source") != "details").alias("_text"))
     verdict = (facts.group_by("row", "field", "value")
                .agg(((pl.col("polarity") == STATED) & pl.col("_text")).any().alias("text_states"),
-                    ((pl.col("polarity") == CONTRADICTED) & pl.col("_text")).any().alias("text_denies"))
-               .with_columns(pl.when(pl.col("text_denies") & ~pl.col("text_states")).then(pl.lit(CONTRADICTED))
+                    ((pl.col("polarity") == CONTRADICTED) & pl.col("_text")).any().alias("text_denies"),
+                    ((pl.col("polarity") == CONTRADICTED) & pl.col("imitation")).any().alias("imitated"))
+               .with_columns(pl.when((pl.col("text_denies") & ~pl.col("text_states")) | pl.col("imitated"))
+                             .then(pl.lit(CONTRADICTED))
                              .otherwise(pl.lit(STATED)).alias("verdict")))
     facts = facts.join(verdict.select("row", "field", "value", "verdict"), on=["row", "field", "value"])
     sources = (facts.filter(pl.col("polarity") == STATED).sort("_rank").group_by("row", "field", "value")

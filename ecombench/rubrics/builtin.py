@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from ecombench.catalog.facts import MODEL_SUFFIXES, page_facts
+from ecombench.catalog.facts import IMITATIONS, MODEL_SUFFIXES, page_facts
 from ecombench.catalog.reviews import opinion_overlap, review_text
 from ecombench.rubrics.base import (
     CONTRADICTS,
@@ -52,19 +52,32 @@ def in_bound(value: float, bound: Any) -> bool:
 def value_holds(value: str, expected: str, spec: FieldSpec, table: FieldTable) -> bool:
     """Whether a stated value holds the required one.
 
-    It contains any spelling of it as whole words ("Dark Blue" holds "Blue"), and for a compatibility field the
-    match does not run on into another model ("Galaxy S21 Ultra" does not hold "Galaxy S21").
+    It contains any spelling of it as whole words ("Dark Blue" holds "Blue"), not as an imitation of it ("Faux
+    Leather" does not hold "Leather": ecombench.catalog.facts.IMITATIONS), and for a compatibility field the match
+    does not run on into another model ("Galaxy S21 Ultra" does not hold "Galaxy S21").
     """
     for spelling in table.spellings(expected):
-        if contains_phrase(value, spelling) and not (spec.compatibility and _other_model(value, spelling)):
+        if (contains_phrase(value, spelling) and not _imitation(value, spelling)
+                and not (spec.compatibility and _other_model(value, spelling))):
             return True
     return False
+
+
+def _spots(have: tuple[str, ...], want: tuple[str, ...]) -> list[int]:
+    return [i for i in range(len(have) - len(want) + 1) if have[i:i + len(want)] == want]
+
+
+def _imitation(value: str, material: str) -> bool:
+    """True when every place `material` occurs in `value` follows an imitation word ("PU Leather", "Faux Fur")."""
+    have, want = tokens(value), tokens(material)
+    spots = _spots(have, want)
+    return bool(spots) and all(i > 0 and have[i - 1] in IMITATIONS for i in spots)
 
 
 def _other_model(value: str, model: str) -> bool:
     """True when every place `model` occurs in `value` is followed by a word that makes it another model."""
     have, want = tokens(value), tokens(model)
-    spots = [i for i in range(len(have) - len(want) + 1) if have[i:i + len(want)] == want]
+    spots = _spots(have, want)
     return bool(spots) and all(i + len(want) < len(have) and have[i + len(want)] in MODEL_SUFFIXES for i in spots)
 
 

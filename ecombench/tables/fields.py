@@ -56,6 +56,8 @@ class FieldSpec:
         compatibility: the field names the device an accessory fits (read after "for", "compatible with").
         self_evident: a value of the field said anywhere in the page describes the product ("waterproof").
         measure: values are measurements, read from text only when they hold a number.
+        text_values: values a page may state though too few labels carry them to be learned (reviewed): read in
+            text like the learned ones, so a page saying "repositionable" contradicts a label "Single Use".
     """
 
     name: str
@@ -78,6 +80,7 @@ class FieldSpec:
     compatibility: bool = False
     self_evident: bool = False
     measure: bool = False
+    text_values: tuple[str, ...] = ()
 
     def text_cues(self) -> tuple[str, ...]:
         """The cue words of the field in product text: `cues`, else its label."""
@@ -220,6 +223,7 @@ def _load_field_table(path: str) -> FieldTable:
                 compatibility=bool(row.get("compatibility", False)),
                 self_evident=bool(row.get("self_evident", False)),
                 measure=bool(row.get("measure", False)),
+                text_values=tuple(row.get("text_values", ())),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

@@ -1,0 +1,101 @@
+"""Product facts on the real products that showed each defect: what the whole page states, not one label.
+
+Every product here is a real record of the shared files (full_catalog). Each test asks the answer set the
+build would compute and the checker the grader runs, so a right product outside its label is found and graded
+right, and a page that contradicts its label is neither in the answer set nor graded as satisfying.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ecombench.rubrics.builtin import value_holds
+from ecombench.rubrics.checkers import check
+
+
+def _rubric(field: str, value: str) -> dict[str, Any]:
+    return {"id": "r1", "type": "attribute_match", "field": f"details.{field}", "expected_value": value,
+            "info_source": "query"}
+
+
+def _facts(catalog, asin: str, field: str) -> dict[str, str]:
+    """value -> polarity of the product's facts of one field."""
+    return {f["value"]: f["polarity"] for f in catalog.product(asin)["facts"] if f["field"] == field}
+
+
+def _polarities(catalog, asin: str, field: str, value: str) -> set[str]:
+    """Polarities of the product's facts of `field` whose value holds `value` in any spelling."""
+    spec = catalog.table.by_rubric_field(f"details.{field}")
+    return {p for v, p in _facts(catalog, asin, field).items() if value_holds(v, value, spec, catalog.table)}
+
+
+def _labels(catalog, asin: str, key: str) -> list[str]:
+    return [d["value"] for d in catalog.product(asin)["details"] if d["key"] == key]
+
+
+def _graded(catalog, asin: str, field: str, value: str) -> str:
+    return check(_rubric(field, value), catalog.product(asin), catalog.table).status
+
+
+@pytest.mark.parametrize(("asin", "field", "value", "why"), [
+    # Title "GiftWrap Etc. Blue Decorative Christmas Pillow Cover - Let It Snow"; labels Theme "Holiday",
+    # Occasion "Decoration,Party".
+    ("B081FGRTJK", "Occasion", "Christmas", "a Christmas pillow cover without the label"),
+    ("B081FGRTJK", "Theme", "Christmas", "a Christmas pillow cover without the label"),
+    # Spigen Slim Armor Essential S: no label, a bullet "wireless charging compatible".
+    ("B07Y8HMD12", "Special Feature", "Wireless Charging Compatible", "a case whose bullet states it"),
+    # Spigen Rugged Armor with "Air Cushion Technology": "resilient shock absorption"; label Lightweight only.
+    ("B09FR2RZ45", "Special Feature", "Shock Resistant", "the air-cushion Spigen case"),
+    # "support wireless charging" after "does not fade": the negation denies the fading, not the charging.
+    ("B0B5TVR8SW", "Special Feature", "Wireless Charging Compatible", "a negation of another verb"),
+    # "it does not affect the wireless charging".
+    ("B07WD3PWV5", "Special Feature", "Wireless Charging Compatible", "'does not affect' states it"),
+])
+def test_a_page_that_states_the_value_is_in_the_answer_set_and_graded_right(full_catalog, asin, field, value, why):
+    assert value not in _labels(full_catalog, asin, field), f"{asin} carries the label: not the case tested"
+    assert _polarities(full_catalog, asin, field, value) == {"stated"}, why
+    assert asin in full_catalog.index.answer_set([_rubric(field, value)]), why
+    assert _graded(full_catalog, asin, field, value) == "satisfied", why
+
+
+@pytest.mark.parametrize(("asin", "field", "value", "why"), [
+    # "a perfect gift for your thanksgiving day gifts, christmas gifts": a gift, not a Christmas cover.
+    ("B08NFV7SW5", "Occasion", "Christmas", "a cover that only mentions a Christmas gift"),
+    # "customized pillow case for christmas, birthday, anniversary": occasions to give it, not its theme.
+    ("B081SJLTVT", "Occasion", "Christmas", "a cover that only mentions gifting at Christmas"),
+    ("B081SJLTVT", "Theme", "Christmas", "a cover that only mentions gifting at Christmas"),
+    # "this phone case does not support wireless charging".
+    ("B093Z1PNS2", "Special Feature", "Wireless Charging Compatible", "a case whose page denies it"),
+])
+def test_a_mention_or_a_denial_is_not_a_fact(full_catalog, asin, field, value, why):
+    assert "stated" not in _polarities(full_catalog, asin, field, value), why
+    assert asin not in full_catalog.index.answer_set([_rubric(field, value)]), why
+    assert _graded(full_catalog, asin, field, value) != "satisfied", why
+
+
+@pytest.mark.parametrize(("asin", "field", "label", "stated"), [
+    # King'sGuard wallet case: label Material "Leather"; title "Wallet Case, PU Leather", a bullet "made of top
+    # quality PU leather, this premium leather ...".
+    ("B09F8XRQH9", "Material", "Leather", "Faux Leather"),
+    # ZZXX Pixel 6A wallet case: label "Leather"; title "premium soft PU leather zipper flip folio".
+    ("B0B25PDDG4", "Material", "Leather", "Faux Leather"),
+    # RoomMates Frozen wall decals: label Reusability "Single Use"; "removable and repositionable".
+    ("B075WD647M", "Reusability", "Single Use", "Reusable"),
+    # Wallmonkeys koi decal: label "Single Use"; "removable and repositionable with no sticky residue".
+    ("B079Q5ZZLM", "Reusability", "Single Use", "Reusable"),
+])
+def test_a_label_the_page_contradicts_is_no_requirement_of_the_target(full_catalog, asin, field, label, stated):
+    assert label in _labels(full_catalog, asin, field)
+    facts = _facts(full_catalog, asin, field)
+    assert facts.get(label) == "contradicted" and facts.get(stated) == "stated", facts
+    assert asin not in full_catalog.index.answer_set([_rubric(field, label)])
+    assert _graded(full_catalog, asin, field, label) != "satisfied"
+    assert _graded(full_catalog, asin, field, stated) == "satisfied"
+
+
+def test_imitation_decides_a_material_only(full_catalog):
+    # Lericher artificial gypsophila bouquet: "artificial flowers" are still flowers as a theme.
+    asin = "B07DL4J98P"
+    assert _facts(full_catalog, asin, "Theme").get("Flowers") != "contradicted"
