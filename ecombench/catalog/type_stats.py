@@ -147,6 +147,39 @@ class TypeStats:
             return "value_not_in_pages"
         return None
 
+    def usable_fields(self, facts: pl.DataFrame, types: pl.DataFrame,
+                      always: frozenset[str] = frozenset()) -> pl.DataFrame:
+        """(parent_asin, usable_fields): per product, the fields whose page states a value `problem` lets through.
+
+        What stage 2 can draw a requirement from, counted for every product at once (stage 1 samples on it).
+        A product whose type no group decides for counts every stated field.
+
+        Args:
+            facts: the catalog's facts (FACT_SCHEMA, with parent_asin).
+            types: (parent_asin, product_type) of every product.
+            always: fields usable whatever their statistics (the device an accessory fits).
+        """
+        groups = {t: self.group_of(t) for t in types.get_column("product_type").drop_nulls().unique().to_list()}
+        typed = types.select("parent_asin", pl.col("product_type").replace_strict(
+            groups, default=None, return_dtype=pl.String).alias("type"))
+        stated = (facts.filter(pl.col("polarity") == STATED).select("parent_asin", "field", "value")
+                  .unique().join(typed, on="parent_asin", how="left"))
+        fields = self.fields.select("type", "field", "coverage", pl.col("in_text").alias("field_in_text"))
+        values = self.values.select("type", "field", "value", "share", pl.col("products").alias("value_products"),
+                                    pl.col("in_text").alias("value_in_text"))
+        rules = self.rules
+        in_text = (pl.when(pl.col("value_products").fill_null(0) >= MIN_VALUE_PRODUCTS).then(pl.col("value_in_text"))
+                   .otherwise(pl.col("field_in_text")).fill_null(1.0))
+        ok = (pl.col("type").is_null() | pl.col("field").is_in(list(always))
+              | ((pl.col("coverage").fill_null(0.0) >= rules.min_coverage)
+                 & (pl.col("share").fill_null(0.0) < rules.implied_share) & (in_text >= rules.min_in_text)))
+        usable = (stated.join(fields, on=["type", "field"], how="left").join(values, on=["type", "field", "value"],
+                                                                                how="left")
+                  .filter(ok).group_by("parent_asin").agg(pl.col("field").n_unique().cast(pl.Int64)
+                                                          .alias("usable_fields")))
+        return (types.select("parent_asin").join(usable, on="parent_asin", how="left", maintain_order="left")
+                .with_columns(pl.col("usable_fields").fill_null(0)))
+
     def salience(self, product_type: str | None, field: str) -> float:
         """How much the type's shoppers care about a field: coverage times division (0 when unknown)."""
         row = self.field_stats(product_type, field)

@@ -43,6 +43,7 @@ from ecombench.pipeline.candidate import BuildContext, CandidateResult, build_ca
 from ecombench.pipeline.config import CODE_VERSION, BuildConfig
 from ecombench.splits.publish import next_version, publish_split, reserve_version
 from ecombench.stages.prompts import prompt_sha256
+from ecombench.stages.reviews import learn_opinion_phrases
 from ecombench.stages.sampling import (
     ELIGIBILITY_SOURCE_COLUMNS,
     eligibility_columns,
@@ -267,6 +268,11 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     # else: a partitioned build with the statistics stored at ingest plans from the snapshot in slices
     # (plan_build) and never holds the whole products table.
     reviews = load_reviews(snapshot) if review_intents and with_index else None
+    opinion_phrases = None
+    if review_intents:
+        with phase("    review opinion phrases"):
+            rated = (reviews if reviews is not None else load_reviews(snapshot)).select("parent_asin", "rating", "text")
+            opinion_phrases = learn_opinion_phrases(rated.iter_rows())
     norms = None
     index = None
     if with_index:
@@ -289,7 +295,9 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
                        vocabulary=vocabulary, type_vocabulary=type_vocabulary, cues=cues,
                        llm=llm_client(config, artifacts), artifacts=artifacts,
                        answer_engine=engine, facts=catalog_facts, product_types=knowledge.product_types,
-                       type_stats=knowledge.type_stats.with_rules(config.type_rules.rules()),
+                       type_stats=knowledge.type_stats.with_rules(
+                           config.type_rules.rules(catalog_products=knowledge.product_types.height)),
+                       opinion_phrases=opinion_phrases,
                        catalog_suite=stats.catalog_suite if stats is not None and products is None else None)
     return ctx, products, catalog_manifest, details
 
@@ -327,11 +335,19 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
         eligibility = eligibility_columns(products, ctx.table, details=details)
     del details
     min_type_products = 0
-    # Candidates come only from types whose statistics decide (ecombench.stages.sampling.eligibility_condition).
+    # Candidates come only from types whose statistics decide (ecombench.stages.sampling.eligibility_condition),
+    # and their detail fields are those the type's statistics let stage 2 draw from (TypeStats.usable_fields).
     if ctx.type_stats is not None and ctx.product_types is not None:
         min_type_products = ctx.type_stats.rules.min_products
         eligibility = eligibility.join(ctx.type_stats.type_products(ctx.product_types), on="parent_asin", how="left",
                                        maintain_order="left").with_columns(pl.col("type_products").fill_null(0))
+        if ctx.facts is not None:
+            always = frozenset(s.name for s in ctx.table.detail_fields() if s.compatibility)
+            usable = ctx.type_stats.usable_fields(ctx.facts.facts, ctx.product_types, always)
+            eligibility = (eligibility.drop("detail_field_count")
+                           .join(usable.rename({"usable_fields": "detail_field_count"}), on="parent_asin",
+                                 how="left", maintain_order="left")
+                           .with_columns(pl.col("detail_field_count").fill_null(0)))
     sampling: dict[str, Any] = {}
     for name, result in sample_split(eligibility, chosen, config.candidates_per_intent, config.seed,
                                      config.categories, min_type_products).items():

@@ -125,6 +125,9 @@ class BuildContext:
     type_stats: TypeStats | None = field(default=None, repr=False)
     # (parent_asin, product_type, type_head) of every catalog product (ecombench.catalog.product_type).
     product_types: pl.DataFrame | None = field(default=None, repr=False)
+    # The catalog's review opinion phrases, normalised phrase -> products whose reviews state it
+    # (ecombench.stages.reviews.learn_opinion_phrases); None when no intent asks for review opinions.
+    opinion_phrases: dict[str, int] | None = field(default=None, repr=False)
 
     @property
     def catalog(self) -> AnswerSets:
@@ -228,7 +231,8 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                                          min_value_support=ctx.config.min_value_support,
                                          rejected_values=rejected_values,
                                          clear_opinions=ctx.config.verbaliser == VERBALISER_V2_ID,
-                                         type_vocabulary=ctx.type_vocabulary, type_stats=ctx.type_stats)
+                                         type_vocabulary=ctx.type_vocabulary, type_stats=ctx.type_stats,
+                                         opinion_phrases=ctx.opinion_phrases)
     if state.attempt == 0:  # counted once per candidate: report.md's rejected values by field
         state.stats.update(f"value_rejected|{f}|{why}" for f, bad in rejected_values.items() for why in bad.values())
     sc = state.split_config
@@ -272,7 +276,7 @@ def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         if fields in seen:  # a target with few features draws the same ones again: nothing new to place
             continue
         seen.add(fields)
-        implicit, outcome = _plan_split(state, ctx, selected, gen)
+        implicit, outcome = _plan_split(state, ctx, selected, gen, required)
         if first is None or (isinstance(first[2], PartitionInfeasible) and isinstance(outcome, Assignment)):
             first = (selected, implicit, outcome)
         if isinstance(outcome, Assignment) and outcome.planned is not False:
@@ -290,9 +294,13 @@ def split(state: CandidateState, ctx: BuildContext) -> list[Finding]:
 SPLIT_FEATURE_DRAWS = 4
 
 
-def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature],
-                gen: Random) -> tuple[frozenset[str], Assignment | PartitionInfeasible]:
-    """The implicit fields and the answer-set-driven assignment of one draw of features (or why none exists)."""
+def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature], gen: Random,
+                required: frozenset[str] = frozenset()) -> tuple[frozenset[str], Assignment | PartitionInfeasible]:
+    """The implicit fields and the answer-set-driven assignment of one draw of features (or why none exists).
+
+    `required` fields (the device an accessory fits) stay in the task: the split may hide them but never leaves them
+    out, and a query that pins the target never sheds them.
+    """
     intent = state.intent
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
     cueable = sorted(f.field for f in selected if f.kind == "detail" and f.field not in tangled
@@ -309,8 +317,8 @@ def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature
                       min_hidden=_hidden_floor(ctx, intent), max_total=ctx.config.max_answer_set,
                       min_division=_hidden_division(ctx, intent))
     try:
-        return implicit, split_features(selected, intent, state.split_config, gen, keep_in_query=implicit,
-                                        support=support, plan=plan)
+        return implicit, split_features(selected, intent, state.split_config, gen,
+                                        keep_in_query=implicit, support=support, plan=plan, required=required)
     except PartitionInfeasible as exc:
         return implicit, exc
 

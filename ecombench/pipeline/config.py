@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -53,15 +54,31 @@ class TypeRuleSettings(BaseModel):
     min_products: int = Field(
         default=TypeRules.min_products, ge=1,
         description="A type's statistics decide from this many products (smaller types use their head noun's); "
-                    "stage 1 samples candidates only from types whose statistics decide.")
+                    "stage 1 samples candidates only from types whose statistics decide. In a small catalog, from "
+                    "min_products_share of its products instead, at least min_products_floor.")
+    min_products_share: float = Field(
+        default=0.004, gt=0, le=1,
+        description="In a catalog of fewer than min_products / min_products_share products, a type's statistics "
+                    "decide from this share of the catalog's products (30 of 7,270 shared products is 0.4 %).")
+    min_products_floor: int = Field(
+        default=5, ge=1,
+        description="The fewest products a type's statistics ever decide from.")
     min_in_text: float = Field(
         default=TypeRules.min_in_text, ge=0, le=1,
         description="A value whose stating products put it in their title, bullets or description less often "
                     "than this share is no requirement of the type (value_not_in_pages).")
 
-    def rules(self) -> TypeRules:
-        """The settings as the statistics' thresholds."""
-        return TypeRules(**self.model_dump())
+    def rules(self, catalog_products: int | None = None) -> TypeRules:
+        """The settings as the statistics' thresholds for a catalog of `catalog_products` products.
+
+        min_products becomes min(min_products, max(min_products_floor, ceil(min_products_share x catalog))):
+        30 for the shared data's 7,270 products, 5 for the bundled sample's 420. None: min_products as set.
+        """
+        settings = self.model_dump(exclude={"min_products_share", "min_products_floor"})
+        if catalog_products is not None:
+            scaled = max(self.min_products_floor, math.ceil(self.min_products_share * catalog_products))
+            settings["min_products"] = min(self.min_products, scaled)
+        return TypeRules(**settings)
 
 
 class BuildConfig(BaseModel):

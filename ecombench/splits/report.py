@@ -235,7 +235,7 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                   f"episode budget ({o.get('rejected_oracle_failed', 0)} rejected as `oracle_failed`; mean "
                   f"{o['tool_calls']['mean']} tool calls). The null agent (first search hit for the query) got "
                   f"{n.get('correct', 0)} of {n.get('tasks', 0)} published tasks right "
-                  f"({100 * n.get('accuracy', 0):.1f} %)."]
+                  f"({100 * (n.get('accuracy') or 0):.1f} %)."]
         d = checks.get("diligent")
         if d and d.get("tasks"):
             lines += ["", f"The diligent agent, which knows no rubric (it reads the query and profile, asks natural "

@@ -143,7 +143,7 @@ def extract_features(
     opinions: list[dict[str, Any]] | None = None, value_support: Callable[[str, str], int] | None = None,
     min_value_support: int = MIN_VALUE_SUPPORT, rejected_values: dict[str, dict[str, str]] | None = None,
     clear_opinions: bool = False, type_vocabulary: TypeVocabulary | None = None,
-    type_stats: TypeStats | None = None,
+    type_stats: TypeStats | None = None, opinion_phrases: dict[str, int] | None = None,
 ) -> tuple[list[Feature], dict[str, str]]:
     """Typed candidate features of one product for one intent.
 
@@ -179,6 +179,8 @@ def extract_features(
         type_stats: the catalog's per-type statistics (ecombench.catalog.type_stats); with them, options that the
             product's type implies, fields its products rarely state and values absent from its products' pages
             are dropped (`TypeStats.problem`), except the device an accessory fits.
+        opinion_phrases: the catalog's review opinion phrases (ecombench.stages.reviews.learn_opinion_phrases);
+            with them, a review opinion is one of those its reviews state, not a whole clause.
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
@@ -241,7 +243,8 @@ def extract_features(
     if intent.review_opinions:
         # An LLM build passes the opinions its model phrased (already checked against the reviews).
         if opinions is None:
-            opinions = extract_opinions(reviews or [], intent.review_opinions, rng, clear_only=clear_opinions)
+            opinions = extract_opinions(reviews or [], intent.review_opinions, rng, clear_only=clear_opinions,
+                                        catalog_phrases=opinion_phrases)
         if len(opinions) < intent.review_opinions:
             dropped["review"] = "no_reviews"
         for op in opinions:

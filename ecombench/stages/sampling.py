@@ -111,7 +111,9 @@ def eligibility_condition(intent: IntentSpec, min_type_products: int = 0) -> pl.
 
 def eligibility_rule(intent: IntentSpec, min_type_products: int = 0) -> str:
     """The intent's sampling conditions in words, for reports and warnings."""
-    parts = [f"at least {intent.min_detail_fields} field-table detail fields"] if intent.min_detail_fields else []
+    fields = "field-table detail fields" + (" that its page states and its type's statistics let through"
+                                             if min_type_products else "")
+    parts = [f"at least {intent.min_detail_fields} {fields}"] if intent.min_detail_fields else []
     if min_type_products:
         parts.append(f"a product type of at least {min_type_products} catalog products")
     if intent.min_average_rating is not None:

@@ -140,7 +140,7 @@ def entangled_fields(features: list[Feature]) -> set[str]:
 def split_features(
     features: list[Feature], intent: IntentSpec, config: SplitConfig, rng: random.Random,
     keep_in_query: frozenset[str] = frozenset(), support: Mapping[str, int] | None = None,
-    plan: SplitGoals | None = None,
+    plan: SplitGoals | None = None, required: frozenset[str] = frozenset(),
 ) -> Assignment:
     """Assign features to sources: the most selective hidden, the least selective in the query.
 
@@ -172,6 +172,8 @@ def split_features(
         support: rubric field -> how many catalog products satisfy that feature's rubric alone
             (ecombench.answers.index.CatalogIndex.support); a field absent from it counts as the
             least selective. One feature per field, except query-only review opinions.
+        required: fields the task keeps whatever the plan (the device an accessory fits): never left out of the
+            task, never among the query's optional features that stage 4 may shed.
 
     Returns:
         An Assignment whose counts meet every minimum.
@@ -211,7 +213,8 @@ def split_features(
         persona, clarification = _fill_hidden(free, n_persona, n_clar, config)
     else:
         persona, clarification, left_out, planned = _search_hidden(features, fixed + reserved, free, n_persona,
-                                                                   n_clar, config, plan, intent.min_query_attributes)
+                                                                   n_clar, config, plan, intent.min_query_attributes,
+                                                                   required)
     query = [f for f in features if f not in persona and f not in clarification and f not in left_out]
     persona.sort(key=features.index)
     clarification.sort(key=features.index)
@@ -241,7 +244,7 @@ def split_features(
         raise PartitionInfeasible(
             f"query has {len(q_details)} attribute constraints over {len({f.field for f in q_details})} fields; "
             f"{intent.name} needs {intent.min_query_attributes} over {intent.min_query_fields}", evidence)
-    optional = [f for f in free if f in query and f.kind in ("detail", "numeric")]
+    optional = [f for f in free if f in query and f.kind in ("detail", "numeric") and f.field not in required]
     return Assignment(query=query, persona=persona, clarification=clarification, optional=optional, planned=planned)
 
 
@@ -338,7 +341,8 @@ class SplitGoals:
 
 
 def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Feature], n_persona: int, n_clar: int,
-                   config: SplitConfig, goals: SplitGoals, min_query_details: int = 0
+                   config: SplitConfig, goals: SplitGoals, min_query_details: int = 0,
+                   required: frozenset[str] = frozenset()
                    ) -> tuple[list[Feature], list[Feature], list[Feature], bool | None]:
     """Persona and clarification features chosen by their answer sets, not one by one.
 
@@ -352,7 +356,7 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
     seed. Falls back to the greedy fill when no mask is known for some feature. A free attribute or
     bound may also be left out of the task (the query keeps at least `config.min_query` features and
     `min_query_details` attributes), the fewer the better once the ablated answer sets are as large as
-    they can be (up to `goals.cap`).
+    they can be (up to `goals.cap`); a `required` field never is.
 
     Returns:
         (persona features, clarification features, features left out of the task, whether that placement
@@ -367,7 +371,7 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
         base &= goals.masks[pos[id(f)]]
     masks = [goals.masks[pos[id(f)]] for f in free]
     options = [("q",) + (("p",) if "persona" in f.sources else ()) + (("c",) if "clarification" in f.sources else ())
-               + (("x",) if f.kind in ("detail", "numeric") else ()) for f in free]
+               + (("x",) if f.kind in ("detail", "numeric") and f.field not in required else ()) for f in free]
     pinned_details = sum(f.kind == "detail" for f in pinned)
     # Past MAX_PLACEMENTS placements, the least selective free features stay in the query (their hiding
     # would narrow least) so the search stays a few milliseconds.
