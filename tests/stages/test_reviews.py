@@ -8,8 +8,15 @@ import re
 import pytest
 
 from ecombench.catalog.reviews import review_text
-from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS, OPINION_WORDS, extract_opinions
-from ecombench.text import contains_phrase, keywords
+from ecombench.stages.reviews import (
+    MIN_OPINION_PRODUCTS,
+    MIN_RATING,
+    MIN_TEXT_CHARS,
+    OPINION_WORDS,
+    extract_opinions,
+    learn_opinion_phrases,
+)
+from ecombench.text import contains_phrase, keywords, normalize
 
 # Real products of with-reviews/meta_electronics_with_reviews.jsonl, picked by looking at their reviews.
 KEYBOARD = "B08CXN6MR8"   # MageGee gaming keyboard and mouse combo: 10 reviews, 4 positive
@@ -153,3 +160,36 @@ def test_without_clear_only_the_first_behaviour_stays_for_template_v1(full_catal
     reviews = reviews_of(full_catalog, KEYBOARD)
     first = extract_opinions(reviews, 2, random.Random(0))
     assert first == extract_opinions(reviews, 2, random.Random(0), clear_only=False)
+
+
+# ---- the catalog's opinion phrases -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def catalog_phrases(full_catalog) -> dict[str, int]:
+    rows = [(r["parent_asin"], r["rating"], r["text"]) for revs in full_catalog.reviews.values() for r in revs]
+    return learn_opinion_phrases(rows)
+
+
+def test_catalog_phrases_are_stated_for_several_products_and_name_more_than_praise(full_catalog, catalog_phrases):
+    assert {"easy to use", "easy to set up", "long battery life"} <= set(catalog_phrases)
+    assert not {"work great", "highly recommend", "love it", "a great"} & set(catalog_phrases)
+    for phrase, n in catalog_phrases.items():
+        stating = {a for a, revs in full_catalog.reviews.items()
+                   if any((r["rating"] or 0) >= MIN_RATING and contains_phrase(r["text"] or "", phrase) for r in revs)}
+        assert n >= MIN_OPINION_PRODUCTS and len(stating) >= n, (phrase, n, len(stating))
+
+
+def test_a_phrase_inside_a_longer_one_stated_for_the_same_products_is_dropped(catalog_phrases):
+    assert "easy to set up" in catalog_phrases and "easy to set" not in catalog_phrases
+
+
+def test_with_catalog_phrases_an_opinion_is_one_of_them_from_the_targets_reviews(full_catalog, catalog_phrases):
+    drawn = 0
+    for asin, reviews in sorted(full_catalog.reviews.items()):
+        opinions = extract_opinions(reviews, 1, random.Random(asin), clear_only=True, catalog_phrases=catalog_phrases)
+        for op in opinions:
+            drawn += 1
+            assert normalize(op["phrase"]) in catalog_phrases
+            assert op["review_ids"] == sorted(r["review_id"] for r in reviews if contains_phrase(review_text(r),
+                                                                                                op["phrase"]))
+    assert drawn >= 150  # 223 of the 601 products with >= 3 reviews state one on the shared data
