@@ -25,7 +25,7 @@ from ecombench.hashing import digest, sha256_hex, source_digest
 from ecombench.io import atomic_path
 from ecombench.tables.fields import FieldTable, load_field_table
 from ecombench.text import STOPWORDS, normalize, tokens
-from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats
+from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats, stats_digest
 
 MAX_QUERY_TERMS = 32
 # Words a shopper's sentence is full of that name nothing about a product (besides ecombench.text.STOPWORDS);
@@ -51,14 +51,16 @@ def search_terms(text: str) -> list[str]:
 def _index_key(path: Path, table: FieldTable) -> str:
     """Cache key of a snapshot's index.
 
-    Digests its fingerprint (manifest.json), the indexing code, the text rules and the field table.
+    Digests its fingerprint (manifest.json), the indexing code, the text rules, the field table and what the
+    indexed product facts are computed by (`stats_digest`: the same input bytes read by other facts code give other
+    facts, and the index holds them).
     """
     try:
         fingerprint = json.loads((path / "manifest.json").read_text(encoding="utf-8"))["fingerprint"]
     except (OSError, ValueError, KeyError):
         fingerprint = str(path.resolve())
     table_sha = sha256_hex(Path(table.source_path).read_bytes())
-    return digest(fingerprint, source_digest("ecombench.sandbox.catalog"), table_sha)
+    return digest(fingerprint, source_digest("ecombench.sandbox.catalog"), table_sha, stats_digest(table))
 
 
 def _stored_facts(path: Path, table: FieldTable, cache_dir: Path | None) -> pl.DataFrame | None:
