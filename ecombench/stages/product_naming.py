@@ -81,10 +81,11 @@ def names_only_the_type(text: str, entity: str) -> bool:
 # Fields that say what form a product takes or what it is for: a value of one that names only the product type
 # restates it ("a kitchen rug for the kitchen"). Material, colour, brand or compatible device do not: "Glass" of
 # wine glasses is a real requirement (the catalog's wine glasses also come in plastic, acrylic, crystal), and a
-# wrong product type ("Blush" of a headboard) would make the rule drop a real colour (helper review, session 8).
+# wrong product type ("Blush" of a headboard) would make the rule drop a real colour; an occasion or sport can name
+# the type ("Christmas" of a Christmas decoration, "Running" of running shoes).
 TYPE_LIKE_FIELDS = frozenset({"Form Factor", "Item Form", "Room Type", "Recommended Uses For Product", "Rug Form Type",
                               "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type", "Shape",
-                              "Theme", "Special Feature"})
+                              "Theme", "Special Feature", "Occasion", "Sport Type"})
 
 
 def restates_the_type(field: str, value: str, entity: str) -> bool:
