@@ -180,6 +180,7 @@ class ReviewedCatalog(Catalog):
     """A snapshot with reviews: its index holds the review index, products can carry their reviews."""
 
     reviews: dict[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
+    facts_path: Path | None = None  # the snapshot's product facts as a parquet (for partition passes)
 
     def reviewed_product(self, parent_asin: str) -> dict[str, Any]:
         """The real product with `product["reviews"]` attached (reviews.parquet rows by review_id; [] when none)."""
@@ -211,13 +212,15 @@ def full_catalog(tmp_path_factory) -> ReviewedCatalog:
     reviews = load_reviews(out)
     table = load_field_table()
     facts = snapshot_facts(out, table).facts
+    facts_path = out.parent / "all-facts.parquet"
+    facts.write_parquet(facts_path)
     products = with_facts(products, facts)
     by_product: dict[str, list[dict[str, Any]]] = {}
     for row in reviews.sort("review_id").iter_rows(named=True):
         by_product.setdefault(row["parent_asin"], []).append(row)
     return ReviewedCatalog(path=out, products=products, table=table,
                            index=CatalogIndex.build(products.drop("facts"), table, reviews, facts=facts),
-                           reviews=by_product)
+                           reviews=by_product, facts_path=facts_path)
 
 
 class FullBuild(SplitVersion):

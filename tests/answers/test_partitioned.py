@@ -105,6 +105,7 @@ def test_partition_passes_answer_every_recorded_question_as_the_index_does(recor
     n = full_catalog.products.height
     bounds = [(0, n)] if layout == "one" else _uneven(n)
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True, bounds=bounds)
+    engine.facts_path = full_catalog.facts_path
     questions = [q for q, _ in recorded]
     answers = engine.answer(questions)
     wrong = [(q.kind, q.key[:200]) for (q, expected), got in zip(recorded, answers) if got != expected]
@@ -117,6 +118,7 @@ def test_partitions_dropped_between_passes_give_the_same_answers(recorded, full_
     # indexed and read back on each later pass, never indexed again.
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True,
                                 bounds=_uneven(full_catalog.products.height), keep=1)
+    engine.facts_path = full_catalog.facts_path
     thirds = [recorded[k::3] for k in range(3)]
     for part in thirds:
         answers = engine.answer([q for q, _ in part])
@@ -141,6 +143,7 @@ def test_support_counts_equal_the_index_where_it_approximates_a_common_value(ful
         full_catalog.index.support_cache.update(saved)
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, with_reviews=True,
                                 bounds=_uneven(full_catalog.products.height))
+    engine.facts_path = full_catalog.facts_path
     assert engine.answer(supports) == expected
     counted = [e for q, e in zip(supports, expected) if e > 40]
     assert counted and engine.stats["exact_rounds"] == 1  # some totals within 40 needed every partition's count
@@ -150,6 +153,7 @@ def test_a_limit_applies_after_the_merge(full_catalog):
     rubric = {"type": "entity_match", "field": "title", "expected_value": "case"}
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=500)
     everything = full_catalog.index.answer_set([rubric])
+    engine.facts_path = full_catalog.facts_path
     assert len(everything) > 20 and engine.n_partitions == len(partition_bounds(full_catalog.products.height, 500))
     assert engine.answer_set([rubric]) == everything
     assert engine.answer_set([rubric], limit=7) == full_catalog.index.answer_set([rubric], limit=7)
@@ -161,6 +165,7 @@ def test_a_limit_applies_after_the_merge(full_catalog):
 
 def test_review_questions_without_reviews_raise_as_the_index_does(full_catalog):
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=4000)
+    engine.facts_path = full_catalog.facts_path
     opinion = {"type": "review_opinion", "field": "review", "expected_value": "easy to use"}
     with pytest.raises(ValueError, match="need a CatalogIndex built with reviews"):
         engine.answer_set([opinion])
@@ -168,6 +173,7 @@ def test_review_questions_without_reviews_raise_as_the_index_does(full_catalog):
 
 def test_the_first_products_run_across_partitions_in_row_order(full_catalog):
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, bounds=_uneven(full_catalog.products.height))
+    engine.facts_path = full_catalog.facts_path
     assert engine.first_products(5) == full_catalog.index.first_products(5)  # the first partition holds one row
     assert len(engine.first_products(10**6)) == full_catalog.products.height
 
