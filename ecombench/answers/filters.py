@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, cast
 import numpy as np
 import polars as pl
 
-from ecombench.catalog.facts import IMITATIONS
+from ecombench.catalog.facts import IMITATIONS, MODEL_SUFFIXES
 from ecombench.rubrics import RubricLike
 from ecombench.tables.fields import FieldTable
 from ecombench.text import keywords, normalize, tokens
@@ -112,6 +112,31 @@ def filter_of(rubric: RubricLike | str) -> RubricFilter:
     return FILTERS.get(rubric if isinstance(rubric, str) else rubric.type, _NO_FILTER)
 
 
+def option_holds(table: FieldTable, values: list[str], compatibility: bool = False) -> pl.Expr:
+    """Over "option_norm": the option holds one of `values` (`value_holds`, vectorised).
+
+    In some spelling, not as an imitation of it ("Faux Leather" does not hold "Leather"), and for a compatibility
+    field not only as part of another model ("Galaxy S21 Ultra" does not hold "Galaxy S21").
+    """
+    option = pl.col("option_norm")
+    holds = pl.lit(False)
+    for value in values:
+        for spelling in table.spellings(value):
+            needle = f" {normalize(spelling)} "
+            imitation = f" (?:{'|'.join(sorted(IMITATIONS))}){re.escape(needle)}"
+            hit = option.str.contains(needle, literal=True) & ~option.str.contains(imitation)
+            if compatibility:
+                other = f"{re.escape(needle)}(?:{'|'.join(sorted(MODEL_SUFFIXES))}) "
+                hit = hit & (option.str.count_matches(re.escape(needle)) > option.str.count_matches(other))
+            holds = holds | hit
+    return holds
+
+
+def _compatibility(table: FieldTable, key: str) -> bool:
+    spec = table.fields.get(key)
+    return spec is not None and spec.compatibility
+
+
 @register_filter
 class AttributeMatchFilter(RubricFilter):
     """Rows with an option of the field holding the value (ecombench.rubrics.builtin.AttributeMatch)."""
@@ -130,15 +155,11 @@ class AttributeMatchFilter(RubricFilter):
         return np.unique(np.concatenate(found)) if len(found) > 1 else found[0]
 
     def vector_filter(self, index: IndexView, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
-        """Keep the rows with an option of the field containing a spelling of the value, not as an imitation of it."""
+        """Keep the rows with an option of the field holding the value (`option_holds`)."""
         key = rubric.field.removeprefix("details.")
-        option = pl.col("option_norm")
-        holds = pl.lit(False)
-        for spelling in index.table.spellings(str(rubric.expected_value)):
-            needle = f" {normalize(spelling)} "
-            imitation = f" (?:{'|'.join(sorted(IMITATIONS))}){re.escape(needle)}"
-            holds = holds | (option.str.contains(needle, literal=True) & ~option.str.contains(imitation))
-        return frame.join(index.rows_with_option(key, holds), on="row", how="semi")
+        compat = _compatibility(index.table, key)
+        return frame.join(index.rows_with_option(key, option_holds(index.table, [str(rubric.expected_value)], compat)),
+                          on="row", how="semi")
 
 
 @register_filter
@@ -198,11 +219,7 @@ class NegativeAttributeFilter(RubricFilter):
     def vector_filter(self, index: IndexView, frame: pl.LazyFrame, rubric: RubricLike) -> pl.LazyFrame:
         """Keep the rows that have the field and no option containing any spelling of an excluded value."""
         key = rubric.field.removeprefix("details.")
-        needles = [f" {normalize(s)} " for v in cast("list[str]", rubric.expected_value)
-                   for s in index.table.spellings(v)]
-        hit = pl.lit(False)
-        for needle in needles:
-            hit = hit | pl.col("option_norm").str.contains(needle, literal=True)
+        hit = option_holds(index.table, cast("list[str]", rubric.expected_value), _compatibility(index.table, key))
         return (frame.join(index.rows_with_option(key, pl.lit(True)), on="row", how="semi")
                 .join(index.rows_with_option(key, hit), on="row", how="anti"))
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from ecombench.catalog.details import detail_options
+from ecombench.catalog.facts import page_values
 from ecombench.interop.dialoguekit import (
     ACCEPT,
     DISCLOSE,
@@ -176,8 +176,9 @@ def _cell(value: Any) -> str:
 def item_row(product: dict[str, Any], item_id: str, table: FieldTable) -> dict[str, str]:
     """One product as an item-collection row.
 
-    ID (the numeric item id), ASIN, NAME, top-level fields and each detail field's options joined by "|"
-    (the options the attribute checkers compare; a "|" inside an option becomes "/").
+    ID (the numeric item id), ASIN, NAME, top-level fields and each detail field's values joined by "|": the
+    values the page states (its product facts, as the attribute checkers compare them; a product without facts: its
+    label options), a "|" inside a value becoming "/".
     """
     row = {"ID": item_id, "ASIN": product["parent_asin"], "NAME": product.get("title") or ""}
     for name, slot in TOP_LEVEL_SLOTS.items():
@@ -185,7 +186,7 @@ def item_row(product: dict[str, Any], item_id: str, table: FieldTable) -> dict[s
     by_slot: dict[str, list[str]] = {}
     for spec in table.detail_fields():
         slot = slot_name(spec.name)
-        for opt in detail_options(product, spec):
+        for opt in page_values(product, spec):
             clean = opt.replace(MULTI_VALUE_DELIMITER, "/")
             if clean not in by_slot.setdefault(slot, []):
                 by_slot[slot].append(clean)

@@ -44,7 +44,9 @@ def test_a_killed_build_resumes_with_identical_output(sample_catalog, tmp_path):
     assert second.returncode == 0, second.stderr[-2000:]
     resumed = Path(second.stdout.split("PATH ", 1)[1].strip())
     manifest = json.loads((resumed / "manifest.json").read_text())
-    assert manifest["resumed_candidates"] >= 3 * 5  # at least the batches finished before the kill
+    # At least the batches finished before the kill: up to 5 candidates each (fewer where an intent of the small
+    # sample runs short of candidates).
+    assert manifest["resumed_candidates"] >= finished
 
     clean = build_split(BuildConfig(min_hidden_division=1, catalog=str(sample_catalog.path), batch_size=5,
                                     resume=False), "clean",

@@ -57,6 +57,7 @@ def test_a_partitioned_build_writes_the_index_builds_tasks_and_rejections_byte_f
 
 def test_the_batcher_answers_a_round_only_when_every_thread_waits(full_catalog):
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=3000)
+    engine.facts_path = full_catalog.facts_path  # the facts the index reads
     batcher = QuestionBatcher(engine, threads=3)
     reported: list[tuple[int, int]] = []
     engine.on_pass = lambda passes, questions, seconds: reported.append((passes, questions))
@@ -90,6 +91,7 @@ def test_a_candidate_thread_that_cannot_start_leaves_no_batch_waiting(full_catal
     # still answered (the two that never ran count as finished), and the batcher is left with no live thread,
     # so the next batch's rounds are not held up.
     engine = PartitionedCatalog(full_catalog.path, full_catalog.table, partition_rows=3000)
+    engine.facts_path = full_catalog.facts_path  # the facts the index reads
     black = {"type": "attribute_match", "field": "details.Color", "expected_value": "Black"}
     got: list[int] = []
     real_start, calls = threading.Thread.start, []

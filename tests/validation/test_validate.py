@@ -179,7 +179,7 @@ def to_ecomagentbench(task: dict, table) -> dict:
         "target_product": {"product_id": tp["parent_asin"], **{k: tp[k] for k in (
             "title", "main_category", "store", "average_rating", "rating_number", "price")},
             "features": [], "description": [],
-            "details": {raw("details." + k).removeprefix("details."): v[0] for k, v in tp["details"].items()}},
+            "details": {raw("details." + k).removeprefix("details."): v[0] for k, v in tp["details"].items() if v}},
         "rubrics": rubrics,
         "implicit_rubric_ids": task["implicit_rubric_ids"],
         "difficulty_metrics": {"implicit_count": len(task["implicit_rubric_ids"])},

@@ -44,7 +44,9 @@ def export(
         import polars as pl
 
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.catalog.facts import with_facts
         from ecombench.interop.usersimcrs import write_usersimcrs
+        from ecombench.validation.catalog_stats import catalog_knowledge
 
         version = load_version(resolve_version_dir(source, ctx.obj.artifacts))
         cat = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
@@ -53,8 +55,11 @@ def export(
             raise InputError(f"{products_path} not found (give the split's catalog with --catalog)")
         out = out or ctx.obj.artifacts / "exports" / version.name.replace("@", "-") / "usersimcrs"
         try:
-            products = pl.read_parquet(products_path).iter_rows(named=True)
-            result = write_usersimcrs(version.tasks, products, load_field_table(), out,
+            table = load_field_table()
+            # Items hold what each page states (its product facts), as the task's answer set and checkers read it.
+            facts = catalog_knowledge(cat, table, ctx.obj.artifacts / "cache" / "knowledge").facts.facts
+            products = with_facts(pl.read_parquet(products_path), facts).iter_rows(named=True)
+            result = write_usersimcrs(version.tasks, products, table, out,
                                       name=f"ecombench-{version.name.replace('@', '-')}")
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise InputError(f"usersimcrs export to {out}: {str(exc).splitlines()[0]}") from exc
