@@ -140,6 +140,7 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
     target = {"parent_asin": tp["product_id"] if "product_id" in tp else tp["parent_asin"]}
     target |= {k: tp.get(k) for k in _schema_keys("TargetProduct") if k not in ("parent_asin", "details")}
     target["details"] = details
+    target["facts"] = tp.get("facts") or {}  # a release record carries no product facts (the catalog has them)
     persona = {k: v for k, v in record["user_persona"].items() if k in _schema_keys("Persona")}
     task: dict[str, Any] = {
         "id": record["id"],
