@@ -258,7 +258,10 @@ def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int 
                       & (pl.col("norm").str.strip_chars().str.count_matches(" ") < max_words)))
     counts = _owned_values(_without_field_words(counts, table), min_share=OWNER_SHARE)
     counts = _device_models(counts, labels, table)
-    rows = counts.select("field", "value", "norm", "products").to_dicts()
+    # In a fixed order, most carried first: where two values share a spelling ("Multicolored", "Multicolour"), the
+    # one more products carry names it, the same on every run (group_by leaves rows in no set order).
+    rows = (counts.select("field", "value", "norm", "products")
+            .sort(["field", "products", "value", "norm"], descending=[False, True, False, False]).to_dicts())
     learned = {(r["field"], r["norm"]) for r in rows}
     rows += [{"field": spec.name, "value": value, "norm": surface_text(value), "products": 0}
              for spec in table.detail_fields() for value in spec.text_values
@@ -273,7 +276,7 @@ def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int 
     spelled += [{**r, "norm": short} for r in list(spelled) if (short := _without_company_suffix(r["norm"]))]
     values = (pl.DataFrame(spelled, schema={"field": pl.String, "value": pl.String, "norm": pl.String,
                                             "products": pl.Int64}, orient="row")
-              .filter(pl.col("norm").str.len_chars() > 2).unique(["field", "norm"], keep="first")
+              .filter(pl.col("norm").str.len_chars() > 2).unique(["field", "norm"], keep="first", maintain_order=True)
               .sort("field", "norm"))
     per_product = labels.group_by("field", "row").len()
     multi = per_product.group_by("field").agg((pl.col("len") > 1).mean().alias("multi"), pl.len().alias("n"))
