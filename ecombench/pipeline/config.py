@@ -9,11 +9,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ecombench import __version__
-from ecombench.catalog.type_stats import TypeRules
 from ecombench.errors import InputError, SettingError
 from ecombench.hashing import canonical_json, sha256_hex
 from ecombench.llm import LLM_OPTION_HELP, LLMSettings
-from ecombench.schemas.config import SplitConfig
+from ecombench.schemas.config import SplitConfig, TypeRules
 from ecombench.stages.prompts import VERBALISER_ID, prompt_sha256
 from ecombench.stages.vocabulary import MIN_VALUE_SUPPORT
 from ecombench.tables import tables_sha256
@@ -38,7 +37,7 @@ MIN_QUERY_ANSWER_SET = 3
 MIN_HIDDEN_DIVISION = 2
 
 class TypeRuleSettings(BaseModel):
-    """The per-type rules' thresholds (ecombench.catalog.type_stats.TypeRules; measured: benchmarks/RESULTS.md)."""
+    """The per-type rules' thresholds (ecombench.schemas.config.TypeRules; measured: benchmarks/RESULTS.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
