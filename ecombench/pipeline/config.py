@@ -74,7 +74,7 @@ class BuildConfig(BaseModel):
 
     catalog: str = Field(description="Catalog snapshot directory (artifacts/catalogs/<name>).")
     intents: list[str] = Field(default_factory=lambda: list(load_intents()),
-                               description="Intents to build (stages/intents.toml).")
+                               description="Intents to build (tables/intents.toml).")
     candidates_per_intent: int = Field(default=100, ge=1, description="Candidates sampled per intent.")
     seed: int = Field(default=0, description="Run seed; every random choice derives from it.")
     categories: list[str] | None = Field(default=None, description="Restrict to these main_category values; "

@@ -134,7 +134,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
         tasks: the accepted task records.
         catalog: the snapshot directory `products` was read from.
         partition: the build's SplitConfig.
-        intents: the intent specs (stages/intents.toml; the worker loads the same file).
+        intents: the intent specs (tables/intents.toml; the worker loads the same file).
         artifacts: the artifacts folder whose worker to ask; None validates in this process.
         timeout: seconds to wait for a worker still importing GX.
         stored_suite: the catalog suite's summary the build read with the snapshot's statistics; None reads
@@ -234,7 +234,7 @@ def serve(path: Path, idle: float) -> None:
                 try:
                     intents = load_intents()
                     if sorted(intents) != request["intents"]:
-                        raise ValueError("stages/intents.toml differs from the build's")
+                        raise ValueError("tables/intents.toml differs from the build's")
                     products, _ = load_snapshot(Path(request["catalog"]))
                     summary = run_suites(products, request["tasks"], SplitConfig(**request["partition"]), intents,
                                          catalog_summary=request.get("catalog_suite"))

@@ -115,7 +115,7 @@ def build(
 
     unknown = sorted(set(cfg.intents) - set(load_intents()))
     if unknown:
-        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(load_intents())} (stages/intents.toml)")
+        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(load_intents())} (tables/intents.toml)")
     check_snapshot(Path(cfg.catalog))
     splits_root = out or ctx.obj.artifacts / "splits"
     if version and (splits_root / split / version).exists():
@@ -167,7 +167,7 @@ def _print_summary(path: Path, manifest: dict) -> None:
                    f"oracle_failed); null agent {n['correct']} of {n['tasks']} ({n['accuracy']:.1%})")
     typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
     if not manifest["catalog"].get("field_table_current", True):
-        typer.echo("  warning: the catalog was ingested with another stages/fields.toml; re-ingest it so changed "
+        typer.echo("  warning: the catalog was ingested with another tables/fields.toml; re-ingest it so changed "
                    "aliases apply", err=True)
     for intent, s in manifest["sampling"].items():
         if s["shortfall"]:
