@@ -5,7 +5,7 @@ token postings. A task's answer set is narrowed through the postings and graded 
 checkers on the few products left, or computed with vectorised polars filters when no rubric
 narrows — never a Python loop over the catalog (reference §15.20 never searched for other
 matching products).
-The filters follow the same rules as validation/checkers.py: tokens of ecombench.text, whole-token
+The filters follow the same rules as the code checkers (ecombench.rubrics): tokens of ecombench.text, whole-token
 containment, bounds as stated.
 """
 
@@ -100,7 +100,7 @@ class AnswerSets(Protocol):
     """The catalog-wide questions a build asks while it builds a candidate (stages 2-7).
 
     `CatalogIndex` answers them from an index of the whole catalog; `ecombench.pipeline.batched.BatchingCatalog`
-    from partition passes over the snapshot (validation/partitioned.py), with the same answers.
+    from partition passes over the snapshot (ecombench.answers.partitioned), with the same answers.
     """
 
     table: FieldTable

@@ -2,7 +2,7 @@
 
 Depends only on the snapshot and the text rules, so `ecombench ingest` computes it once and stores it beside
 the snapshot (ecombench.validation.catalog_stats, whose digest covers this file but not the answer-set engine that
-reads it: validation/answer_set.py).
+reads it: ecombench.answers.index).
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ class Question:
         kind: "answer_set" (rubrics, limit), "support" (rubrics holds the one rubric), "products_of" (asins),
             "first_products" (limit: how many) or "within" (rubric_sets, asins: each set's answer set among
             those products, `CatalogIndex.answer_sets_within`).
-        rubrics: rubric specs (`rubric_types.as_spec`), for answer_set and support.
+        rubrics: rubric specs (`ecombench.rubrics.as_spec`), for answer_set and support.
         limit: answer_set's limit (None: all), or first_products' count.
         asins: parent_asins, for products_of and within.
         rubric_sets: rubric specs per set, for within.

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from ecombench.catalog.facts import STATED
+from ecombench.schemas.config import TypeRules
 from ecombench.text import tokens
 
 # Columns of the per-type field statistics.
@@ -32,27 +33,6 @@ TYPE_VALUE_SCHEMA: dict[str, pl.DataType] = {
 
 
 MIN_VALUE_PRODUCTS = 3  # a value's own text share decides from this many stating products; below, its field's
-
-
-@dataclass(frozen=True)
-class TypeRules:
-    """The thresholds of the per-type rules (measured and reported: benchmarks/RESULTS.md).
-
-    Attributes:
-        implied_share: a value stated by at least this share of a type's products (of those stating the field)
-            is implied by the type.
-        min_coverage: a field stated by fewer than this share of a type's products is no requirement of it.
-        min_products: a type needs this many products for its statistics to decide; smaller types use their
-            head noun's, else no rule applies.
-        min_in_text: a value (or, for a value fewer than MIN_VALUE_PRODUCTS products state, its field) that the title,
-            bullets or description of fewer than this share of the type's products stating it put in words is
-            no requirement of the type: a label no page text bears out ("Powder Coated" finish of vinyl decals).
-    """
-
-    implied_share: float = 0.9
-    min_coverage: float = 0.2
-    min_products: int = 30
-    min_in_text: float = 0.1
 
 
 def type_groups(product_type: str | None) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from prefect import tags as prefect_tags
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import get_run_context
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from ecombench.errors import ServerError, SettingError
 from ecombench.flows.partitioned_dask import DaskPasses, partition_client, worker_memory
@@ -128,15 +129,12 @@ def task_runner_for(config: BuildConfig) -> Any:
     """
     if config.task_runner == "threads" or config.answer_sets == "partitioned":
         # partitioned: the batches run in the flow's process; on Dask their partition passes are the tasks
-        # deferred: the runner's package loads only for the runner chosen (prefect-dask is the dask extra)
-        from prefect.task_runners import ThreadPoolTaskRunner
-
         if config.answer_sets == "partitioned":
             # Every batch at once, so their candidates share each partition pass (pipeline.batched.shared_batcher);
             # the batches' threads mostly wait for passes.
             return ThreadPoolTaskRunner(max_workers=max(1, partitioned_batches(config)))
         return ThreadPoolTaskRunner()
-    # deferred: the runner's package loads only for the runner chosen (prefect-dask is the dask extra)
+    # deferred: prefect-dask is the dask extra, loaded only for the dask runner
     from prefect_dask import DaskTaskRunner
 
     if config.dask_address:

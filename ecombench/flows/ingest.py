@@ -24,7 +24,7 @@ SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 
 
 def sample_inputs() -> tuple[list[Path], list[Path]]:
-    """The bundled real sample (data/sample/SOURCES.md): ([metadata files], [review files])."""
+    """The bundled real sample (ecombench/data/sample/SOURCES.md): ([metadata files], [review files])."""
     return [SAMPLE_DIR / "meta.jsonl.gz"], [SAMPLE_DIR / "reviews.jsonl.gz"]
 
 

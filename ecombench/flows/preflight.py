@@ -13,6 +13,8 @@ import os
 import uuid
 from pathlib import Path
 
+import polars as pl
+
 from ecombench.catalog.integrity import verify_snapshot
 from ecombench.catalog.snapshot import SnapshotError, check_snapshot
 from ecombench.errors import InputError, OutputError, SettingError
@@ -45,9 +47,6 @@ def check_writable(folder: Path, what: str) -> None:
 
 def catalog_categories(catalog: Path) -> list[str]:
     """The distinct main_category values of a snapshot's products, sorted."""
-    # deferred: polars loads only when a category check needs the products
-    import polars as pl
-
     return sorted(v for v in pl.scan_parquet(catalog / "products.parquet").select("main_category").unique()
                   .collect().get_column("main_category").to_list() if v is not None)
 

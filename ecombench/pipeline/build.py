@@ -232,7 +232,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     intents = load_intents()
     unknown = [i for i in config.intents if i not in intents]
     if unknown:
-        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (stages/intents.toml)")
+        raise SettingError(f"unknown intent(s) {unknown}; known: {sorted(intents)} (tables/intents.toml)")
     artifacts = Path(artifacts)
     snapshot = Path(config.catalog)
     verify_snapshot(snapshot, cache_dir=artifacts / "cache" / "verified")
@@ -244,7 +244,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     # A partitioned build indexes no whole catalog, so it leaves the stored normalised text unread.
     stats = load_catalog_stats(snapshot, catalog_manifest["fingerprint"], table, with_norms=not partitioned)
     # answer_sets "partitioned": partition passes over the snapshot answer the catalog-wide questions
-    # (validation/partitioned.py); no process indexes the whole catalog, so its reviews are not read here.
+    # (ecombench.answers.partitioned); no process indexes the whole catalog, so its reviews are not read here.
     engine = None
     products: pl.DataFrame | None = None
     details: pl.DataFrame | None = None

@@ -10,11 +10,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ecombench import __version__
-from ecombench.catalog.type_stats import TypeRules
 from ecombench.errors import InputError, SettingError
 from ecombench.hashing import canonical_json, sha256_hex
 from ecombench.llm import LLM_OPTION_HELP, LLMSettings
-from ecombench.schemas.config import SplitConfig
+from ecombench.schemas.config import SplitConfig, TypeRules
 from ecombench.stages.prompts import VERBALISER_ID, prompt_sha256
 from ecombench.stages.vocabulary import MIN_VALUE_SUPPORT
 from ecombench.tables import tables_sha256
@@ -39,7 +38,7 @@ MIN_QUERY_ANSWER_SET = 3
 MIN_HIDDEN_DIVISION = 2
 
 class TypeRuleSettings(BaseModel):
-    """The per-type rules' thresholds (ecombench.catalog.type_stats.TypeRules; measured: benchmarks/RESULTS.md)."""
+    """The per-type rules' thresholds (ecombench.schemas.config.TypeRules; measured: benchmarks/RESULTS.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -92,7 +91,7 @@ class BuildConfig(BaseModel):
 
     catalog: str = Field(description="Catalog snapshot directory (artifacts/catalogs/<name>).")
     intents: list[str] = Field(default_factory=lambda: list(load_intents()),
-                               description="Intents to build (stages/intents.toml).")
+                               description="Intents to build (tables/intents.toml).")
     candidates_per_intent: int = Field(default=100, ge=1, description="Candidates sampled per intent.")
     seed: int = Field(default=0, description="Run seed; every random choice derives from it.")
     categories: list[str] | None = Field(default=None, description="Restrict to these main_category values; "

@@ -29,6 +29,9 @@ from typing import Any
 
 from ecombench.hashing import PACKAGE_DIR
 from ecombench.hashing import source_digest as package_source_digest
+from ecombench.schemas.config import SplitConfig
+from ecombench.tables.intents import load_intents
+from ecombench.timing import phase
 
 MAX_PRODUCTS = 500_000
 IDLE_SECONDS = 600.0
@@ -131,7 +134,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
         tasks: the accepted task records.
         catalog: the snapshot directory `products` was read from.
         partition: the build's SplitConfig.
-        intents: the intent specs (stages/intents.toml; the worker loads the same file).
+        intents: the intent specs (tables/intents.toml; the worker loads the same file).
         artifacts: the artifacts folder whose worker to ask; None validates in this process.
         timeout: seconds to wait for a worker still importing GX.
         stored_suite: the catalog suite's summary the build read with the snapshot's statistics; None reads
@@ -141,8 +144,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
     Returns:
         The run_suites summary.
     """
-    # deferred: great-expectations and polars load in the worker process, not in the CLI
-    from ecombench.timing import phase
+    # deferred: polars (catalog statistics and suites) loads when a build validates, not when the CLI starts the worker
     from ecombench.validation.catalog_stats import stored_catalog_suite
 
     # The catalog suite depends only on the snapshot: `ecombench ingest` ran it once (validation.catalog_stats).
@@ -163,7 +165,7 @@ def run(products: Any, tasks: list[dict[str, Any]], catalog: Path, partition: An
                 return answer["summary"]
             print(f"warning: the expectations worker did not validate ({answer.get('error')}); validating here",
                   file=sys.stderr)
-    # deferred: great-expectations and polars load in the worker process, not in the CLI
+    # deferred: polars (catalog statistics and suites) loads when a build validates, not when the CLI starts the worker
     from ecombench.validation.expectations import catalog_suite, run_suites
 
     with phase("    catalog suite" + (": stored at ingest" if stored else "")):
@@ -188,13 +190,11 @@ def _read_line(sock: socket.socket) -> bytes:
 
 def serve(path: Path, idle: float) -> None:
     """Import GX and the suites, then answer requests on the socket `path` until idle or stopped."""
-    # deferred: great-expectations and polars load in the worker process, not in the CLI
+    # deferred: great-expectations and polars load in the worker process, not in the CLI that starts it
     import great_expectations  # noqa: F401  (the point of this process)
 
-    # deferred: great-expectations and polars load in the worker process, not in the CLI
+    # deferred: great-expectations and polars load in the worker process, not in the CLI that starts it
     from ecombench.catalog.snapshot import load_snapshot
-    from ecombench.schemas.config import SplitConfig
-    from ecombench.tables.intents import load_intents
     from ecombench.validation.expectations import run_suites
 
     digest = source_digest()
@@ -234,7 +234,7 @@ def serve(path: Path, idle: float) -> None:
                 try:
                     intents = load_intents()
                     if sorted(intents) != request["intents"]:
-                        raise ValueError("stages/intents.toml differs from the build's")
+                        raise ValueError("tables/intents.toml differs from the build's")
                     products, _ = load_snapshot(Path(request["catalog"]))
                     summary = run_suites(products, request["tasks"], SplitConfig(**request["partition"]), intents,
                                          catalog_summary=request.get("catalog_suite"))

@@ -34,7 +34,7 @@ from ecombench.tables.fields import FieldTable
 from ecombench.text import contains_phrase, tokens
 from ecombench.validation.slots import canonical_question, read_question
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: openai loads only for the LLM agent (LLMAgent)
     from openai.types.chat import (
         ChatCompletionMessageFunctionToolCall,
         ChatCompletionMessageParam,

@@ -2,7 +2,7 @@
 
 Correct = the recommended product is the exact target, or it satisfies every rubric (reference
 §12). Unlike the reference, which sent every rubric to one LLM call and counted a malformed judge
-reply as the agent's failure (§15.27), rubrics are graded by validation/checkers.py; only an
+reply as the agent's failure (§15.27), rubrics are graded by ecombench.rubrics.checkers; only an
 `unscorable` verdict (a review opinion code cannot decide) goes to the judge, and a judge that fails
 or cannot parse leaves the rubric *unscored*: a task is then scored only if another rubric already
 fails it (inspect_ai's rule). Every denominator is the whole split: a task with no trajectory counts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
@@ -31,3 +33,25 @@ class SplitConfig(BaseModel):
         if abs(total - 1) > 1e-9:
             raise ValueError(f"query, persona and clarification ratios sum to {total:g}, not 1")
         return self
+
+
+@dataclass(frozen=True)
+class TypeRules:
+    """The thresholds of the per-type rules (measured and reported: benchmarks/RESULTS.md).
+
+    Attributes:
+        implied_share: a value stated by at least this share of a type's products (of those stating the field)
+            is implied by the type.
+        min_coverage: a field stated by fewer than this share of a type's products is no requirement of it.
+        min_products: a type needs this many products for its statistics to decide; smaller types use their
+            head noun's, else no rule applies.
+        min_in_text: a value (or, for a value fewer than `catalog.type_stats.MIN_VALUE_PRODUCTS` products state, its
+            field) that the title, bullets or description of fewer than this share of the type's products stating it
+            put in words is no requirement of the type: a label no page text bears out ("Powder Coated" finish of
+            vinyl decals).
+    """
+
+    implied_share: float = 0.9
+    min_coverage: float = 0.2
+    min_products: int = 30
+    min_in_text: float = 0.1

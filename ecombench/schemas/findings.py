@@ -128,7 +128,7 @@ class Finding:
 
     def __post_init__(self) -> None:
         if self.reason not in STAGE_OF_REASON:
-            raise ValueError(f"unknown reason code {self.reason!r}: add it to validation/findings.py REASONS")
+            raise ValueError(f"unknown reason code {self.reason!r}: add it to REASONS in ecombench/schemas/findings.py")
 
     @property
     def stage(self) -> int:

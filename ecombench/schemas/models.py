@@ -31,7 +31,7 @@ class Intent(str, Enum):
 
 
 class RubricType(str, Enum):
-    """The six rubric types; each has one code checker (validation/checkers.py)."""
+    """The six rubric types; each has one code checker (ecombench.rubrics)."""
 
     attribute_match = "attribute_match"
     numeric_range = "numeric_range"
@@ -200,7 +200,7 @@ class Persona(_Model):
     """The hidden user profile returned by `get_user_profile`.
 
     Noise fields (demographics, lifestyle, shopping_habits) come from a fixed whitelist
-    (stages/persona_vocab.toml) and must not carry rubric values; `product_requirements`
+    (tables/persona_vocab.toml) and must not carry rubric values; `product_requirements`
     carries exactly the persona rubrics, keyed by the field table's `persona_key`.
     """
 

@@ -186,8 +186,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     files["report.md"] = render_report(manifest, rejections).encode("utf-8")
     manifest["files"]["report.md"] = {"sha256": sha256_hex(files["report.md"]), "bytes": len(files["report.md"]),
                                       "rows": files["report.md"].count(b"\n")}
-    # deferred: matplotlib loads only when a report is rendered
-    from ecombench.splits.report_html import render_html  # imported here: matplotlib stays off the CLI's start-up path
+    # deferred: matplotlib loads only when a report is rendered, not for validate and grade (they use jsonl_bytes)
+    from ecombench.splits.report_html import render_html
 
     files["report.html"] = render_html(manifest, tasks, rejections).encode("utf-8")
     manifest["files"]["report.html"] = {"sha256": sha256_hex(files["report.html"]), "bytes": len(files["report.html"]),

@@ -191,7 +191,7 @@ def render_report(manifest: dict[str, Any], rejections: list[dict[str, Any]]) ->
                       "a single product: there the persona and clarification confirm rather than narrow "
                       "(`difficulty.query_answer_set_size`)."
                       + (f" The build required at least {floor} (`min_query_answer_set`); only intents that "
-                         "override it in `stages/intents.toml` (review_driven) can still pin the target."
+                         "override it in `tables/intents.toml` (review_driven) can still pin the target."
                          if floor and floor > 1 else "")]
     lines += _quality_sections(manifest, rejections)
     hidden = c.get("hidden_source_answer_sets") or {}

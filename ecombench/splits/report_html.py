@@ -11,17 +11,15 @@ import html
 import io
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
+from matplotlib.typing import RcKeyType
 
 from ecombench.schemas.findings import STAGE_NAMES
 from ecombench.splits.report import RATIO_BUCKETS
-
-if TYPE_CHECKING:
-    from matplotlib.typing import RcKeyType
 
 SOURCES = ("query", "persona", "clarification")
 

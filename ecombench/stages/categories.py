@@ -1,6 +1,6 @@
 """Category report: what a catalog snapshot offers per `main_category`, and what the field table misses.
 
-Extending ecombench to a new product category is a data change (rows in stages/fields.toml).
+Extending ecombench to a new product category is a data change (rows in tables/fields.toml).
 This report says where to start: per category, how many products each intent could sample, and
 which frequent detail keys the field table does not use yet. Plain polars over the snapshot; the
 details column is exploded once, never looped over in Python.
@@ -127,7 +127,7 @@ def format_report(report: dict[str, Any]) -> str:
     """The report as plain text: one block per category (what `ecombench categories` prints)."""
     lines = [f"{report['products']} products in {len(report['categories'])} categories; "
              f"key status: field = usable, alias = re-ingest to use, ignored = [defaults] other_keys, "
-             f"missing = not in stages/fields.toml"]
+             f"missing = not in tables/fields.toml"]
     for c in report["categories"]:
         lines += ["", f"== {c['main_category']}: {c['products']} products",
                   "   eligible: " + ", ".join(f"{k} {v}" for k, v in c["eligible"].items()),

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from lemminflect import getLemma
+
 from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.lemmas import lemmas
 from ecombench.stages.replies import speech_case
@@ -24,9 +26,6 @@ PLURAL_ONLY = frozenset("earbuds earpads headphones earphones glasses sunglasses
 @lru_cache(maxsize=4096)
 def singular_noun(word: str) -> str:
     """The singular of a lower-case noun, by lemminflect's noun lemmas, else text's rule ("mice" -> "mouse")."""
-    # deferred: lemminflect's tables cost ~0.1 s to load
-    from lemminflect import getLemma
-
     if word in PLURAL_ONLY:
         return word
     found = getLemma(word, upos="NOUN")

@@ -3,7 +3,8 @@
 The rubrics fix what is correct before any text exists (DESIGN "central rule"). `rubric_lock`
 is sha256 of their canonical JSON; stage 7 recomputes it after verbalisation, so no text
 writer (template or LLM) can change a requirement. Rubrics are `ecombench.schemas.models.Rubric`; what a
-rubric type means (checker, phrases, filters) is its class in rubric_types/.
+rubric type means is its classes in three registries: its checker (ecombench.rubrics), its answer-set filter
+(ecombench.answers.filters) and its phrases (ecombench.stages.phrasing).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Detail values that depend on the product type: implied by it, or a requirement only for some types.
 
-Rows in stages/type_values.toml; `type_value_problem` is what stage 2 (ecombench.stages.features.extract_features) and
+Rows in tables/type_values.toml; `type_value_problem` is what stage 2 (ecombench.stages.features.extract_features) and
 the exclusions (ecombench.validation.semantic.biting_exclusions) ask of each option. A value of a form-or-use field
 that names only the type (ecombench.stages.product_naming.restates_the_type) is the third case.
 """

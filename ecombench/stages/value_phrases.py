@@ -1,8 +1,7 @@
 """How template-v2 says one requirement: a detail value and an exclusion, as a shopper writes them.
 
-Each rubric type's `query_phrase_v2` (rubric_types/builtin.py) calls these; stages/verbalise_v2.py
-composes the phrases into sentence plans. Kept apart from the query writer because rubric_types
-imports this module and the writer imports rubric_types.
+Each rubric type's `query_phrase_v2` (ecombench.stages.phrasing) calls these; ecombench.stages.verbalise_v2
+composes the phrases into sentence plans.
 """
 
 from __future__ import annotations
@@ -10,6 +9,8 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+
+from lemminflect import getInflection
 
 from ecombench.stages.product_naming import singular_noun
 from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, speech_case
@@ -42,9 +43,6 @@ _PROPERTY = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful|
 
 def _plural(word: str) -> str:
     """The plural of a lower-case noun by lemminflect ("adult" -> "adults", "child" -> "children")."""
-    # deferred: lemminflect's tables cost ~0.1 s to load
-    from lemminflect import getInflection
-
     found = getInflection(word, tag="NNS")
     return found[0] if found else word + "s"
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ecombench.lemmas import states_phrase
 from ecombench.llm import LLMClient
+from ecombench.schemas.findings import Finding
 from ecombench.schemas.models import Rubric
 from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.prompts import (
@@ -39,9 +40,6 @@ from ecombench.stages.stating import query_unstated, states_rubric
 from ecombench.stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
 from ecombench.tables.fields import SLOT_KEYWORDS, FieldTable
 from ecombench.text import contains_phrase, normalize
-
-if TYPE_CHECKING:
-    from ecombench.schemas.findings import Finding
 
 NOISE_FIELDS = ("demographics.age_range", "demographics.household", "demographics.location_type",
                 "lifestyle.occupation", "lifestyle.hobbies", "shopping_habits.shopping_frequency",

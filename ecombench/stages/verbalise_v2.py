@@ -7,9 +7,9 @@ case"); values are said as people say them ("made of faux leather", "for ages 4 
 under"); the rating and review-count bounds are folded into one phrase ("well rated (4 stars or more)
 with plenty of reviews (at least 100)"); exclusions name their field ("not in green or pink colours");
 and each intent's query follows one of several sentence plans, drawn by the verbalisation stage's own
-seeded generator. Each rubric type says its own value (`query_phrase_v2` in rubric_types/builtin.py,
+seeded generator. Each rubric type says its own value (`query_phrase_v2` in ecombench.stages.phrasing,
 which calls stages/value_phrases.py and stages/product_naming.py); the checks that read the text
-(validation/semantic.py, validation/leakage.py) accept these paraphrases through stages/lemmas.py.
+(validation/semantic.py, validation/leakage.py) accept these paraphrases through ecombench.lemmas.
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ecombench.answers.norms import CatalogNorms, option_norms, review_text_norms, title_norms
 from ecombench.catalog.details import VocabularyCounts, owned_strings
@@ -46,6 +48,7 @@ from ecombench.catalog.type_vocabulary import OVERRIDE_TABLE
 from ecombench.hashing import source_digest
 from ecombench.tables.fields import FieldTable, load_field_table
 from ecombench.tables.intents import load_intents
+from ecombench.validation.expectations import catalog_suite_of_table, catalog_table
 
 STATS_DIR = "stats"
 STATS_VERSION = 2
@@ -117,11 +120,6 @@ def _slices(path: Path, columns: tuple[str, ...], rows: int | None = None) -> It
     Raises:
         SnapshotError: the file cannot be read (names it).
     """
-    # deferred: pyarrow and great-expectations load only when statistics are written
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=rows or SLICE_ROWS, columns=list(columns)):
             frame = pl.from_arrow(batch)
@@ -156,9 +154,6 @@ def snapshot_catalog_suite(snapshot: Path) -> tuple[dict[str, Any], float]:
     Raises:
         SnapshotError: products.parquet cannot be read.
     """
-    # deferred: pyarrow and great-expectations load only when statistics are written
-    from ecombench.validation.expectations import catalog_suite_of_table, catalog_table
-
     start = time.perf_counter()
     table = _concat([catalog_table(p) for p in _slices(Path(snapshot) / "products.parquet", _SUITE_COLUMNS)], None)
     return catalog_suite_of_table(table), time.perf_counter() - start

@@ -105,14 +105,14 @@ def task_expectations(intents: list[str]) -> list[Expectation]:
     """The split task table suite (one row per task, see `task_table`).
 
     Args:
-        intents: the known intent names (stages/intents.toml).
+        intents: the known intent names (tables/intents.toml).
     """
     return [
         Expectation("task_id_unique", ERROR, "ExpectColumnValuesToBeUnique", {"column": "id"},
                     "No two tasks share an id."),
         Expectation("intent_known", ERROR, "ExpectColumnValuesToBeInSet",
                     {"column": "intent", "value_set": sorted(intents)},
-                    "Every task's intent is in stages/intents.toml."),
+                    "Every task's intent is in tables/intents.toml."),
         Expectation("rubric_count_in_range", ERROR, "ExpectColumnValuesToBeBetween",
                     {"column": "rubrics", "min_value": 1, "max_value": MAX_RUBRICS},
                     f"Every task has 1 to {MAX_RUBRICS} rubrics."),
@@ -157,7 +157,7 @@ def task_table(tasks: list[dict[str, Any]], partition: SplitConfig | None = None
     Args:
         tasks: task records.
         partition: the build's split minimums (`BuildConfig.partition`); default SplitConfig().
-        intents: intent specs whose overrides lower or raise the minimums; default stages/intents.toml.
+        intents: intent specs whose overrides lower or raise the minimums; default tables/intents.toml.
     """
     partition = partition or SplitConfig()
     intents = load_intents() if intents is None else intents
@@ -276,7 +276,7 @@ def run_suites(products: pl.DataFrame, tasks: list[dict[str, Any]], partition: S
         products: the snapshot's products frame (`ecombench.catalog.snapshot.load_snapshot`).
         tasks: the accepted task records.
         partition: the build's split minimums; default SplitConfig().
-        intents: intent specs; default stages/intents.toml.
+        intents: intent specs; default tables/intents.toml.
         catalog_summary: the catalog suite's summary when already known (`catalog_suite`, stored at ingest);
             None validates `products` here.
 

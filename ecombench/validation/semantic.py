@@ -233,7 +233,7 @@ def intent_problems(rubrics: list[Rubric] | list[dict[str, Any]], intent: Any) -
     """What the intent's definition requires but the rubrics lack.
 
     Its required rubric types (with counts) and a query rubric on each of its query_fields
-    (stages/intents.toml).
+    (tables/intents.toml).
     """
     typed = as_rubrics(rubrics)
     have = Counter(r.type for r in typed)

@@ -3,11 +3,11 @@
 One matcher for validation (stage 6) and the sandbox's `ask_user`. It reads a question the way a
 person hears it, deterministically and explainably:
 
-- words are compared as lemmas (stages/lemmas.py), whole words only, so "holding" is "hold",
+- words are compared as lemmas (ecombench.lemmas), whole words only, so "holding" is "hold",
   "children" is "child", and "use" never matches inside "user" (the reference's two-way substring
   test opened slots on "the" and "use", §15.23);
 - a question *names a field* through the field table's vocabulary for it (label, keywords,
-  paraphrases in stages/fields.toml, so the vocabulary is data in the config hash); a field's
+  paraphrases in tables/fields.toml, so the vocabulary is data in the config hash); a field's
   common value alone ("Is it glossy?") is a guess and names nothing, two of its values ("glossy
   or matte?") ask about the field; topics ("How old is the child?") name a group of fields;
 - a match overlapping a longer one is dropped, so "What screen size?" names screen size, not

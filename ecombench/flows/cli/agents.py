@@ -24,7 +24,9 @@ from ecombench.flows.cli.app import (
     app,
     open_split,
 )
-from ecombench.llm import ROLE_DEFAULTS, LLMSettings
+from ecombench.interop.dialogue_import import looks_like_dialogues, read_dialogue_file
+from ecombench.llm import ROLE_DEFAULTS, LLMClient, LLMSettings
+from ecombench.stages.prompts import prompt_sha256
 
 AGENT, SHOPPER, JUDGE = ROLE_DEFAULTS["agent"], ROLE_DEFAULTS["shopper"], ROLE_DEFAULTS["judge"]
 
@@ -98,7 +100,6 @@ def run_agent(
     make_episode = None
     if shopper_settings is not None:
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-        from ecombench.llm import LLMClient
         from ecombench.sandbox.llm_user import LLMShopper, ShopperEpisode
 
         shopper = LLMShopper(LLMClient(shopper_settings), cat.table)
@@ -139,7 +140,6 @@ def grade(
 ) -> None:
     """Grade trajectories: code checkers per rubric, a judge only where code cannot decide; metrics and a summary."""
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.interop.dialogue_import import looks_like_dialogues, read_dialogue_file
     from ecombench.sandbox.grader import LLMJudge, summary_markdown
     from ecombench.sandbox.grader import grade as grade_all
     from ecombench.sandbox.trajectory import read_trajectories
@@ -152,9 +152,6 @@ def grade(
         records = read_trajectories(trajectories)
     judge = None
     if judge_model:
-        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-        from ecombench.llm import LLMClient
-
         judge = LLMJudge(LLMClient(LLMSettings.from_env("the judge", ("--judge-base-url", "--judge-model"),
                                                         base_url=judge_base_url, model=judge_model, **JUDGE,
                                                         cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
@@ -176,9 +173,6 @@ def grade(
     if modified:
         metrics["allow_modified"] = modified
     if judge is not None:  # which judge decided the rubrics marked by: judge
-        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-        from ecombench.stages.prompts import prompt_sha256
-
         metrics["judge"] = {"model": judge.client.settings.model, "prompt_sha256": prompt_sha256(["review_judge"])}
     stem = (trajectories.name.removesuffix(".json") if dialogues
             else trajectories.name.removesuffix(".jsonl").removesuffix(".trajectories"))

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import click
 import typer
+from rich.console import Console
 from typer.core import TyperGroup
 
 from ecombench import __version__
@@ -108,7 +109,7 @@ def shared_server():
     """The Prefect server of this command (ecombench.flows.server): found or started once, before prefect loads."""
     global _SERVER
     if _SERVER is None:
-        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        # deferred: the shared server's client (http, ssl: ~50 ms) loads only for commands that run a flow
         from ecombench.flows.server import start_or_reuse
 
         with phase("prefect server: find or start"):
@@ -171,17 +172,17 @@ def check_split_integrity(version_dir: Path, manifest: dict, catalog: Path | Non
     return problems
 
 
-def rich_console() -> Any:
+class PipeConsole(Console):
+    """A rich console whose reader may leave: a closed pipe ends the command with exit 0."""
+
+    def on_broken_pipe(self) -> None:
+        """A reader that left (`| head -1`) ends the command quietly with exit 0 (rich's default is 1)."""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0)
+
+
+def rich_console() -> Console:
     """A rich console for tables and task views: lines unwrapped, and a closed pipe ends the command with exit 0."""
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from rich.console import Console
-
-    class PipeConsole(Console):
-        def on_broken_pipe(self) -> None:
-            """A reader that left (`| head -1`) ends the command quietly with exit 0 (rich's default is 1)."""
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise SystemExit(0)
-
     # soft_wrap: long queries and ids stay on one line, so output can be searched and piped.
     return PipeConsole(soft_wrap=True, highlight=False)
 

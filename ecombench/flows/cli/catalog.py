@@ -10,7 +10,11 @@ import typer
 
 from ecombench.errors import InputError, OutputError, SettingError
 from ecombench.flows.cli.app import app, print_timing, resolve_version_dir, shared_server, wait_for_server
+from ecombench.flows.prefect_server import temporary_server
 from ecombench.flows.settings import artifacts_root
+from ecombench.tables.fields import load_field_table
+from ecombench.tables.intents import load_intents
+from ecombench.timing import phase, process_age, record
 
 
 def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None,
@@ -21,14 +25,12 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
         InputError: an input file is missing. SettingError: a file given with the wrong option, or
         --batch-size / --workers below 1, or an unknown --reader. OutputError: the snapshot already exists.
     """
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.timing import phase
-
     shared_server()  # before prefect is imported; it boots while the imports run
     with phase("imports (prefect, ingest)"):
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-        from ecombench.catalog.ingest import sniff_kind
+        from ecombench.catalog.ingest import READERS, sniff_kind
         from ecombench.flows.ingest import ingest_flow
+        from ecombench.flows.preflight import check_writable
 
     # Check what can be checked before the flow starts, so a typo costs no Prefect start-up.
     for path, option in [*((p, "--meta") for p in meta), *((p, "--reviews") for p in reviews)]:
@@ -48,15 +50,8 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
         raise SettingError(f"--batch-size must be at least 1, got {batch_size}")
     if workers is not None and workers < 1:
         raise SettingError(f"--workers must be at least 1, got {workers}")
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.catalog.ingest import READERS
-
     if reader not in READERS:
         raise SettingError(f"--reader must be one of {', '.join(READERS)}, got {reader!r}")
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.flows.prefect_server import temporary_server
-    from ecombench.flows.preflight import check_writable
-
     check_writable(out.parent, "the catalog snapshot")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     wait_for_server()
@@ -88,9 +83,6 @@ def ingest(
                                           "server, imports, flow) to stderr.")] = False,
 ) -> None:
     """Ingest Amazon Reviews 2023 files (raw or Hugging Face form, plain or .gz) into a catalog snapshot."""
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.timing import process_age, record
-
     record("start-up (python, CLI imports)", process_age())
     shared_server()  # before prefect is imported (ecombench.flows.ingest imports it)
     if not meta:
@@ -130,7 +122,6 @@ def stats(
     """
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
     from ecombench.catalog.snapshot import load_manifest
-    from ecombench.tables.fields import load_field_table
     from ecombench.validation.catalog_stats import write_catalog_stats
 
     load_manifest(catalog)  # a clear one-line error for a path that is not a snapshot
@@ -183,8 +174,6 @@ def categories(
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
     from ecombench.catalog.snapshot import load_snapshot
     from ecombench.stages.categories import category_report, format_report
-    from ecombench.tables.fields import load_field_table
-    from ecombench.tables.intents import load_intents
 
     try:
         products, _ = load_snapshot(catalog)

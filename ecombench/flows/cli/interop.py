@@ -10,6 +10,9 @@ import typer
 
 from ecombench.errors import InputError, OutputError, SettingError
 from ecombench.flows.cli.app import app, resolve_version_dir
+from ecombench.interop.arena.battles import load_run
+from ecombench.interop.extra import require_crs_extra
+from ecombench.tables.fields import load_field_table
 
 
 @app.command()
@@ -34,9 +37,7 @@ def export(
 ) -> None:
     """Export a split for UserSimCRS or a run's trajectories as DialogueKit dialogues (docs/crs-formats.md)."""
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.interop.extra import require_crs_extra
     from ecombench.splits.inspect import load_version
-    from ecombench.tables.fields import load_field_table
 
     require_crs_extra("ecombench export", "dialoguekit")
     if fmt == "usersimcrs":
@@ -69,7 +70,6 @@ def export(
                    f"-c {(out / 'config.yaml').resolve()}")
     else:
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-        from ecombench.interop.arena.battles import load_run
         from ecombench.interop.dialoguekit import write_dialogues
         from ecombench.sandbox.trajectory import read_trajectories
 
@@ -117,9 +117,6 @@ def compare(
     elo_k: Annotated[float, typer.Option(help="Online Elo K-factor.")] = 16.0,
 ) -> None:
     """Rank graded runs (per-task battles) or systems of a vote table: Bradley–Terry and Elo with intervals."""
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-    from ecombench.interop.extra import require_crs_extra
-
     if bool(runs) == bool(votes):
         raise SettingError("compare takes graded runs or --votes <csv>, not both and not neither")
     require_crs_extra("ecombench compare", "choix")
@@ -134,7 +131,6 @@ def compare(
         out = out or ctx.obj.artifacts / "compare" / f"votes-{votes[0].stem}"
     else:
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
-        from ecombench.interop.arena.battles import load_run
         from ecombench.interop.arena.report import compare_runs
 
         try:

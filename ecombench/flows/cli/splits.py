@@ -55,7 +55,7 @@ def inspect(
 
     One task, the rejections of a reason or stage, or (no filter) counts per intent and reason.
     """
-    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    # deferred: the split readers (polars) and the findings' models load only for inspect: `--help` stays fast
     from ecombench.schemas.findings import STAGE_NAMES, STAGE_OF_REASON
     from ecombench.splits.inspect import load_version, render_rejections, render_summary, render_task, summary
 
