@@ -549,8 +549,11 @@ def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) ->
     labels = facts.filter(pl.col("field").is_in(single) & (pl.col("source") == "details"))
     if stated_text.is_empty() or labels.is_empty():
         return facts
-    text_values = stated_text.group_by("row", "field").agg(pl.col("value").unique().alias("text_values"),
-                                                           pl.col("evidence").first().alias("by"))
+    # In page order, so the values listed and the evidence quoted are the same on every run.
+    text_values = (stated_text.sort("row", "field", "source", "segment", "start", "value")
+                   .group_by("row", "field", maintain_order=True)
+                   .agg(pl.col("value").unique(maintain_order=True).alias("text_values"),
+                        pl.col("evidence").first().alias("by")))
     conflicts = (labels.join(text_values, on=["row", "field"])
                  .filter(~pl.col("text_values").list.contains(pl.col("value")))
                  .select("row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"),
