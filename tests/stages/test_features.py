@@ -206,9 +206,18 @@ def test_extract_features_gives_one_feature_per_field(rich_catalog, product_sear
 
 
 def test_extract_features_reports_unusable_fields_with_their_reason(rich_catalog, product_search, table):
-    _, dropped = extract_features(rich_catalog.product("B07Z8ZXDFY"), product_search, table, rng(0),
-                     type_vocabulary=rich_catalog.type_vocabulary)
+    # B07Z8ZXDFY's Special Feature label is a code ("9_h_surface_hardness"). Read from its raw labels (a product
+    # row without facts), the field is reported with that reason.
+    product = rich_catalog.product("B07Z8ZXDFY")
+    raw = {k: v for k, v in product.items() if k != "facts"}
+    _, dropped = extract_features(raw, product_search, table, rng(0), type_vocabulary=rich_catalog.type_vocabulary)
     assert dropped == {"details.Special Feature": "code"}
+    # Product facts drop such a label before extraction (ecombench.catalog.facts): the field is what the rest of
+    # the page states ("Anti-Fingerprint", its description), and nothing is left to report.
+    features, dropped = extract_features(product, product_search, table, rng(0),
+                                         type_vocabulary=rich_catalog.type_vocabulary)
+    assert dropped == {}
+    assert [f.value for f in features if f.field == "details.Special Feature"] == ["Anti-Fingerprint"]
 
 
 def test_extracted_features_are_satisfied_by_their_product(rich_catalog, product_search, table):
