@@ -586,7 +586,7 @@ def _resolve(facts: pl.DataFrame) -> pl.DataFrame:
     sources = (facts.filter(pl.col("polarity") == STATED).sort("_rank").group_by("row", "field", "value")
                .agg(pl.col("source").unique(maintain_order=True).alias("sources")))
     best = (facts.filter(pl.col("polarity") == pl.col("verdict")).sort("row", "field", "value", "_rank", "segment",
-                                                                         "start")
+                                                                         "start", "evidence")
             .group_by("row", "field", "value", maintain_order=True).first())
     return (best.join(sources, on=["row", "field", "value"], how="left")
             .with_columns(pl.col("sources").fill_null([]), pl.lit(None, dtype=pl.String).alias("parent_asin"))
