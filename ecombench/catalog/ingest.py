@@ -50,7 +50,7 @@ from ecombench.catalog.records import (
 )
 from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from ecombench.errors import InputError
-from ecombench.tables.fields import FieldTable, load_field_table
+from ecombench.tables.fields import FIELD_TABLE, FieldTable, load_field_table
 
 # products.parquet without review_count: what a block's conversion gives (the count is added as it is written).
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
@@ -242,9 +242,10 @@ def _convert_native(kind: str, name: str, block: Block, table_path: str, table: 
     # deferred: duckdb loads only for the native reader
     import duckdb
 
-
     try:
-        return convert_block_native(kind, name, block, table or load_field_table(table_path))
+        if table is None and kind == "meta":  # reviews need no field table
+            table = load_field_table(table_path)
+        return convert_block_native(kind, name, block, table)
     except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
 
@@ -538,8 +539,19 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    table = table or load_field_table()
-    field_table_sha = file_sha256(table.source_path)
+    table_loading: Future[FieldTable] | None = None
+    if table is None and reader == "native":
+        # The field table (~0.5 s to read and check) serves only the metadata, which is read after the reviews: it
+        # loads on a thread of its own meanwhile (the reviews' work is DuckDB and Arrow, which release the GIL). Not
+        # for the python reader, whose process pool forks only while this process runs no other thread.
+        table_path = str(FIELD_TABLE)
+        loader = ThreadPoolExecutor(1, thread_name_prefix="field-table")
+        table_loading = loader.submit(load_field_table)
+        loader.shutdown(wait=False)
+    else:
+        table = table or load_field_table()
+        table_path = table.source_path
+    field_table_sha = file_sha256(table_path)
     # Each input is hashed as it is read (`iter_blocks`' digest), not in a pass of its own before.
     hashers = [hashlib.sha256() for _ in inputs]
     sizes = [path.stat().st_size for path, _ in inputs]
@@ -570,9 +582,11 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
 
         def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
             if reader == "native":
-                run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
+                meta_table = table if table is not None or table_loading is None or kind != "meta" else \
+                    table_loading.result()
+                run = partial(_convert_native, kind, path.name, table_path=table_path, table=meta_table)
             else:
-                run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
+                run = partial(_convert_to_batch, kind, path.name, table_path=table_path)
             # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).
             digest = hashers[next(k for k, (p, kd) in enumerate(inputs) if p is path and kd == kind)]
             return _ordered(iter_blocks(path, block_bytes, split=reader != "native", digest=digest), run, executor,

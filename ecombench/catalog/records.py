@@ -645,14 +645,14 @@ class Converted:
     batch: pa.RecordBatch | None = None
 
 
-def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Converted:
+def convert_block(kind: str, name: str, block: Block, table: FieldTable | None) -> Converted:
     """Parse and normalise every line of a block: the per-record rules of ingestion.
 
     Args:
         kind: "meta" (`normalize_product`) or "reviews" (`normalize_review` plus content key).
         name: file name for provenance and bad records.
         block: the lines.
-        table: field table for detail keys.
+        table: field table for detail keys (metadata; None loads the bundled one, and reviews need none).
 
     Returns:
         A `Converted`; blank lines are skipped, failing lines become bad records with their
