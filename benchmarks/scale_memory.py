@@ -13,8 +13,10 @@ summary (wall, peak tree RSS with its processes at that moment, peak per process
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -52,6 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="path prefix of the timeline (<out>.jsonl)")
     parser.add_argument("--every", type=float, default=0.2, help="seconds between samples")
+    parser.add_argument("--kill-above-mb", type=float, default=None,
+                        help="stop the command (SIGKILL to its tree) once the tree holds more: a shared host's guard")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
     args = parser.parse_args(argv)
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
@@ -73,6 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     peak: tuple[int, float, list] = (0, 0.0, [])
+    killed = False
     per_process: dict[tuple[int, str], int] = {}
     with open(f"{args.out}.jsonl", "w") as fh:
         while proc.poll() is None:
@@ -83,6 +88,13 @@ def main(argv: list[str] | None = None) -> None:
                 per_process[(pid, name)] = max(per_process.get((pid, name), 0), rss)
             if total > peak[0]:
                 peak = (total, now, members)
+            if args.kill_above_mb is not None and total > args.kill_above_mb * 2**20:
+                print(f"[{now:7.1f}s] tree RSS {total / 2**20:.0f} MB > {args.kill_above_mb:.0f} MB: killed",
+                      flush=True)
+                killed = True
+                for pid, _, _ in members:
+                    with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
             fh.write(json.dumps({"s": round(now, 2), "tree_mb": round(total / 2**20),
                                  "procs": [[pid, name, round(rss / 2**20)] for pid, name, rss in
                                            sorted(members, key=lambda m: -m[2])[:5]]}) + "\n")
@@ -90,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     reader.join(timeout=5)
     wall = time.perf_counter() - t0
     summary = {
-        "cmd": " ".join(cmd), "returncode": proc.returncode, "wall_s": round(wall, 1),
+        "cmd": " ".join(cmd), "returncode": proc.returncode, "killed_above_cap": killed, "wall_s": round(wall, 1),
         "load_before": [round(x, 2) for x in load_before], "load_after": [round(x, 2) for x in os.getloadavg()],
         "peak_tree_mb": round(peak[0] / 2**20), "peak_at_s": round(peak[1], 1),
         "peak_processes": [[pid, name, round(rss / 2**20)] for pid, name, rss in sorted(peak[2], key=lambda m: -m[2])],
