@@ -284,9 +284,23 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, workers: int | None = None
     meta_sha, rev_sha = hashlib.sha256(), hashlib.sha256()
     raw = {"meta.jsonl.gz": 0, "reviews.jsonl.gz": 0}
     n_reviews = 0
-    jobs = [(seed, s, min(s + BLOCK, n)) for s in range(0, n, BLOCK)]
+    prefix = _prefix(out_dir, n, want)
+    first = 0 if prefix is None else prefix[1]["products"]
+    jobs = [(seed, s, min(s + BLOCK, n)) for s in range(first, n, BLOCK)]
     with open(tmp["meta.jsonl.gz"], "wb") as meta_fh, open(tmp["reviews.jsonl.gz"], "wb") as rev_fh, \
             ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(data_dir),)) as ex:
+        if prefix is not None:
+            # Product i is the same whatever n is and every BLOCK products are one gzip member: a smaller catalog
+            # of whole blocks is, byte for byte, the start of this one.
+            where, done = prefix
+            log(f"  {out_dir.name}: the first {first:,} products copied from {where}")
+            for name, fh, sha in (("meta.jsonl.gz", meta_fh, meta_sha), ("reviews.jsonl.gz", rev_fh, rev_sha)):
+                with open(where / name, "rb") as src:
+                    while chunk := src.read(1 << 24):
+                        fh.write(chunk)
+                        sha.update(chunk)
+                raw[name] += done["files"][name]["uncompressed_bytes"]
+            n_reviews += done["reviews"]
         for k, (m, r, m_raw, r_raw, r_count) in enumerate(ex.map(_block, jobs, chunksize=1), 1):
             meta_fh.write(m)
             meta_sha.update(m)
@@ -297,7 +311,7 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, workers: int | None = None
             raw["reviews.jsonl.gz"] += r_raw
             n_reviews += r_count
             if k % 10 == 0 or k == len(jobs):
-                log(f"  {out_dir.name}: {min(k * BLOCK, n):,}/{n:,} products "
+                log(f"  {out_dir.name}: {min(first + k * BLOCK, n):,}/{n:,} products "
                     f"({time.perf_counter() - t0:.0f} s)")
         if n_reviews == 0:  # an empty gzip stream, so the file is still valid gzip
             empty = _gzip_member(b"")
@@ -313,6 +327,30 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, workers: int | None = None
                                            "sha256": rev_sha.hexdigest()}}}
     marker.write_text(json.dumps(done, indent=2) + "\n")
     return done
+
+
+def _prefix(out_dir: Path, n: int, want: dict) -> tuple[Path, dict] | None:
+    """The largest catalog generated beside `out_dir` with the same parameters, whole blocks and fewer products.
+
+    Returns:
+        (its folder, its generated.json) or None.
+    """
+    best: tuple[Path, dict] | None = None
+    for marker in out_dir.parent.glob("*/generated.json"):
+        if marker.parent == out_dir:
+            continue
+        try:
+            done = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            continue
+        m = done.get("products", 0)
+        same = all(done.get(k) == v for k, v in want.items() if k != "products")
+        files_ok = all((marker.parent / f).is_file() and (marker.parent / f).stat().st_size == info["bytes"]
+                       for f, info in done.get("files", {}).items())
+        if (same and files_ok and 0 < m < n and m % BLOCK == 0 and done.get("reviews", 0) > 0
+                and (best is None or m > best[1]["products"])):
+            best = (marker.parent, done)
+    return best
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,6 +20,9 @@ Merge rules (each mirrors `CatalogIndex`; tests/validation/test_partitioned.py r
   tokens, so partitions report their narrowed counts, and only when the total is within that bound are the
   exact counts summed (computed at once on small partitions, else in a second round): the same number.
 - products_of / first_products: partitions return their rows, the merge orders them by global row.
+
+A pass can be stopped: `PartitionedCatalog.stop` is asked before each partition and between the questions on a
+partition, and when it says so the pass raises `PassInterrupted` (a build's Ctrl-C; nothing of the pass is kept).
 """
 
 from __future__ import annotations
@@ -116,6 +119,10 @@ def within_question(rubric_sets: Iterable[Iterable[RubricLike | dict[str, Any]]]
 def needs_reviews(question: Question) -> bool:
     """Whether answering needs the review index (a review_opinion rubric)."""
     return any(kind_of(r).needs_reviews for r in (*question.rubrics, *(r for s in question.rubric_sets for r in s)))
+
+
+class PassInterrupted(Exception):
+    """A partition pass stopped because its `stop` check said so (a build asked to stop by SIGINT / SIGTERM)."""
 
 
 # ---- one partition -----------------------------------------------------------------------------
@@ -217,13 +224,20 @@ class Partition:
         raise ValueError(f"unknown question kind {question.kind!r}")
 
 
-def partition_answers(partition: Partition, questions: Sequence[Question], exact_within: int) -> list[Any]:
+def partition_answers(partition: Partition, questions: Sequence[Question], exact_within: int,
+                      stop: Callable[[], bool] | None = None) -> list[Any]:
     """Partial answers of one partition to a batch of questions (an exception in place of a failed answer).
 
     What a Dask task returns for its partition, and what the in-process pass computes per partition.
+
+    Raises:
+        PassInterrupted: `stop()` returned True before a question (checked between questions, so a pass stops
+            within one question's time on one partition).
     """
     out: list[Any] = []
     for q in questions:
+        if stop is not None and stop():
+            raise PassInterrupted("the partition pass was asked to stop")
         try:
             out.append(partition.answer(q, exact_within))
         except ValueError as exc:
@@ -456,6 +470,8 @@ class PartitionedCatalog:
     Attributes:
         on_pass: called after each pass with (pass number, distinct questions it answered, seconds), e.g. to
             report a long build's progress; None by default.
+        stop: asked before each partition and between questions of a pass; True raises `PassInterrupted` (a
+            build sets it to its signal check); None never stops.
 
     Raises:
         ValueError: `bounds` do not cover the table's rows consecutively.
@@ -475,6 +491,7 @@ class PartitionedCatalog:
         self.facts_path: Path | None = None  # the catalog's facts parquet, set by the build that plans them
         self.on_pass: Callable[[int, int, float], None] | None = None  # (pass number, questions, seconds)
         self.batcher: Any = None  # the build's question batcher (pipeline.batched.shared_batcher), made on first use
+        self.stop: Callable[[], bool] | None = None  # asked before each partition and question of a pass
         self._spill = tempfile.TemporaryDirectory(prefix="ecombench-partitions-") if keep is not None else None
         self._parts = PartitionCache(keep, Path(self._spill.name) if self._spill else None)
         self._lock = threading.Lock()
@@ -509,8 +526,16 @@ class PartitionedCatalog:
         with self._lock:
             return self._support.get(question.key)
 
+    def _check_stop(self) -> None:
+        if self.stop is not None and self.stop():
+            raise PassInterrupted("the partition pass was asked to stop")
+
     def _local_pass(self, parts: Sequence[int], questions: Sequence[Question], exact_within: int) -> list[list[Any]]:
-        return [partition_answers(self.partition(i), questions, exact_within) for i in parts]
+        out = []
+        for i in parts:
+            self._check_stop()
+            out.append(partition_answers(self.partition(i), questions, exact_within, self.stop))
+        return out
 
     def answer(self, questions: Sequence[Question]) -> list[Any]:
         """Answers to a batch of questions, each exactly what `CatalogIndex` over the whole snapshot returns.
@@ -521,7 +546,12 @@ class PartitionedCatalog:
 
         Returns:
             One answer per question, in order, or the ValueError the index would raise for it.
+
+        Raises:
+            PassInterrupted: `stop` said so before or during the pass (checked before each partition and between
+                questions, so a pass stops within one question's time on one partition).
         """
+        self._check_stop()
         with self._lock:
             self.stats["questions"] += len(questions)
             known = {q.key: self._support[q.key] for q in questions if q.kind == "support" and q.key in self._support}

@@ -41,7 +41,14 @@ from typing import Any
 
 import polars as pl
 
-from ecombench.catalog.details import clean_value, detail_options, detail_rows, split_options, strip_markup
+from ecombench.catalog.details import (
+    clean_value,
+    detail_options,
+    detail_rows,
+    owned_strings,
+    split_options,
+    strip_markup,
+)
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import normalize
 
@@ -695,22 +702,25 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
         slices: returns a fresh iterator over consecutive frames of products.parquet (FACT_COLUMNS) each call.
         table: the field table.
     """
+    # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
+    # slice's text, the whole catalog's, while the passes run.
     labels = []
     offset = 0
     for frame in slices():
-        labels.append(label_options(frame, table).with_columns(pl.col("row") + offset))
+        labels.append(owned_strings(label_options(frame, table).with_columns(pl.col("row") + offset)))
         offset += frame.height
     n_products = offset
-    all_labels = pl.concat(labels) if labels else label_options(pl.DataFrame(schema={"details": pl.List(
+    # rechunk=False: the slices' labels are shared, not copied a second time.
+    all_labels = pl.concat(labels, rechunk=False) if labels else label_options(pl.DataFrame(schema={"details": pl.List(
         pl.Struct({"key": pl.String, "raw_key": pl.String, "value": pl.String}))}), table)
     vocabulary = learn_vocabulary(all_labels, table)
     title_counts, df_counts = [], []
     offset = 0
     for frame in slices():
         mentions = find_mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
-        title_counts.append(_title_agreement(mentions, all_labels))
-        df_counts.append(mentions.filter(pl.col("source") != "store").group_by("norm")
-                         .agg(pl.col("row").n_unique().alias("n")))
+        title_counts.append(owned_strings(_title_agreement(mentions, all_labels)))
+        df_counts.append(owned_strings(mentions.filter(pl.col("source") != "store").group_by("norm")
+                                       .agg(pl.col("row").n_unique().alias("n"))))
         offset += frame.height
     vocabulary = FactVocabulary(values=vocabulary.values, single_valued=vocabulary.single_valued,
                                 title_rates=_title_rates(pl.concat(title_counts) if title_counts else None),
@@ -719,7 +729,8 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     offset = 0
     for frame, labels_here in zip(slices(), labels):
         local = labels_here.with_columns(pl.col("row") - offset)
-        facts.append(extract_facts(frame, table, vocabulary, labels=local).with_columns(pl.col("row") + offset))
+        facts.append(owned_strings(extract_facts(frame, table, vocabulary, labels=local)
+                                   .with_columns(pl.col("row") + offset)))
         offset += frame.height
     empty = pl.DataFrame(schema=FACT_SCHEMA)
     return CatalogFacts(facts=pl.concat(facts) if facts else empty, vocabulary=vocabulary)

@@ -6,11 +6,10 @@ this process decompresses, applies the cross-record rules in file and line order
 parquet, `bad_records.jsonl` and `manifest.json` under a temporary name renamed when complete.
 The snapshot is the same whatever the worker count or block size.
 
-Memory is bounded by the blocks in flight and one row group being written, plus one dict entry
-per ingested product id (which doubles as the review counter), one per reviewed parent_asin (the
-reviews are converted before the products are written) and one integer per distinct review
-content (the occurrence counter of `review_id`); for the full release (48M products, 571M
-reviews) budget roughly 200 bytes per product and 70 bytes per review for those tables.
+Memory is bounded by the blocks in flight and one row group being written, plus the id tables of the
+cross-record rules (`ecombench.catalog.id_tables`: about 12 bytes per ingested product, 16 per distinct review
+content and 16 per reviewed parent_asin, counted while the reviews are spilled); for the full release (48M
+products, 571M reviews) budget about 10 GB for those tables.
 """
 
 from __future__ import annotations
@@ -29,11 +28,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 from isal import isal_zlib
 
+from ecombench.catalog.id_tables import asin_codes, code_counts, counts_of
 from ecombench.catalog.integrity import snapshot_files
 from ecombench.catalog.native import convert_block_native
 from ecombench.catalog.records import (
@@ -49,7 +50,7 @@ from ecombench.catalog.records import (
 )
 from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from ecombench.errors import InputError
-from ecombench.tables.fields import FieldTable, load_field_table
+from ecombench.tables.fields import FIELD_TABLE, FieldTable, load_field_table
 
 # products.parquet without review_count: what a block's conversion gives (the count is added as it is written).
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
@@ -241,9 +242,10 @@ def _convert_native(kind: str, name: str, block: Block, table_path: str, table: 
     # deferred: duckdb loads only for the native reader
     import duckdb
 
-
     try:
-        return convert_block_native(kind, name, block, table or load_field_table(table_path))
+        if table is None and kind == "meta":  # reviews need no field table
+            table = load_field_table(table_path)
+        return convert_block_native(kind, name, block, table)
     except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
 
@@ -360,9 +362,43 @@ def _ordered(jobs: Iterator, run: Callable, executor: Executor | None, ahead: in
 _REVIEW_SPILL_SCHEMA = REVIEW_SCHEMA.append(pa.field("_content_key", pa.binary(), nullable=False))
 
 
+class ReviewTotals:
+    """Converted reviews per parent_asin, counted while the review files are spilled; a product's `review_count`.
+
+    Amazon ids are counted as base-36 codes in numpy (`ecombench.catalog.id_tables`), other ids in a Counter:
+    16 bytes per reviewed product instead of a dict entry's ~100.
+    """
+
+    def __init__(self) -> None:
+        self._chunks: list[np.ndarray] = []
+        self._other: Counter = Counter()
+        self._distinct: np.ndarray | None = None
+        self._counts = np.zeros(0, dtype=np.int64)
+
+    def add(self, ids: pa.Array) -> None:
+        """Count one block's review parent_asins (a string array, no nulls)."""
+        codes, ok = asin_codes(ids)
+        self._chunks.append(codes[ok])
+        if not ok.all():
+            self._other.update(ids.filter(pa.array(~ok)).to_pylist())
+
+    def of(self, ids: pa.Array) -> pa.Array:
+        """The review count of each product id (int64 array)."""
+        if self._distinct is None:
+            self._distinct, self._counts = code_counts(self._chunks)
+            self._chunks = []
+        codes, ok = asin_codes(ids)
+        counts = counts_of(codes, self._distinct, self._counts)
+        if not ok.all():
+            names = ids.to_pylist()
+            for i in np.flatnonzero(~ok).tolist():
+                counts[i] = self._other.get(names[i], 0)
+        return pa.array(counts, pa.int64())
+
+
 def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tuple[Any, Converted | None]]],
                    spill: Any, progress: Callable[[str, int], None] | None
-                   ) -> tuple[list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]], dict[str, int]]:
+                   ) -> tuple[list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]], ReviewTotals]:
     """Convert every review file in order, writing each block's rows to `spill` (one IPC batch per block).
 
     Returns:
@@ -370,7 +406,7 @@ def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tu
         parent_asin — a product's review_count, since a review is dropped later only when it has no product).
     """
     spilled: list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]] = []
-    per_product: Counter = Counter()
+    per_product = ReviewTotals()
     for path in paths:
         entries: list[tuple[int, list[dict[str, Any]]] | TruncatedInput] = []
         for block, conv in convert(path, "reviews"):
@@ -378,7 +414,7 @@ def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tu
                 entries.append(block)
                 continue
             assert conv is not None and conv.batch is not None  # a Block is always converted
-            per_product.update(conv.ids)
+            per_product.add(conv.batch.column(REVIEW_SCHEMA.get_field_index("parent_asin")))
             spill.write_batch(pa.RecordBatch.from_arrays(
                 [*conv.batch.columns, pa.array(conv.keys, pa.binary())], schema=_REVIEW_SPILL_SCHEMA))
             entries.append((conv.last_line, conv.bad))
@@ -461,7 +497,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         review_paths: review files, read after all metadata.
         out_dir: the snapshot directory to create; it must not exist.
         batch_size: rows per parquet row group; bounds memory together with the id tables
-            (about 100 bytes per product and 70 per review) and the blocks in flight
+            (about 12 bytes per product and 16 per review) and the blocks in flight
             (`block_bytes` x 3 per worker).
         name: snapshot name for the manifest; defaults to `out_dir`'s name.
         table: field table; None loads the bundled one. Workers reload it from its file.
@@ -503,8 +539,19 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    table = table or load_field_table()
-    field_table_sha = file_sha256(table.source_path)
+    table_loading: Future[FieldTable] | None = None
+    if table is None and reader == "native":
+        # The field table (~0.5 s to read and check) serves only the metadata, which is read after the reviews: it
+        # loads on a thread of its own meanwhile (the reviews' work is DuckDB and Arrow, which release the GIL). Not
+        # for the python reader, whose process pool forks only while this process runs no other thread.
+        table_path = str(FIELD_TABLE)
+        loader = ThreadPoolExecutor(1, thread_name_prefix="field-table")
+        table_loading = loader.submit(load_field_table)
+        loader.shutdown(wait=False)
+    else:
+        table = table or load_field_table()
+        table_path = table.source_path
+    field_table_sha = file_sha256(table_path)
     # Each input is hashed as it is read (`iter_blocks`' digest), not in a pass of its own before.
     hashers = [hashlib.sha256() for _ in inputs]
     sizes = [path.stat().st_size for path, _ in inputs]
@@ -535,9 +582,11 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
 
         def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
             if reader == "native":
-                run = partial(_convert_native, kind, path.name, table_path=table.source_path, table=table)
+                meta_table = table if table is not None or table_loading is None or kind != "meta" else \
+                    table_loading.result()
+                run = partial(_convert_native, kind, path.name, table_path=table_path, table=meta_table)
             else:
-                run = partial(_convert_to_batch, kind, path.name, table_path=table.source_path)
+                run = partial(_convert_to_batch, kind, path.name, table_path=table_path)
             # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).
             digest = hashers[next(k for k, (p, kd) in enumerate(inputs) if p is path and kd == kind)]
             return _ordered(iter_blocks(path, block_bytes, split=reader != "native", digest=digest), run, executor,
@@ -575,8 +624,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                                 batch = conv.batch
                                 if done.keep is not None:
                                     batch = batch.take(pa.array(done.keep, pa.int64()))
-                                counts = pa.array([per_product.get(a, 0) for a in batch.column(0).to_pylist()],
-                                                  pa.int64())
+                                counts = per_product.of(batch.column(0))
                                 groups.add(pa.RecordBatch.from_arrays([*batch.columns, counts], schema=PRODUCT_SCHEMA))
                                 write_bad(done.bad)
                             if progress is not None:
@@ -595,9 +643,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                 finally:
                     groups.close()
             spill_path.unlink()
-        counts = rules.review_counts
         if progress is not None:
-            progress("products.parquet", len(counts))
+            progress("products.parquet", rules.products.size)
 
         input_stats = rules.inputs
         digests = [(str(path), kind, hasher.hexdigest(), size)
@@ -610,7 +657,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                         "records_ok": st.records_ok, "bad_by_reason": dict(sorted(st.bad_by_reason.items()))}
                        for (path, kind, sha, size), st in zip(digests, input_stats, strict=True)],
             "counts": {
-                "products": len(counts),
+                "products": rules.products.size,
                 "reviews": sum(st.records_ok for st in input_stats if st.kind == "reviews"),
                 "orphan_reviews": sum(st.orphan_reviews for st in input_stats),
                 "bad_records": sum(bad_total.values()),

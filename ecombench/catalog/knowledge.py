@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ecombench.catalog.details import owned_strings
 from ecombench.catalog.facts import FACT_COLUMNS, CatalogFacts, facts_in_slices, read_vocabulary, write_vocabulary
 from ecombench.catalog.product_type import product_types
 from ecombench.catalog.type_stats import TypeRules, TypeStats, learn_type_stats
@@ -71,7 +72,8 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
         evidence.add(frame)
     type_vocabulary, type_evidence = evidence.vocabulary(load_type_override())
     not_entities = sorted(table.fields["title"].placeholders)
-    typed = pl.concat([product_types(frame, type_vocabulary, not_entities) for frame in slices()])
+    # Each slice's types copied out of it (`owned_strings`): a view would pin the slice's whole text.
+    typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities)) for frame in slices()])
     facts = facts_in_slices(slices, table)
     stats = learn_type_stats(facts.facts, typed.select("parent_asin", "product_type"), rules)
     return ProductKnowledge(facts=facts, type_vocabulary=type_vocabulary, type_evidence=type_evidence,

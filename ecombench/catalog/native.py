@@ -47,7 +47,7 @@ from ecombench.catalog.records import (
     review_id,
 )
 from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA
-from ecombench.tables.fields import FieldTable
+from ecombench.tables.fields import FieldTable, load_field_table
 
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
 
@@ -529,7 +529,7 @@ def _review_batch(result: pa.Table, name: str, lines: np.ndarray) -> tuple[pa.Re
     return pa.RecordBatch.from_arrays(columns, schema=REVIEW_SCHEMA), keys
 
 
-def _python_rows(kind: str, name: str, block: Block, table: FieldTable, python: list[int],
+def _python_rows(kind: str, name: str, block: Block, table: FieldTable | None, python: list[int],
                  every: pa.LargeBinaryArray) -> Converted:
     """The Python rules (`convert_block`) on the given lines of the block (`every`: its lines), each as one block."""
     count = block.count if isinstance(block, RawBlock) else len(block.lines)
@@ -546,14 +546,15 @@ def _python_rows(kind: str, name: str, block: Block, table: FieldTable, python: 
     return out
 
 
-def convert_block_native(kind: str, name: str, block: Block, table: FieldTable) -> Converted:
+def convert_block_native(kind: str, name: str, block: Block, table: FieldTable | None) -> Converted:
     """Parse and normalise every line of a block through DuckDB: `catalog.records.convert_block`'s result, faster.
 
     Args:
         kind: "meta" or "reviews".
         name: file name for provenance and bad records.
         block: the lines.
-        table: field table for detail keys.
+        table: field table for detail keys (metadata; None is fine for reviews, and loads the bundled one for
+            metadata).
 
     Returns:
         A `Converted` with `batch` set (`rows` empty), equal to what `convert_block` and
@@ -573,7 +574,7 @@ def convert_block_native(kind: str, name: str, block: Block, table: FieldTable) 
     keys: list[bytes] = []
     lines = picked[result.column("k").to_numpy()] + block.first_line
     if kind == "meta":
-        fast = _meta_batch(result, name, lines, table)
+        fast = _meta_batch(result, name, lines, table or load_field_table())
     else:
         fast, keys = _review_batch(result, name, lines)
     fast_lines = lines.tolist()

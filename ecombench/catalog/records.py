@@ -15,13 +15,16 @@ import hashlib
 import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import orjson
 
+from ecombench.catalog.id_tables import ContentCopies, IdTable
 from ecombench.tables.fields import FieldTable, load_field_table
 
 if TYPE_CHECKING:  # pyarrow is not needed to apply the rules, only to carry their rows
@@ -642,14 +645,14 @@ class Converted:
     batch: pa.RecordBatch | None = None
 
 
-def convert_block(kind: str, name: str, block: Block, table: FieldTable) -> Converted:
+def convert_block(kind: str, name: str, block: Block, table: FieldTable | None) -> Converted:
     """Parse and normalise every line of a block: the per-record rules of ingestion.
 
     Args:
         kind: "meta" (`normalize_product`) or "reviews" (`normalize_review` plus content key).
         name: file name for provenance and bad records.
         block: the lines.
-        table: field table for detail keys.
+        table: field table for detail keys (metadata; None loads the bundled one, and reviews need none).
 
     Returns:
         A `Converted`; blank lines are skipped, failing lines become bad records with their
@@ -742,21 +745,21 @@ class CrossRecordRules:
     The per-record work (`convert_block`) may run anywhere (worker processes); `claim` must see
     blocks in file and line order, so the snapshot is the same whatever ran the blocks.
 
-    Memory: one dict entry per ingested product and one integer per distinct review content
-    (about 100 and 70 bytes).
+    Memory: the id tables of `ecombench.catalog.id_tables`, about 12 bytes per ingested product and 16 per
+    distinct review content.
 
     Attributes:
-        review_counts: parent_asin -> number of ingested reviews; its keys are the ingested
-            products (the "seen ids").
+        products: the ingested products' ids (`IdTable`: parent_asin -> ordinal in ingest order); the
+            "seen ids".
         inputs: one `InputStats` per file read, in order.
     """
 
     def __init__(self) -> None:
-        self.review_counts: dict[str, int] = {}
+        self.products = IdTable()
         self.inputs: list[InputStats] = []
-        # 64-bit prefix of each review content key -> copies seen; a prefix collision only
+        # Copies seen per review content (by the 64-bit prefix of its key); a prefix collision only
         # bumps an occurrence number, ids stay unique and deterministic.
-        self._review_copies: dict[int, int] = {}
+        self._review_copies = ContentCopies()
 
     def start(self, path: str | os.PathLike, kind: str) -> InputStats:
         """Register the next input file; its blocks then go to `claim` in order.
@@ -790,41 +793,30 @@ class CrossRecordRules:
             (its own plus its duplicates) in line order.
         """
         name = Path(stats.path).name
-        counts = self.review_counts
         stats.lines = conv.last_line
         keep: list[int] | None = None
         new_ids: dict[int, str] = {}
         extra_bad: list[dict[str, Any]] = []
         if stats.kind == "meta":
-            for i, asin in enumerate(conv.ids):
-                if asin in counts:
-                    if keep is None:
-                        keep = list(range(i))
+            new = self.products.add_new(conv.ids)
+            if not new.all():
+                keep = np.flatnonzero(new).tolist()
+                assert block is not None, "claim: a metadata block needs its lines"
+                for i in np.flatnonzero(~new).tolist():
                     line = conv.lines[i]
-                    assert block is not None, "claim: a metadata block needs its lines"
                     extra_bad.append(_bad(name, line, DUPLICATE_PARENT_ASIN,
-                                          f"parent_asin {asin} was already ingested", block.raw(line)))
-                    continue
-                counts[asin] = 0
-                if keep is not None:
-                    keep.append(i)
+                                          f"parent_asin {conv.ids[i]} was already ingested", block.raw(line)))
         else:
-            copies = self._review_copies
-            for i, asin in enumerate(conv.ids):
-                if asin not in counts:
-                    stats.orphan_reviews += 1
-                    if keep is None:
-                        keep = list(range(i))
-                    continue
-                key = conv.keys[i]
-                short = int.from_bytes(key[:8], "big")
-                occurrence = copies.get(short, 0)
-                copies[short] = occurrence + 1
-                if occurrence:
-                    new_ids[i] = review_id(key, occurrence)
-                counts[asin] += 1
-                if keep is not None:
-                    keep.append(i)
+            has_product = self.products.lookup(conv.ids) >= 0
+            kept: Sequence[int] = range(len(conv.ids))
+            if not has_product.all():
+                stats.orphan_reviews += int((~has_product).sum())
+                keep = np.flatnonzero(has_product).tolist()
+                kept = keep
+            keys = [conv.keys[i] for i in kept]
+            occurrence = self._review_copies.occurrences(keys)
+            for j in np.flatnonzero(occurrence).tolist():
+                new_ids[kept[j]] = review_id(keys[j], int(occurrence[j]))
         bad = conv.bad
         if extra_bad:
             bad = sorted([*bad, *extra_bad], key=lambda b: b["line"])

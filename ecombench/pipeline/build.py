@@ -27,7 +27,7 @@ import polars as pl
 
 from ecombench.answers.index import CatalogIndex
 from ecombench.answers.norms import CatalogNorms
-from ecombench.answers.partitioned import PartitionedCatalog
+from ecombench.answers.partitioned import PartitionedCatalog, PassInterrupted
 from ecombench.catalog.details import field_vocabulary
 from ecombench.catalog.facts import stated_rows, with_facts
 from ecombench.catalog.integrity import verify_snapshot
@@ -175,7 +175,10 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
         # partition passes (pipeline/batched.py); a signal stops the batch before it starts.
         if STOP.is_set():
             raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal")
-        results, _ = build_batched(products, intent, ctx, ctx.answer_engine, build_candidate)
+        try:
+            results, _ = build_batched(products, intent, ctx, ctx.answer_engine, build_candidate)
+        except PassInterrupted:  # a signal stopped a partition pass: the batch is redone by the rerun
+            raise BuildInterrupted(getattr(STOP, "signal_name", "") or "a signal") from None
     else:
         for p in products:
             if STOP.is_set():
@@ -251,6 +254,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     if partitioned:
         engine = PartitionedCatalog(snapshot, table, with_reviews=review_intents,
                                     partition_rows=config.partition_rows, keep=config.partitions_kept)
+        engine.stop = stopping  # SIGINT / SIGTERM stop a running pass, not only the next batch
         with_index = False
     with phase("    product knowledge" + (": stored at ingest" if stats and stats.knowledge else "")):
         knowledge = catalog_knowledge(snapshot, table, artifacts / "cache" / "knowledge")

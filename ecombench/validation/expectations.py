@@ -9,6 +9,7 @@ GX itself is imported inside `run_suites` only, because its import costs 5-9 s (
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,44 +199,159 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
-def _validate(ctx: Any, name: str, frame: pl.DataFrame, suite: list[Expectation], key: str) -> dict[str, Any]:
-    """Run one suite on one frame; per expectation its outcome and up to PARTIAL_LIMIT offending values and keys."""
+def _gx_results(batch_definition: Any, frame: pl.DataFrame, suite: list[Expectation]) -> dict[str, Any]:
+    """GX's result of every expectation of `suite` on `frame` (SUMMARY format), by expectation name."""
     # deferred: great-expectations takes seconds to import
     import great_expectations as gx
     import great_expectations.expectations as gxe
 
-    df = frame.to_pandas()
-    batch = (ctx.data_sources.add_pandas(f"{name}_source").add_dataframe_asset(name)
-             .add_batch_definition_whole_dataframe("whole").get_batch(batch_parameters={"dataframe": df}))
-    gx_suite = gx.ExpectationSuite(name=f"{name}_suite", expectations=[
+    batch = batch_definition.get_batch(batch_parameters={"dataframe": frame.to_pandas()})
+    gx_suite = gx.ExpectationSuite(name="suite", expectations=[
         getattr(gxe, e.gx_type)(**e.kwargs, severity=_GX_SEVERITY[e.severity], meta={"name": e.name})
         for e in suite])
     result = batch.validate(gx_suite, result_format="SUMMARY")
-    by_name = {r.expectation_config.meta["name"]: r for r in result.results}
+    return {r.expectation_config.meta["name"]: r for r in result.results}
+
+
+def _batch_definition(ctx: Any, name: str) -> Any:
+    return ctx.data_sources.add_pandas(f"{name}_source").add_dataframe_asset(name).add_batch_definition_whole_dataframe(
+        "whole")
+
+
+def _entry(e: Expectation, gx_type: str, success: bool, unexpected_count: Any, unexpected_percent: Any,
+           partial: list[Any], keys: list[Any], exception: str | None) -> dict[str, Any]:
+    """One expectation's outcome as the summary holds it."""
+    entry = {
+        "name": e.name, "type": gx_type, "severity": e.severity,
+        "column": e.kwargs.get("column") or [e.kwargs.get("column_A"), e.kwargs.get("column_B")],
+        "kwargs": _json_safe(e.kwargs), "description": e.description, "success": bool(success),
+        "unexpected_count": _json_safe(unexpected_count), "unexpected_percent": _json_safe(unexpected_percent),
+        "partial_unexpected_list": _json_safe(partial[:PARTIAL_LIMIT]),
+        "partial_unexpected_keys": [_json_safe(k) for k in keys[:PARTIAL_LIMIT]],
+    }
+    if exception:
+        entry["exception"] = exception[:300]
+    return entry
+
+
+def _summary(entries: list[dict[str, Any]], rows: int, key: str) -> dict[str, Any]:
+    return {"success": all(x["success"] for x in entries), "rows": rows, "key_column": key,
+            "evaluated": len(entries),
+            "successful": sum(x["success"] for x in entries),
+            "failed_errors": sum(not x["success"] and x["severity"] == ERROR for x in entries),
+            "failed_warnings": sum(not x["success"] and x["severity"] == WARN for x in entries),
+            "expectations": entries}
+
+
+def _exception(r: Any) -> str | None:
+    if r.exception_info and r.exception_info.get("raised_exception"):
+        return str(r.exception_info.get("exception_message"))
+    return None
+
+
+def _partial_index(res: dict[str, Any]) -> list[int]:
+    return [i for i in res.get("partial_unexpected_index_list") or [] if isinstance(i, int)][:PARTIAL_LIMIT]
+
+
+def _validate(ctx: Any, name: str, frame: pl.DataFrame, suite: list[Expectation], key: str) -> dict[str, Any]:
+    """Run one suite on one frame; per expectation its outcome and up to PARTIAL_LIMIT offending values and keys."""
+    by_name = _gx_results(_batch_definition(ctx, name), frame, suite)
     keys = frame.get_column(key).to_list()
     out = []
     for e in suite:  # suite order, not GX's
         r = by_name[e.name]
         res = r.result or {}
-        index = [i for i in res.get("partial_unexpected_index_list") or [] if isinstance(i, int)][:PARTIAL_LIMIT]
-        entry = {
-            "name": e.name, "type": r.expectation_config.type, "severity": e.severity,
-            "column": e.kwargs.get("column") or [e.kwargs.get("column_A"), e.kwargs.get("column_B")],
-            "kwargs": _json_safe(e.kwargs), "description": e.description, "success": bool(r.success),
-            "unexpected_count": _json_safe(res.get("unexpected_count")),
-            "unexpected_percent": _json_safe(res.get("unexpected_percent")),
-            "partial_unexpected_list": _json_safe((res.get("partial_unexpected_list") or [])[:PARTIAL_LIMIT]),
-            "partial_unexpected_keys": [_json_safe(keys[i]) for i in index if 0 <= i < len(keys)],
-        }
-        if r.exception_info and r.exception_info.get("raised_exception"):
-            entry["exception"] = str(r.exception_info.get("exception_message"))[:300]
-        out.append(entry)
-    return {"success": all(x["success"] for x in out), "rows": frame.height, "key_column": key,
-            "evaluated": len(out),
-            "successful": sum(x["success"] for x in out),
-            "failed_errors": sum(not x["success"] and x["severity"] == ERROR for x in out),
-            "failed_warnings": sum(not x["success"] and x["severity"] == WARN for x in out),
-            "expectations": out}
+        out.append(_entry(e, r.expectation_config.type, r.success, res.get("unexpected_count"),
+                          res.get("unexpected_percent"), res.get("partial_unexpected_list") or [],
+                          [keys[i] for i in _partial_index(res) if 0 <= i < len(keys)], _exception(r)))
+    return _summary(out, frame.height, key)
+
+
+@dataclass
+class _Merged:
+    """One expectation's counts summed over slices, and its first offending values and keys in row order."""
+
+    gx_type: str = ""
+    rows: int = 0
+    missing: int | None = 0
+    unexpected: int = 0
+    partial: list[Any] = field(default_factory=list)
+    keys: list[Any] = field(default_factory=list)
+    exception: str | None = None
+
+    def outcome(self, mostly: float) -> tuple[bool, float | None]:
+        """(success, unexpected_percent) as GX decides them from the whole table's counts (`_format_map_output`)."""
+        if self.missing is None:  # ExpectColumnValuesToNotBeNull: counted over every row, no missing ones
+            success = self.rows == 0 or (self.rows - self.unexpected) / self.rows >= mostly
+            return success, (self.unexpected / self.rows * 100 if self.rows else None)
+        considered = self.rows - self.missing
+        success = considered == 0 or (float(considered) - float(self.unexpected)) / float(considered) >= mostly
+        return success, (self.unexpected / considered * 100 if considered else None)
+
+
+def catalog_suite_in_parts(parts: Callable[[], Iterator[pl.DataFrame]]) -> dict[str, Any]:
+    """`catalog_suite` over a catalog given as consecutive slices of its products: the same summary, flat memory.
+
+    Each slice is validated on its own and the counts are summed (a failed expectation's first offending values
+    and keys are the first slices' ones, in row order, as the whole table gives them). Uniqueness is the one
+    expectation a slice cannot decide: the parent_asins that occur more than once are found first, in a pass
+    over that column alone (`ecombench.catalog.id_tables.IdTable`, 12 bytes per product), and each slice then
+    counts its rows holding one of them.
+
+    Args:
+        parts: returns a fresh iterator over consecutive frames of the products (at least the columns
+            `catalog_table` reads), in row order; called twice.
+
+    Returns:
+        What `catalog_suite` returns for the whole table.
+    """
+    # deferred: pyarrow only where the id table reads the column
+    from ecombench.catalog.id_tables import IdTable
+
+    seen, repeated = IdTable(), set()
+    for frame in parts():
+        asins = frame.get_column("parent_asin").drop_nulls()
+        new = seen.add_new(asins.to_arrow())
+        if not new.all():
+            repeated.update(asins.filter(pl.Series(~new)).to_list())
+    del seen
+    suite = catalog_expectations()
+    unique = next(e.name for e in suite if e.gx_type == "ExpectColumnValuesToBeUnique")
+    merged = {e.name: _Merged() for e in suite}
+    ctx = _context()
+    batch_definition = _batch_definition(ctx, "catalog")
+    rows = 0
+    for frame in parts():
+        table = catalog_table(frame)
+        by_name = _gx_results(batch_definition, table, suite)
+        keys = table.get_column("parent_asin")
+        for e in suite:
+            r, m = by_name[e.name], merged[e.name]
+            res = r.result or {}
+            m.gx_type = r.expectation_config.type
+            m.rows += int(res.get("element_count") or 0)
+            if m.missing is not None:
+                m.missing = None if "missing_count" not in res else m.missing + int(res["missing_count"] or 0)
+            m.exception = m.exception or _exception(r)
+            if e.name == unique:
+                hit = keys.is_in(list(repeated)) if repeated else pl.Series([False] * table.height)
+                m.unexpected += int(hit.sum())
+                if len(m.partial) < PARTIAL_LIMIT:
+                    values = keys.filter(hit).head(PARTIAL_LIMIT).to_list()
+                    m.partial += values
+                    m.keys += values
+                continue
+            m.unexpected += int(res.get("unexpected_count") or 0)
+            if len(m.partial) < PARTIAL_LIMIT:
+                m.partial += list(res.get("partial_unexpected_list") or [])[:PARTIAL_LIMIT]
+                m.keys += [keys[i] for i in _partial_index(res) if 0 <= i < table.height]
+        rows += table.height
+    out = []
+    for e in suite:
+        m = merged[e.name]
+        success, percent = m.outcome(float(e.kwargs.get("mostly", 1.0)))
+        out.append(_entry(e, m.gx_type, success, m.unexpected, percent, m.partial, m.keys, m.exception))
+    return _summary(out, rows, "parent_asin")
 
 
 def _context() -> Any:

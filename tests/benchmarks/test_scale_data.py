@@ -102,3 +102,13 @@ def test_generated_catalog_ingests_cleanly_and_is_reused(pool, tmp_path):
     assert manifest["counts"]["products"] == 2500
     assert manifest["counts"]["reviews"] == first["reviews"] > 0
     assert manifest["counts"]["bad_records"] == 0 and manifest["counts"]["orphan_reviews"] == 0
+
+
+def test_a_catalog_started_from_a_smaller_one_has_the_bytes_of_one_made_whole(pool, tmp_path, monkeypatch):
+    import benchmarks.scale_data as scale_data
+
+    monkeypatch.setattr(scale_data, "BLOCK", 40)  # blocks of 40 products: a 200-product prefix is 5 whole blocks
+    small = generate(200, tmp_path / "beside" / "200", workers=1, data_dir=SHARED)
+    grown = generate(360, tmp_path / "beside" / "360", workers=1, data_dir=SHARED)
+    whole = generate(360, tmp_path / "alone" / "360", workers=1, data_dir=SHARED)
+    assert small["products"] == 200 and grown["files"] == whole["files"] and grown["reviews"] == whole["reviews"]
