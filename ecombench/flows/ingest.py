@@ -8,6 +8,7 @@ per block would cost more in orchestration (~20 ms each) than the parsing itself
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from prefect.cache_policies import NO_CACHE
 
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.flows.prefect_server import progress_logger
+from ecombench.io import remove_stale_temps
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.catalog_stats import write_catalog_stats
 
@@ -32,8 +34,9 @@ def sample_inputs() -> tuple[list[Path], list[Path]]:
 # stand in for a directory that was since deleted.
 @task(name="write-catalog-snapshot", cache_policy=NO_CACHE)
 def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], out_dir: str,
-                        batch_size: int, workers: int | None = None, reader: str = "native") -> dict[str, Any]:
-    """Stream every input into the snapshot directory; returns the manifest."""
+                        batch_size: int, workers: int | None = None, reader: str = "native",
+                        name: str | None = None) -> dict[str, Any]:
+    """Stream every input into the snapshot directory (its manifest names it `name`); returns the manifest."""
     logger = progress_logger("ecombench.ingest")
     seen: dict[str, int] = {}
 
@@ -44,7 +47,7 @@ def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], 
             logger.info("%s: %s lines read", file_name, f"{lines:,}")
 
     return write_catalog_snapshot(meta_paths, review_paths, out_dir, batch_size=batch_size, progress=progress,
-                                  workers=workers, reader=reader)
+                                  workers=workers, reader=reader, name=name)
 
 
 @task(name="write-catalog-stats", cache_policy=NO_CACHE)
@@ -74,7 +77,8 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         reader: "native" (the default: DuckDB's JSON reader, ecombench.catalog.native) or "python" (orjson per
             record); the snapshot's content is the same.
         with_stats: also write the snapshot's statistics (`ecombench.validation.catalog_stats`: normalised text,
-            value vocabulary, the catalog suite), which builds then read instead of recomputing.
+            value vocabulary, the catalog suite), which builds then read instead of recomputing. The snapshot
+            appears at `out_dir` only with them.
 
     Returns:
         The snapshot manifest (see `ecombench.catalog.ingest.write_catalog_snapshot`).
@@ -82,10 +86,27 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
     Raises:
         FileNotFoundError: an input is missing. FileExistsError: `out_dir` exists.
     """
-    manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
-                                   str(out_dir), batch_size, workers, reader)
-    if with_stats:
-        write_stats_task(str(out_dir))
+    out = Path(out_dir)
+    if out.exists():
+        raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out.parent, out.name)  # what a killed ingest of this snapshot left
+    # The snapshot and its statistics are written under a hidden name and renamed together: an ingest stopped
+    # while the statistics run (Ctrl-C, SIGTERM, a crash) publishes no snapshot, and the same command runs again.
+    staging = out.parent / f".{out.name}.staging-{os.getpid()}" if with_stats else out
+    try:
+        manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
+                                       str(staging), batch_size, workers, reader, out.name)
+        if with_stats:
+            write_stats_task(str(staging))
+            try:
+                os.rename(staging, out)
+            except OSError as exc:  # another ingest published this snapshot meanwhile
+                raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}") from exc
+    except BaseException:
+        if staging != out:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
     counts = manifest["counts"]
     progress_logger("ecombench.ingest").info("snapshot %s: %s products, %s reviews, %s bad records (fingerprint %s)",
                           out_dir, counts["products"], counts["reviews"], counts["bad_records"],

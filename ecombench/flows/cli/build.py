@@ -13,7 +13,15 @@ import typer
 from pydantic.fields import FieldInfo
 
 from ecombench.errors import OutputError, SettingError
-from ecombench.flows.cli.app import app, print_timing, shared_server, wait_for_server
+from ecombench.flows.cli.app import (
+    app,
+    check_name,
+    print_timing,
+    server_watched,
+    shared_server,
+    signal_exit_code,
+    wait_for_server,
+)
 from ecombench.flows.cli.catalog import ingest_files
 
 # BuildConfig fields whose option is not --<field-name>: today's names (repeatable lists take the singular).
@@ -87,6 +95,9 @@ def build(
                                                 show_default="artifacts/splits")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "
                                           "server, imports, each build step) to stderr.")] = False,
+    allow_empty: Annotated[bool, typer.Option("--allow-empty", help="Publish the split even when every candidate "
+                                              "is rejected (else that is an error and nothing is published).")
+                           ] = False,
     **given: Any,
 ) -> None:
     """Run the seven stages over a catalog snapshot and publish a versioned split with its rejection report."""
@@ -96,6 +107,8 @@ def build(
     from ecombench.timing import phase, process_age, record
 
     record("start-up (python, CLI imports)", process_age())
+    check_name(split, "--split")
+    check_name(version, "--version")
     shared_server()  # before prefect is imported; a server it starts boots while the build gets ready
 
     settings = read_build_config(config) if config is not None else {}
@@ -147,11 +160,13 @@ def build(
     wait_for_server(warm=("matplotlib.figure",))
     try:
         # Signals first: a Ctrl-C while the server starts stops the build cleanly too.
-        with stop_on_signals(), temporary_server(ctx.obj.artifacts), phase("build flow (total)"):
-            result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True)
-    except (BuildInterrupted, KeyboardInterrupt) as exc:
-        typer.echo(f"error: {exc or 'interrupted; nothing was published'}", err=True)
-        raise typer.Exit(130) from None
+        with stop_on_signals(), temporary_server(ctx.obj.artifacts) as url, server_watched(url), \
+                phase("build flow (total)"):
+            result = run_build(cfg, split, str(ctx.obj.artifacts), version, str(splits_root), show_progress=True,
+                               allow_empty=allow_empty)
+    except BuildInterrupted as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(signal_exit_code(exc.signal_name)) from None
     _print_summary(Path(result["path"]), result["manifest"])
     print_timing(verbose)
 
