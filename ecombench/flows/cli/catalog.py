@@ -75,6 +75,10 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
         raise InputError(str(exc).splitlines()[0]) from exc
     except FileExistsError as exc:  # another process wrote the snapshot meanwhile
         raise OutputError(str(exc).splitlines()[0]) from exc
+    except OSError as exc:  # the disk filled up, a quota, a folder gone read-only: the partial snapshot is removed
+        where = exc.filename or out
+        raise OutputError(f"{where}: {exc.strerror or str(exc).splitlines()[0]} while ingesting into {out}; nothing "
+                          "was published") from exc
 
 
 @app.command()
