@@ -437,10 +437,13 @@ class Drill:
         art = self.work / "k9-art"
         catalogs = art / "catalogs"
         proc, err = self._start(["ingest", "--name", "k9"], art, "k9")
-        reached = self._wait_for(proc, lambda: any(catalogs.glob(".k9.*")) if catalogs.exists() else False)
+        def k9_temps() -> list[Path]:  # `.k9.staging-<pid>`, `..k9.staging-<pid>.partial-<pid>-…`
+            return [p for p in catalogs.iterdir() if p.name.startswith(".") and ".k9." in p.name] \
+                if catalogs.exists() else []
+        reached = self._wait_for(proc, lambda: bool(k9_temps()))
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        left_by_ingest = sorted(p.name for p in catalogs.glob(".k9.*"))
+        left_by_ingest = sorted(p.name for p in k9_temps())
         # A version folder a killed build was writing (the pid of a process that has ended).
         dead = subprocess.Popen(["true"])
         dead.wait()
@@ -453,7 +456,7 @@ class Drill:
         build = subprocess.run([*ECOMBENCH, "build", "--catalog", str(catalogs / "k9"), "--split", "k9",
                                 "--allow-empty", "--intent", "product_search", "--candidates", "2"], cwd=REPO,
                                env=env, capture_output=True, text=True, timeout=900)
-        still = sorted(p.name for p in [*catalogs.glob(".k9.*"), *split_dir.glob(".v*.tmp-*")])
+        still = sorted(p.name for p in [*k9_temps(), *split_dir.glob(".v*.tmp-*")])
         ok = reached and bool(left_by_ingest) and ingest.returncode == 0 and build.returncode == 0 and not still
         return (f"kill -9 left {left_by_ingest} (+ a planted .v1.tmp-<dead pid>); next ingest exit "
                 f"{ingest.returncode}, "

@@ -79,7 +79,9 @@ def name_problem(name: str) -> str | None:
 
 # Temporary names beside a target, each holding the pid of the process writing it: `.<target>.<kind>-<pid>...`
 # (folders of a snapshot being ingested or a version being published) and `atomic_path`'s `.<file>.tmp<pid>.<tid>`.
-_TEMP_NAME = re.compile(r"\.(?P<target>.+?)\.(?:partial-|staging-|tmp-|tmp)(?P<pid>\d+)(?:[-.].*)?")
+# A temporary of a temporary (`..<name>.staging-<pid>.partial-…`: the snapshot being written inside an ingest's
+# staging name) counts as the target's.
+_TEMP_NAME = re.compile(r"\.+(?P<target>.+?)\.(?:partial-|staging-|tmp-|tmp)(?P<pid>\d+)(?:[-.].*)?")
 
 
 def _pid_alive(pid: int) -> bool:

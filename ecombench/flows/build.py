@@ -40,6 +40,7 @@ from ecombench.pipeline.build import (
     note_answer_engine,
     plan_build,
     run_batch,
+    sigterm_stops_the_build,
     stop_on_signals,
     stop_signal,
     stopping,
@@ -168,10 +169,13 @@ def check_dask_address(address: str, timeout: float = 5.0) -> None:
 
 
 class _DropInterruptionTracebacks(logging.Filter):
-    """Prefect logs a flow's exception with its traceback; an interruption the user asked for needs no traceback."""
+    """Prefect logs a flow's exception with its traceback; an interruption the user asked for needs neither."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], BuildInterrupted))
+        if record.exc_info and isinstance(record.exc_info[1], (BuildInterrupted, KeyboardInterrupt)):
+            return False
+        # A second Ctrl-C crashes the flow run on purpose: the CLI says so in one line.
+        return "aborted by an interrupt signal" not in record.getMessage()
 
 
 @contextlib.contextmanager
@@ -235,6 +239,13 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         VersionExists: the version already exists.
         In every case nothing is written.
     """
+    with sigterm_stops_the_build():
+        return _build_flow_body(config, split, artifacts, version, root, show_progress, allow_empty)
+
+
+def _build_flow_body(config: BuildConfig, split: str, artifacts: str, version: str | None, root: str | None,
+                     show_progress: bool, allow_empty: bool) -> dict[str, Any]:
+    """What `build_flow` runs (see there), with SIGTERM stopping the build as Ctrl-C does."""
     # Under Dask the workers hold the index (or, partitioned, the partitions); this process samples and publishes.
     with phase("  plan (snapshot, index, sampling)"):
         ctx, products, sampling, catalog_manifest = plan_build(

@@ -182,6 +182,7 @@ def stop_on_signals() -> Any:
         STOP.set()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    STOP.handler = handler  # type: ignore[attr-defined]
     try:
         yield
     finally:
@@ -189,6 +190,26 @@ def stop_on_signals() -> Any:
             signal.signal(sig, old)
         STOP.clear()
         STOP.installed = False  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def sigterm_stops_the_build() -> Any:
+    """Inside a Prefect flow run: SIGTERM back to `stop_on_signals`' handler for the block.
+
+    Prefect's flow engine takes SIGTERM over for each flow run (it raises TerminationSignal, a crash with a
+    traceback, where a build should stop as for Ctrl-C). Only when `stop_on_signals` is active (a CLI build)
+    and on the main thread; Prefect's handler is put back at the end of the block.
+    """
+    handler = getattr(STOP, "handler", None)
+    if (not getattr(STOP, "installed", False) or handler is None
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:

@@ -62,10 +62,13 @@ def terminate_as_interrupt() -> None:
 
 
 class _HideUserErrorTracebacks(logging.Filter):
-    """Drops Prefect's "Encountered exception" log records (with traceback) of user errors: the CLI prints them."""
+    """Drops Prefect's log records of user errors and interruptions (with traceback): the CLI prints one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], USER_ERRORS))
+        if record.exc_info and isinstance(record.exc_info[1], (*USER_ERRORS, KeyboardInterrupt)):
+            return False
+        # "Crash detected! Execution was aborted by an interrupt signal." and the state it ends in: a Ctrl-C.
+        return "aborted by an interrupt signal" not in record.getMessage()
 
 
 class UserErrorsAsOneLine(TyperGroup):
