@@ -473,23 +473,23 @@ class Drill:
         mounts = []
         try:
             full, small = self.work / "full-fs", self.work / "small-fs"
-            for point, size in ((full, "1m"), (small, "2m")):
+            for point, size in ((full, "1m"), (small, "400k")):
                 point.mkdir()
                 mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
                                        capture_output=True, text=True)
                 if mount.returncode != 0:
                     return f"cannot mount a tmpfs ({mount.stderr.strip()[:80]}): run the drill as root", False
                 mounts.append(point)
-            with open(full / "filler", "wb") as fh:  # fill it to the last byte
-                with contextlib.suppress(OSError):
-                    while True:
-                        fh.write(b"\0" * 4096)
-                        fh.flush()
+            fd = os.open(full / "filler", os.O_WRONLY | os.O_CREAT)  # fill it to the last byte (unbuffered)
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * 4096)
+            os.close(fd)
             o1, k1 = one_error_line(*cli(["build", "--split", "full", "--candidates", "2", "--out",
                                           str(full / "splits")], self.art), "No space left")
             o2, k2 = one_error_line(*cli(["ingest", "--out", str(small / "snap")], self.art), "No space left")
             left = sorted(p.name for p in small.iterdir())
-            return f"build: {o1} | ingest into 2 MB: {o2}; left: {left or 'nothing'}", k1 and k2 and not left
+            return f"build: {o1} | ingest into 400 KB: {o2}; left: {left or 'nothing'}", k1 and k2 and not left
         finally:
             for point in mounts:
                 subprocess.run(["umount", str(point)], capture_output=True)
