@@ -7,9 +7,10 @@ per block would cost more in orchestration (~20 ms each) than the parsing itself
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.errors import OutputError
 from ecombench.flows.prefect_server import progress_logger
 from ecombench.io import remove_stale_temps
 from ecombench.tables.fields import load_field_table
@@ -28,6 +30,26 @@ SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 def sample_inputs() -> tuple[list[Path], list[Path]]:
     """The bundled real sample (data/sample/SOURCES.md): ([metadata files], [review files])."""
     return [SAMPLE_DIR / "meta.jsonl.gz"], [SAMPLE_DIR / "reviews.jsonl.gz"]
+
+
+@contextlib.contextmanager
+def disk_errors_as_output_errors(out_dir: str | os.PathLike) -> Iterator[None]:
+    """An OSError while writing (a full disk, a quota, a read-only folder) as one OutputError line.
+
+    Raised inside the Prefect task, so Prefect logs a user error (which the CLI keeps to one line) rather
+    than a traceback. A missing input or an existing snapshot keep their own errors.
+
+    Raises:
+        OutputError: naming the file (or `out_dir`) and the system's reason.
+    """
+    try:
+        yield
+    except (FileNotFoundError, FileExistsError):
+        raise
+    except OSError as exc:
+        reason = exc.strerror or str(exc).splitlines()[0]
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise OutputError(f"{where}{reason} while ingesting into {out_dir}; nothing was published") from exc
 
 
 # NO_CACHE: the snapshot directory itself is the completion marker; a cached manifest must never
@@ -46,14 +68,19 @@ def write_snapshot_task(meta_paths: Sequence[str], review_paths: Sequence[str], 
             seen[file_name] = lines // 1_000_000
             logger.info("%s: %s lines read", file_name, f"{lines:,}")
 
-    return write_catalog_snapshot(meta_paths, review_paths, out_dir, batch_size=batch_size, progress=progress,
-                                  workers=workers, reader=reader, name=name)
+    with disk_errors_as_output_errors(Path(out_dir).with_name(name) if name else out_dir):
+        return write_catalog_snapshot(meta_paths, review_paths, out_dir, batch_size=batch_size, progress=progress,
+                                      workers=workers, reader=reader, name=name)
 
 
 @task(name="write-catalog-stats", cache_policy=NO_CACHE)
-def write_stats_task(out_dir: str) -> dict[str, Any]:
-    """The snapshot's statistics, once (validation.catalog_stats): what every build over it would recompute."""
-    record = write_catalog_stats(Path(out_dir), load_field_table())
+def write_stats_task(out_dir: str, name: str | None = None) -> dict[str, Any]:
+    """The snapshot's statistics, once (validation.catalog_stats): what every build over it would recompute.
+
+    `name` is the snapshot's final name when `out_dir` is a temporary one (for error messages).
+    """
+    with disk_errors_as_output_errors(Path(out_dir).with_name(name) if name else out_dir):
+        record = write_catalog_stats(Path(out_dir), load_field_table())
     progress_logger("ecombench.ingest").info("catalog statistics written (%s)", ", ".join(
         f"{k} {v:.1f} s" for k, v in record["seconds"].items()))
     return record
@@ -98,7 +125,7 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
                                        str(staging), batch_size, workers, reader, out.name)
         if with_stats:
-            write_stats_task(str(staging))
+            write_stats_task(str(staging), out.name)
             try:
                 os.rename(staging, out)
             except OSError as exc:  # another ingest published this snapshot meanwhile

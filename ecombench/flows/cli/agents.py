@@ -216,7 +216,7 @@ def grade(
     except InputError as exc:  # the grader names the task; the file is known here
         raise InputError(f"{trajectories}: {exc}") from exc
     agents = sorted({r.get("agent") or "?" for r in records})
-    metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
+    metrics = {"split": version.name, "split_sha256": here, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
     imported = [r["imported_from"] for r in records if r.get("imported_from")]
     if imported:  # dialogues of another system: how each recommendation was found
