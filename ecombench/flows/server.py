@@ -77,7 +77,7 @@ def server_state(url: str, timeout: float = 2.0) -> str:
 
 @contextlib.contextmanager
 def watch_server(url: str | None, on_lost: Callable[[str], None], interval: float = 1.0, refused: int = 3,
-                 slow_seconds: float = 120.0) -> Iterator[None]:
+                 slow_seconds: float = 300.0) -> Iterator[None]:
     """Watch the Prefect API at `url` during the block; call `on_lost(reason)` once when it is gone.
 
     Prefect's client retries a vanished server for minutes before failing with hundreds of log lines;

@@ -204,7 +204,7 @@ def _exit_server_lost(reason: str) -> None:
 def server_watched(url: str | None) -> Iterator[None]:
     """Run the block with its Prefect server (`url`, else PREFECT_API_URL) watched: a lost one ends the command.
 
-    See ecombench.flows.server.watch_server: nothing listening for 3 s, or no answer for 2 minutes.
+    See ecombench.flows.server.watch_server: nothing listening for 3 s, or no answer for 5 minutes.
     """
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
     from ecombench.flows.server import watch_server
