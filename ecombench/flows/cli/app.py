@@ -219,6 +219,7 @@ def check_name(value: str | None, option: str) -> None:
     Raises:
         SettingError: `value` holds a path separator or `..`, is empty or hidden (one line naming `option`).
     """
+    # deferred: commands import what they run only when run: `ecombench --help` stays fast
     from ecombench.io import name_problem
 
     problem = None if value is None else name_problem(value)
