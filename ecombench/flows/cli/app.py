@@ -209,8 +209,15 @@ def server_watched(url: str | None) -> Iterator[None]:
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
     from ecombench.flows.server import watch_server
 
-    with watch_server(url or os.environ.get("PREFECT_API_URL"), _exit_server_lost):
-        yield
+    # Prefect's API log worker reports each failed upload on stderr ("--- Error logging to API ---" and the
+    # exception, without a final newline) when logging.raiseExceptions is set; once the server is gone that is
+    # the watcher's one line to say.
+    raising, logging.raiseExceptions = logging.raiseExceptions, False
+    try:
+        with watch_server(url or os.environ.get("PREFECT_API_URL"), _exit_server_lost):
+            yield
+    finally:
+        logging.raiseExceptions = raising
 
 
 def check_name(value: str | None, option: str) -> None:
