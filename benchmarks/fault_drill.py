@@ -6,7 +6,7 @@ or the kernel would), runs the command a user would, and compares what happened 
 signal, nothing published half-way, or a published split. docs/failures.md lists what each case
 guards. Usage:
 
-    .venv/bin/python benchmarks/fault_drill.py            # every case (~10-15 min on 2 busy cores)
+    .venv/bin/python benchmarks/fault_drill.py            # every case (~6-10 min on 2 busy cores)
     .venv/bin/python benchmarks/fault_drill.py --quick    # without the cases that start Prefect or builds
     .venv/bin/python benchmarks/fault_drill.py --only sigterm,lost   # the cases whose name holds a word
 
