@@ -1,15 +1,16 @@
 """The snapshot's own files against the sha256 its manifest records: a changed byte is found before it is read.
 
 `ecombench ingest` records `files` (sha256 and bytes of products.parquet, reviews.parquet and
-bad_records.jsonl) in manifest.json. A build calls `verify_snapshot` with a cache of the files'
-size and mtime, so a rebuild over an unchanged snapshot does not rehash it; `ecombench verify`
-rehashes on demand.
+bad_records.jsonl) in manifest.json. A build calls `verify_snapshot` with a cache of each file's hash
+and identity (`file_identity`: inode, size, mtime and ctime), so a rebuild over an unchanged snapshot
+does not rehash it while any write to a file does; `ecombench verify` and `--verify-content` rehash.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from ecombench.catalog.snapshot import SnapshotError
 from ecombench.io import write_atomic
 
 SNAPSHOT_FILES = ("products.parquet", "reviews.parquet", "bad_records.jsonl")
+# Set (to any value) by `ecombench --verify-content`: no remembered hash is trusted, every file is rehashed.
+VERIFY_CONTENT_ENV = "ECOMBENCH_VERIFY_CONTENT"
 
 
 def file_digest(path: Path) -> str:
@@ -38,6 +41,17 @@ def snapshot_files(directory: Path) -> dict[str, dict[str, Any]]:
             for name in SNAPSHOT_FILES if (directory / name).is_file()}
 
 
+def file_identity(st: os.stat_result) -> list[int]:
+    """What must be unchanged for a remembered hash to stand for a file: [device, inode, size, mtime_ns, ctime_ns].
+
+    Size and mtime alone are not enough: a write that keeps the size and then sets the old mtime back
+    (`touch -d`, `os.utime`, a restore keeping times) leaves both as they were. The ctime cannot be set by
+    a user: every write or utime moves it to now, and a copy or rename-in is another inode. Damage below
+    the file system (bit rot) changes none of these; `--verify-content` rehashes regardless.
+    """
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 def _cache_path(cache_dir: Path, snapshot: Path) -> Path:
     key = hashlib.sha256(str(snapshot.resolve()).encode()).hexdigest()[:16]
     return cache_dir / f"{key}.json"
@@ -48,8 +62,9 @@ def verify_snapshot(path: Path, cache_dir: Path | None = None) -> dict[str, str]
 
     Args:
         path: the snapshot directory.
-        cache_dir: where verified (size, mtime_ns, sha256) triples are remembered; a file whose size and
-            mtime match a remembered triple with the manifest's sha256 is not rehashed. None rehashes all.
+        cache_dir: where verified hashes are remembered with the file's identity (`file_identity`); a file
+            whose identity matches a remembered one with the manifest's sha256 is not rehashed. None (or
+            $ECOMBENCH_VERIFY_CONTENT set) rehashes all.
 
     Returns:
         file name -> "hashed", "cached", or "not recorded" (a snapshot from before `files` existed:
@@ -70,6 +85,8 @@ def verify_snapshot(path: Path, cache_dir: Path | None = None) -> dict[str, str]
     recorded = manifest.get("files")
     if not recorded:
         return {name: "not recorded" for name in SNAPSHOT_FILES}
+    if os.environ.get(VERIFY_CONTENT_ENV):
+        cache_dir = None  # `ecombench --verify-content`: every file is hashed
     cache_file = _cache_path(cache_dir, path) if cache_dir else None
     cache: dict[str, list] = {}
     if cache_file and cache_file.is_file():
@@ -87,14 +104,15 @@ def verify_snapshot(path: Path, cache_dir: Path | None = None) -> dict[str, str]
         if st.st_size != want["bytes"]:
             raise SnapshotError(f"{file}: {st.st_size} bytes, the manifest records {want['bytes']} "
                                 "(changed or truncated after ingest; ingest it again)")
-        if cache.get(name) == [st.st_size, st.st_mtime_ns, want["sha256"]]:
+        identity = file_identity(st)
+        if cache.get(name) == [*identity, want["sha256"]]:
             outcome[name] = "cached"
             continue
         got = file_digest(file)
         if got != want["sha256"]:
             raise SnapshotError(f"{file}: sha256 {got[:12]}… differs from the manifest's {want['sha256'][:12]}… "
                                 "(the file changed after ingest; ingest it again)")
-        cache[name] = [st.st_size, st.st_mtime_ns, got]
+        cache[name] = [*identity, got]
         outcome[name] = "hashed"
     if cache_file and "hashed" in outcome.values():
         try:

@@ -209,7 +209,7 @@ def _int(obj: dict, name: str, default: int | None = None) -> int | None:
         return default
     # Hugging Face exports of columns with nulls turn ints into floats (12 -> 12.0).
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        value = int(value)  # then range-checked like any integer: 1e20 is integral and too large
     if isinstance(value, bool) or not isinstance(value, int):
         raise RecordError(WRONG_TYPE, f"{name} is a {type(value).__name__}, expected an integer")
     if not -2**63 <= value < 2**63:  # the snapshot's Int64 column: larger counts are catalog damage, not data

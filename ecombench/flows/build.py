@@ -41,6 +41,7 @@ from ecombench.pipeline.build import (
     note_answer_engine,
     plan_build,
     run_batch,
+    sigterm_stops_the_build,
     stop_on_signals,
     stop_signal,
     stopping,
@@ -48,7 +49,7 @@ from ecombench.pipeline.build import (
 )
 from ecombench.pipeline.candidate import BuildContext
 from ecombench.pipeline.config import BuildConfig
-from ecombench.splits.publish import reserve_version
+from ecombench.splits.publish import check_split_names, reserve_version
 from ecombench.timing import phase, record
 
 
@@ -166,10 +167,13 @@ def check_dask_address(address: str, timeout: float = 5.0) -> None:
 
 
 class _DropInterruptionTracebacks(logging.Filter):
-    """Prefect logs a flow's exception with its traceback; an interruption the user asked for needs no traceback."""
+    """Prefect logs a flow's exception with its traceback; an interruption the user asked for needs neither."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], BuildInterrupted))
+        if record.exc_info and isinstance(record.exc_info[1], (BuildInterrupted, KeyboardInterrupt)):
+            return False
+        # A second Ctrl-C crashes the flow run on purpose: the CLI says so in one line.
+        return "aborted by an interrupt signal" not in record.getMessage()
 
 
 @contextlib.contextmanager
@@ -183,14 +187,16 @@ def _quiet_interruption() -> Any:
 
 
 def run_build(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,
-              show_progress: bool = False) -> dict[str, Any]:
+              show_progress: bool = False, allow_empty: bool = False) -> dict[str, Any]:
     """`build_flow` on the task runner `config.task_runner` names (what the CLI calls).
 
     Raises:
-        SettingError, ServerError: the Dask scheduler address is malformed or unreachable.
+        SettingError, ServerError: the split or version name is not one folder name; the Dask scheduler
+            address is malformed or unreachable.
         EcombenchError, SnapshotError: what `build_flow` raises.
         BuildInterrupted: SIGINT or SIGTERM arrived (handled by `stop_on_signals` while the build runs).
     """
+    check_split_names(split, version)
     runner = task_runner_for(config)
     splits = Path(root) if root else Path(artifacts) / "splits"
     with stop_on_signals(), _quiet_interruption(), reserve_version(splits / split, version) as version:
@@ -198,12 +204,12 @@ def run_build(config: BuildConfig, split: str, artifacts: str, version: str | No
                 *(f"intent:{i}" for i in config.intents)]
         with prefect_tags(*tags):
             return build_flow.with_options(task_runner=runner, flow_run_name=f"{split}-{version}")(
-                config, split, artifacts, version, root, show_progress)
+                config, split, artifacts, version, root, show_progress, allow_empty)
 
 
 @flow(name="build")
 def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | None = None, root: str | None = None,
-               show_progress: bool = False) -> dict[str, Any]:
+               show_progress: bool = False, allow_empty: bool = False) -> dict[str, Any]:
     """Prefect flow: plan (stage 1), map batches over stages 2-7, publish the split version.
 
     Batch tasks carry a `WorkerSpec`, never the context: each process that runs them (this one
@@ -217,6 +223,7 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         version: version name; None takes the next free "v<N>".
         root: splits root; None is <artifacts>/splits.
         show_progress: print "batch i/n" lines to stderr as batches finish.
+        allow_empty: publish a split even when every candidate was rejected (else EmptySplit).
 
     Returns:
         {"path": str, "manifest": dict} of the published version.
@@ -225,10 +232,18 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         SnapshotError: the snapshot is missing or malformed.
         SettingError: an intent is unknown, or an llm build lacks its server URL or model.
         NoCandidates: no product is eligible for any intent.
+        EmptySplit: every candidate was rejected and `allow_empty` is False.
         ExpectationsFailed: an ERROR data expectation failed.
         VersionExists: the version already exists.
         In every case nothing is written.
     """
+    with sigterm_stops_the_build():
+        return _build_flow_body(config, split, artifacts, version, root, show_progress, allow_empty)
+
+
+def _build_flow_body(config: BuildConfig, split: str, artifacts: str, version: str | None, root: str | None,
+                     show_progress: bool, allow_empty: bool) -> dict[str, Any]:
+    """What `build_flow` runs (see there), with SIGTERM stopping the build as Ctrl-C does."""
     # Under Dask the workers hold the index (or, partitioned, the partitions); this process samples and publishes.
     with phase("  plan (snapshot, index, sampling)"):
         ctx, products, sampling, catalog_manifest = plan_build(
@@ -291,7 +306,7 @@ def build_flow(config: BuildConfig, split: str, artifacts: str, version: str | N
         for counts in usage.values():
             ctx.llm.stats.update(counts)
     outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                       Path(root) if root else Path(artifacts) / "splits")
+                       Path(root) if root else Path(artifacts) / "splits", allow_empty)
     # The report shows up in the Prefect UI beside the run (artifact keys: lowercase, digits, dashes).
     key = re.sub(r"[^a-z0-9-]+", "-", f"split-{split}-report".lower()).strip("-")
     create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,

@@ -26,8 +26,9 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,71 @@ def healthy(url: str, timeout: float = 1.0) -> bool:
             return response.status == 200
     except (OSError, ValueError):
         return False
+
+
+def server_state(url: str, timeout: float = 2.0) -> str:
+    """How the Prefect API at `url` answers its health check: "ok", "refused" or "slow".
+
+    "refused": nothing listens (the server is gone); "slow": no answer within `timeout` seconds, or an
+    error status (a busy server may still recover).
+    """
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as response:
+            return "ok" if response.status == 200 else "slow"
+    except urllib.error.URLError as exc:
+        return "refused" if isinstance(exc.reason, ConnectionRefusedError) else "slow"
+    except ConnectionRefusedError:
+        return "refused"
+    except (OSError, ValueError):
+        return "slow"
+
+
+@contextlib.contextmanager
+def watch_server(url: str | None, on_lost: Callable[[str], None], interval: float = 1.0, refused: int = 3,
+                 slow_seconds: float = 300.0) -> Iterator[None]:
+    """Watch the Prefect API at `url` during the block; call `on_lost(reason)` once when it is gone.
+
+    Prefect's client retries a vanished server for minutes before failing with hundreds of log lines;
+    this thread notices within seconds. Gone: `refused` health checks in a row found nothing listening
+    (the server process died or was killed), or none answered for `slow_seconds` (a server too busy to
+    answer /health for that long does not serve the run either).
+
+    Args:
+        url: the API URL (…/api); None watches nothing.
+        on_lost: called from the watching thread with a one-line reason; it usually ends the process.
+        interval: seconds between health checks.
+        refused: refused checks in a row that mean the server is gone.
+        slow_seconds: seconds without an answer that mean the server is gone.
+    """
+    if not url:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        misses, last_ok = 0, time.monotonic()
+        while not done.wait(interval):
+            state = server_state(url, timeout=min(5.0, slow_seconds))
+            if state == "ok":
+                misses, last_ok = 0, time.monotonic()
+                continue
+            misses = misses + 1 if state == "refused" else 0
+            if misses >= refused:
+                reason = f"the Prefect server at {url} stopped (nothing listens there any more)"
+            elif time.monotonic() - last_ok > slow_seconds:
+                reason = f"the Prefect server at {url} has not answered for {slow_seconds:.0f} s"
+            else:
+                continue
+            if not done.is_set():
+                on_lost(reason)
+            return
+
+    thread = threading.Thread(target=watch, name="prefect-server-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
 
 
 def _alive(pid: int) -> bool:

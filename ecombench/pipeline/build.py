@@ -41,7 +41,7 @@ from ecombench.pipeline.agent_check import check_agents
 from ecombench.pipeline.batched import build_batched
 from ecombench.pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
 from ecombench.pipeline.config import CODE_VERSION, BuildConfig
-from ecombench.splits.publish import next_version, publish_split, reserve_version
+from ecombench.splits.publish import check_split_names, next_version, publish_split, reserve_version
 from ecombench.stages.prompts import prompt_sha256
 from ecombench.stages.reviews import learn_opinion_phrases
 from ecombench.stages.sampling import (
@@ -61,6 +61,14 @@ from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_s
 
 class NoCandidates(InputError):
     """Sampling found no eligible product for any intent; nothing is built or written."""
+
+
+class EmptySplit(InputError):
+    """Every candidate was rejected: a split of no task is not published unless the caller allows it.
+
+    The batches are kept, so the same command with `--allow-empty` (or other settings over the same
+    candidates) resumes them.
+    """
 
 
 @dataclass
@@ -119,17 +127,46 @@ class BuildInterrupted(Exception):
         total: batches of the build.
     """
 
-    def __init__(self, signal_name: str, done: int = 0, total: int = 0):
-        super().__init__(f"interrupted by {signal_name}: {done} of {total} batches finished and kept for resume; "
-                         "nothing was published (run the same command again to resume)")
+    def __init__(self, signal_name: str, done: int = 0, total: int = 0, publishing: bool = False):
+        if publishing:
+            text = (f"interrupted by {signal_name} after the last batch: every batch is kept for resume; nothing was "
+                    "published (run the same command again to publish)")
+        else:
+            text = (f"interrupted by {signal_name}: {done} of {total} batches finished and kept for resume; "
+                    "nothing was published (run the same command again to resume)")
+        super().__init__(text)
         self.signal_name, self.done, self.total = signal_name, done, total
+
+
+def raise_if_stopping() -> None:
+    """After the last batch (agent checks, expectations, publishing): a signal stops the build before publishing.
+
+    Raises:
+        BuildInterrupted: `STOP` is set; no version is renamed into place.
+    """
+    if STOP.is_set():
+        raise BuildInterrupted(stop_signal(), publishing=True)
+
+
+class StoppedAtOnce(KeyboardInterrupt):
+    """A second SIGINT or SIGTERM during a build: it stops where it is, without waiting for the running batch.
+
+    Attributes:
+        signal_name: the second signal's name.
+    """
+
+    def __init__(self, signal_name: str):
+        super().__init__(f"stopped at once by a second {signal_name}; nothing was published (finished batches are "
+                         "kept: run the same command again to resume)")
+        self.signal_name = signal_name
 
 
 @contextlib.contextmanager
 def stop_on_signals() -> Any:
     """SIGINT and SIGTERM set `STOP` instead of killing the process, for the block (main thread only).
 
-    A second signal of either kind raises KeyboardInterrupt at once, for a user who will not wait.
+    A second signal of either kind raises `StoppedAtOnce` (a KeyboardInterrupt) at once, for a user who will not
+    wait.
     """
     if threading.current_thread() is not threading.main_thread() or getattr(STOP, "installed", False):
         yield  # not the main thread, or an outer block already handles the signals
@@ -139,12 +176,14 @@ def stop_on_signals() -> Any:
     STOP.signal_name = ""  # type: ignore[attr-defined]
 
     def handler(signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
         if STOP.is_set():
-            raise KeyboardInterrupt
-        STOP.signal_name = signal.Signals(signum).name  # type: ignore[attr-defined]
+            raise StoppedAtOnce(name)
+        STOP.signal_name = name  # type: ignore[attr-defined]
         STOP.set()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    STOP.handler = handler  # type: ignore[attr-defined]
     try:
         yield
     finally:
@@ -152,6 +191,26 @@ def stop_on_signals() -> Any:
             signal.signal(sig, old)
         STOP.clear()
         STOP.installed = False  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def sigterm_stops_the_build() -> Any:
+    """Inside a Prefect flow run: SIGTERM back to `stop_on_signals`' handler for the block.
+
+    Prefect's flow engine takes SIGTERM over for each flow run (it raises TerminationSignal, a crash with a
+    traceback, where a build should stop as for Ctrl-C). Only when `stop_on_signals` is active (a CLI build)
+    and on the main thread; Prefect's handler is put back at the end of the block.
+    """
+    handler = getattr(STOP, "handler", None)
+    if (not getattr(STOP, "installed", False) or handler is None
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> list[Any]:
@@ -228,7 +287,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
 
     Raises:
         SnapshotError: the snapshot is missing or malformed, or one of its files differs from the sha256
-            its manifest records (ecombench.catalog.integrity.verify_snapshot, cached by size and mtime).
+            its manifest records (ecombench.catalog.integrity.verify_snapshot, cached by the files' identity).
         SettingError: an intent is unknown, or an llm build lacks its server URL or model.
     """
     table = load_field_table()
@@ -488,14 +547,17 @@ def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
 
 def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sampling: dict[str, Any],
              catalog_manifest: dict[str, Any], results: list[Any], split: str, version: str | None,
-             root: Path) -> BuildOutcome:
+             root: Path, allow_empty: bool = False) -> BuildOutcome:
     """Merge batch results (stage counters included), run the data expectations and publish the split version.
 
     Raises:
         ExpectationsFailed: an ERROR expectation of ecombench.validation.expectations failed on the catalog
             snapshot (`products`) or the accepted tasks; nothing is written.
         VersionExists, SchemaError: from publish_split (nothing is written).
+        BuildInterrupted: SIGINT or SIGTERM arrived after the last batch (nothing is written).
+        EmptySplit: no candidate was accepted and `allow_empty` is False (nothing is written).
     """
+    raise_if_stopping()
     with phase("  agent checks (oracle, null)"):
         results, agent_checks = check_agents(config, results, ctx.table, artifacts=ctx.artifacts)  # oracle_failed
     tasks = [r.task for r in results if r.task is not None]
@@ -510,7 +572,13 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         for s in range(1, cleared + 1):
             funnel[rec["intent"]][str(s)] += 1
         attempts.update(r.stats)
+    if not tasks and not allow_empty:
+        reasons = Counter(r["reason"] for r in rejections).most_common(3)
+        raise EmptySplit(f"no candidate was accepted ({len(rejections)} rejected: "
+                         f"{', '.join(f'{k} {v}' for k, v in reasons) or 'none sampled'}); nothing was published "
+                         "(more --candidates or another --catalog, or --allow-empty to publish an empty split)")
     version = version or next_version(root / split)
+    raise_if_stopping()
     with phase("  data expectations (GX import + suites)"):
         # In the worker `ecombench build` started (ecombench/pipeline/expectations_job.py), else here.
         expectations = expectations_job.run(products, tasks, Path(config.catalog), config.partition, ctx.intents,
@@ -541,7 +609,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "expectations": expectations,
     }
     with phase("  publish (card, reports, matplotlib)"):
-        path = publish_split(root, split, version, tasks, rejections, manifest)
+        path = publish_split(root, split, version, tasks, rejections, manifest, before_rename=raise_if_stopping)
     return BuildOutcome(path=path, manifest=json.loads((path / "manifest.json").read_text(encoding="utf-8")))
 
 
@@ -555,7 +623,7 @@ def note_answer_engine(ctx: BuildContext) -> None:
 
 
 def build_split(config: BuildConfig, split: str, version: str | None = None, root: Path | None = None, *,
-                artifacts: Path) -> BuildOutcome:
+                artifacts: Path, allow_empty: bool = False) -> BuildOutcome:
     """Build and publish a split in this process, without Prefect (library use and tests).
 
     The Prefect flow `build_flow` runs the same steps with batches as mapped tasks and gives
@@ -567,6 +635,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
         version: version name; None takes the next free "v<N>".
         root: splits root; None is <artifacts>/splits.
         artifacts: the artifacts root (caches; the default splits root).
+        allow_empty: publish a split even when every candidate was rejected (else EmptySplit).
 
     Returns:
         Where the version was published and its manifest.
@@ -574,10 +643,12 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     Raises:
         What `build_flow` raises.
     """
+    check_split_names(split, version)
     root = root or Path(artifacts) / "splits"
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
     note_answer_engine(ctx)
     with reserve_version(root / split, version) as version:
-        return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root)
+        return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root,
+                        allow_empty)

@@ -11,13 +11,14 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ecombench.errors import OutputError
+from ecombench.errors import OutputError, SettingError
 from ecombench.hashing import sha256_hex
+from ecombench.io import name_problem, remove_stale_temps
 from ecombench.schemas import SchemaError, schema_errors
 from ecombench.schemas.evidence import REASON_FIELDS, flat_rejection, rejections_parquet, shape_rejection
 from ecombench.splits.card import render_card
@@ -33,6 +34,18 @@ from ecombench.validation.semantic import task_problems
 
 class VersionExists(OutputError):
     """The split version directory already exists; nothing was written."""
+
+
+def check_split_names(split: str, version: str | None = None) -> None:
+    """Refuse a split or version name that is not one folder name, before anything is created.
+
+    Raises:
+        SettingError: `--split ../../x` and the like (ecombench.io.name_problem), naming the option.
+    """
+    for option, value in (("--split", split), ("--version", version)):
+        problem = None if value is None else name_problem(value)
+        if problem:
+            raise SettingError(f"{option} {value!r}: {problem} (nothing was written)")
 
 
 def next_version(split_dir: Path) -> str:
@@ -85,6 +98,7 @@ def reserve_version(split_dir: Path, version: str | None = None) -> Iterator[str
         split_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{split_dir}: cannot create the split directory ({exc.strerror or exc})") from None
+    remove_stale_temps(split_dir)  # version folders a killed build was writing
     while True:
         name = version or next_version(split_dir)
         held = split_dir / f".{name}.reserved"
@@ -108,7 +122,10 @@ def reserve_version(split_dir: Path, version: str | None = None) -> Iterator[str
             raise OutputError(f"{split_dir}: cannot reserve a version ({exc.strerror or exc})") from None
         break
     try:
-        (held / "pid").write_text(str(os.getpid()))
+        try:
+            (held / "pid").write_text(str(os.getpid()))
+        except OSError as exc:  # disk full, quota: the reservation is removed below
+            raise OutputError(f"{split_dir}: cannot reserve a version ({exc.strerror or exc})") from None
         yield name
     finally:
         shutil.rmtree(held, ignore_errors=True)
@@ -124,7 +141,8 @@ def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
 
 
 def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, Any]],
-                  rejections: list[dict[str, Any]], manifest: dict[str, Any]) -> Path:
+                  rejections: list[dict[str, Any]], manifest: dict[str, Any],
+                  before_rename: Callable[[], None] | None = None) -> Path:
     """Validate and write `root/<split>/<version>/` atomically.
 
     Args:
@@ -134,6 +152,8 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
         tasks: task records (sorted here by id).
         rejections: rejection records (sorted here by candidate id).
         manifest: manifest fields except `files` and `counts`, which are filled here.
+        before_rename: called when every file is written, just before the version is renamed into place; an
+            exception it raises (a build's interruption) removes the written files and propagates.
 
     Returns:
         The final version directory.
@@ -145,6 +165,7 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
         SchemaError: a record or the manifest breaks its schema, a task breaks an invariant of
             ecombench.validation.semantic.task_problems, or two tasks share an id (nothing written).
     """
+    check_split_names(split, version)
     raise_if_blocking(manifest.get("expectations") or {})
     final = root / split / version
     if final.exists():
@@ -200,13 +221,17 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{version}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
     try:
+        tmp.mkdir()
         for name, data in files.items():
             (tmp / name).write_bytes(data)
+        if before_rename is not None:
+            before_rename()
         os.rename(tmp, final)
-    except OSError as exc:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if not isinstance(exc, OSError):
+            raise
         if final.exists():  # another process published this version meanwhile (rename onto a non-empty dir)
             raise VersionExists(f"split version {final} was published by another process meanwhile; "
                                 "choose another --version (nothing was written)") from None

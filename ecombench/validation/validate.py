@@ -20,6 +20,7 @@ from ecombench.rubrics import as_rubrics, kind_of
 from ecombench.rubrics.checkers import failing_rubrics
 from ecombench.schemas import schema_errors, validator
 from ecombench.schemas.findings import STAGE_NAMES, Finding
+from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.rubrics import rubric_lock
 from ecombench.tables.cues import cue_for, load_cues
 from ecombench.tables.fields import DETAIL_PREFIX, FieldTable
@@ -45,6 +46,30 @@ RELEASE_DEFAULTS = {
     "default_response": "Could you ask about more specific features or specs you'd like to know?",
     "max_clarification_turns": 10,
 }
+
+# The release's persona keys (reference §8.2, PERSONA_FIELD_MAPPING): a persona rubric on the raw field sits under
+# this key of product_requirements; an unmapped field under its name lower-cased with "_" for spaces, a
+# negative_attribute under avoid_preferences (a list), a price bound under budget.
+RELEASE_PERSONA_KEYS = {
+    "Brand": "brand_preference", "Color": "color_preference", "Material": "material_need",
+    "Style": "style_preference", "Size": "size_preference", "Skin Type": "skin_type", "Hair Type": "hair_type",
+    "Item Form": "form_preference", "Scent": "scent_preference", "Finish Type": "finish_preference",
+    "Form Factor": "form_factor_preference", "Shell Type": "case_type_preference",
+    "Compatible Devices": "device_compatibility", "Compatible Phone Models": "phone_model_compatibility",
+    "Operating System": "os_preference", "RAM": "ram_requirement", "Hard Drive": "storage_preference",
+    "Processor": "processor_preference", "Wireless Type": "wireless_preference",
+    "Memory Storage Capacity": "storage_capacity_preference", "Lens Type": "lens_preference",
+    "Water Resistance Level": "water_resistance_need", "Power Source": "power_source_preference", "price": "budget",
+}
+
+# The release's own noise rule (reference §8.2, SAFE_NOISE_FIELDS): these 16 paths, any value (an LLM writes them).
+RELEASE_NOISE_FIELDS = frozenset({
+    "demographics.gender", "demographics.age_range", "demographics.location", "demographics.occupation",
+    "demographics.education_level", "lifestyle.hobbies", "lifestyle.daily_routine", "lifestyle.fitness_level",
+    "lifestyle.dietary_preference", "lifestyle.commute_method", "lifestyle.pets", "shopping_habits.payment_method",
+    "shopping_habits.shopping_frequency", "shopping_habits.preferred_device", "shopping_habits.preferred_platform",
+    "shopping_habits.return_frequency",
+})
 
 # Task keys whose schema errors the warn above already covers (the id pattern is the content-derived form).
 SCHEMA_KEY_OF_LACK = {"difficulty": "difficulty", "provenance": "provenance", "content_id": "id"}
@@ -138,10 +163,13 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
         values = value if isinstance(value, list) else [value]
         details.setdefault(table.canonical_key(key), []).extend(str(v) for v in values)
     target = {"parent_asin": tp["product_id"] if "product_id" in tp else tp["parent_asin"]}
-    target |= {k: tp.get(k) for k in _schema_keys("TargetProduct") if k not in ("parent_asin", "details")}
+    # Only keys the record has: one it lacks (facts, which the release never had) is not a null of the record's.
+    target |= {k: tp[k] for k in _schema_keys("TargetProduct") if k not in ("parent_asin", "details") and k in tp}
     target["details"] = details
     target["facts"] = tp.get("facts") or {}  # a release record carries no product facts (the catalog has them)
     persona = {k: v for k, v in record["user_persona"].items() if k in _schema_keys("Persona")}
+    persona["product_requirements"] = _release_requirements(record["rubrics"], rubrics,
+                                                            persona.get("product_requirements"), table)
     task: dict[str, Any] = {
         "id": record["id"],
         "intent": record["intent_category"] if "intent_category" in record else record["intent"],
@@ -161,6 +189,55 @@ def from_ecomagentbench(record: dict[str, Any], table: FieldTable) -> tuple[dict
     lacking += [k for k in ("rubric_lock", "answer_set", "difficulty", "provenance") if not record.get(k)]
     lacking += [k for k in RELEASE_DEFAULTS if k not in script]
     return task, lacking
+
+
+def release_persona_key(raw_field: str, rubric_type: str) -> str:
+    """The key under which the release keeps a persona rubric of `raw_field` (its name as the release writes it).
+
+    Example:
+        >>> release_persona_key("details.Color", "attribute_match"), release_persona_key("details.Ink Color", "x")
+        ('color_preference', 'ink_color')
+    """
+    if rubric_type == "negative_attribute":
+        return "avoid_preferences"
+    name = raw_field.removeprefix(DETAIL_PREFIX)
+    return RELEASE_PERSONA_KEYS.get(name, name.lower().replace(" ", "_"))
+
+
+def _release_requirements(raw_rubrics: list[dict[str, Any]], rubrics: list[dict[str, Any]], found: Any,
+                          table: FieldTable) -> Any:
+    """The release's product_requirements under our persona keys, wherever the release's entry says the same.
+
+    Each persona rubric's entry is looked up under the release's key (`release_persona_key`); when it holds the
+    rubric's value (or, for a list, every excluded value) it moves to our key with our form of the value, so
+    `persona_missing_requirement` judges what the record says, not how the release names its keys. An entry
+    that is missing or says something else stays as found and is reported as the defect it is.
+    """
+    if not isinstance(found, dict):
+        return found
+    out = dict(found)
+    for raw, rubric in zip(raw_rubrics, rubrics):
+        if rubric.get("info_source") != "persona":
+            continue
+        key = release_persona_key(str(raw.get("field", "")), str(raw.get("type", "")))
+        if key not in out:
+            continue
+        value, want = out[key], raw.get("expected_value")
+        same = (value == want or (isinstance(want, list) and isinstance(value, list) and set(map(str, want)) <= set(
+            map(str, value))) or (isinstance(want, str) and isinstance(value, str)
+                                  and value.strip().casefold() == want.strip().casefold()))
+        if not same:
+            continue
+        try:
+            ours, our_value = phrasing_of(as_rubrics([rubric])[0]).persona_entry(as_rubrics([rubric])[0], table)
+        except (KeyError, ValueError, TypeError):
+            continue  # a field outside the table or a malformed rubric: reported by the checks themselves
+        if key == "avoid_preferences" and isinstance(value, list) and len(value) > len(want or []):
+            out[key] = [v for v in value if v not in (want or [])]  # other negative rubrics' values stay
+        else:
+            del out[key]
+        out[ours] = our_value
+    return out
 
 
 def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, str], list[Finding]]:
@@ -295,6 +372,11 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
     if "difficulty" in lacking:  # only what task_problems reads; the schema check skips the rest
         task["difficulty"] = {"answer_set_size": len(task["answer_set"])}
     skip = [SCHEMA_KEY_OF_LACK[k] for k in lacking if k in SCHEMA_KEY_OF_LACK]
+    if "answer_set" in lacking:
+        skip.append("answer_set")  # computed here: an empty one restates target_fails_rubric, reported below
+    if fmt == "ecomagentbench":  # the release's noise fields are judged by its own rule (the leakage checks),
+        # and its user ids are its own ("U_" and five digits)
+        skip += [f"user_persona.{key}" for key in ("demographics", "lifestyle", "shopping_habits", "user_id")]
     errors = [e for e in schema_errors("task", task)
               if not any(e.startswith(f"$.{k}") or e == f"$: '{k}' is a required property" for k in skip)]
     if errors:
@@ -305,6 +387,8 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
         problems = task_problems(task, table)
         if "content_id" in lacking:  # the first invariant is the content-derived id, which the format lacks
             problems = [p for p in problems if not p.startswith(f"id {task['id']} ")]
+        if "answer_set" in lacking:  # a computed answer set without the target restates target_fails_rubric
+            problems = [p for p in problems if not p.startswith("answer set lacks the target")]
         return [Finding("task_invariant_broken", p, {"problem": p}) for p in problems]
 
     def semantics() -> list[Finding]:  # stage 7's code checks, the build's own function
@@ -316,7 +400,16 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
                                {"recorded": task["answer_set"][:20], "computed": answers[:20],
                                 "added": sorted(set(answers) - set(task["answer_set"]))[:20],
                                 "missing": sorted(set(task["answer_set"]) - set(answers))[:20]}))
+        out = [f for f in out if not (f.reason == "answer_set_missing_target" and "answer_set" in lacking)
+               and not (f.reason == "rubric_lock_mismatch" and "rubric_lock" in lacking)]
         return missing + out
+
+    def leakage() -> list[Finding]:  # stage 6, as the build runs it
+        found = check_leakage(task, table)
+        if fmt == "ecomagentbench":  # the release's noise rule is its own: a path of RELEASE_NOISE_FIELDS, any value
+            found = [f for f in found if not (f.reason == "persona_noise_not_whitelisted"
+                                              and (f.evidence or {}).get("field") in RELEASE_NOISE_FIELDS)]
+        return found
 
     def intent() -> list[Finding]:
         spec = load_intents().get(task["intent"])
@@ -327,7 +420,7 @@ def validate_task(record: dict[str, Any], table: FieldTable, index: CatalogIndex
 
     findings += _guarded("task invariants", invariants)
     findings += _guarded("intent requirements", intent)
-    findings += _guarded("leakage checks", lambda: check_leakage(task, table))  # stage 6, as the build runs it
+    findings += _guarded("leakage checks", leakage)
     findings += _guarded("semantic checks", semantics)
     findings += _guarded("target rubrics", lambda: _target_findings(
         task, catalog_products_by_id.get(task["target_product"]["parent_asin"]), table, peer=fmt == "ecomagentbench"))

@@ -120,3 +120,36 @@ def test_the_same_results_publish_byte_identical_tasks(published, records, base_
     tasks, rejections = records
     again = publish_split(tmp_path, "dev", "v2", list(reversed(tasks)), rejections, dict(base_manifest, version="v2"))
     assert (again / "tasks.jsonl").read_bytes() == (outcome.path / "tasks.jsonl").read_bytes()
+
+
+def test_an_interruption_before_the_rename_publishes_nothing(records, base_manifest, tmp_path):
+    tasks, rejections = records
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        publish_split(tmp_path, "dev", "v1", tasks, rejections, dict(base_manifest, version="v1"),
+                      before_rename=interrupted)
+    assert list((tmp_path / "dev").iterdir()) == []  # neither the version nor its temporary folder
+
+
+@pytest.mark.parametrize("split, version", [("../escaped", "v1"), ("dev", "../v1"), (".hidden", "v1")])
+def test_a_name_that_is_not_one_folder_is_refused(records, base_manifest, tmp_path, split, version):
+    from ecombench.errors import SettingError
+
+    tasks, rejections = records
+    with pytest.raises(SettingError, match="one folder name|start with"):
+        publish_split(tmp_path / "splits", split, version, tasks, rejections, base_manifest)
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "splits").exists()
+
+
+def test_a_build_that_accepts_no_task_publishes_nothing(rich_plan, rich_results, rich_catalog, tmp_path):
+    from ecombench.pipeline.build import EmptySplit
+
+    ctx, products, sampling = rich_plan
+    _, catalog_manifest = load_snapshot(rich_catalog.path)
+    rejected = [r for _, _, r in rich_results if r.task is None]
+    with pytest.raises(EmptySplit, match="--allow-empty"):
+        assemble(ctx.config, ctx, products, sampling, catalog_manifest, rejected, "dev", "v1", tmp_path)
+    assert list(tmp_path.iterdir()) == []

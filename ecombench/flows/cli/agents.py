@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ecombench.errors import InputError, SettingError
+from ecombench.errors import InputError, OutputError, SettingError
 from ecombench.flows.cli.app import (
     AllowModified,
     BaseUrlOption,
@@ -31,6 +31,35 @@ from ecombench.stages.prompts import prompt_sha256
 AGENT, SHOPPER, JUDGE = ROLE_DEFAULTS["agent"], ROLE_DEFAULTS["shopper"], ROLE_DEFAULTS["judge"]
 
 
+def split_content_id(version_dir: Path) -> str:
+    """sha256 hex of a split version's tasks.jsonl as it is now: what a run played, whatever the folder's name.
+
+    Raises:
+        InputError: tasks.jsonl cannot be read.
+    """
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.catalog.integrity import file_digest
+
+    try:
+        return file_digest(version_dir / "tasks.jsonl")
+    except OSError as exc:
+        raise InputError(f"{version_dir / 'tasks.jsonl'}: cannot read ({exc.strerror or exc})") from None
+
+
+def default_run_path(version_dir: Path, name: str, split_sha256: str, agent: str, artifacts: Path) -> Path:
+    """Where a run's trajectories go when --out is not given: one folder per split content.
+
+    <artifacts>/runs/<split>-<version>/ for the split published under <artifacts>/splits; a split given
+    by another path (a copy, another artifacts root) gets its tasks.jsonl's short sha256 appended, so two
+    splits of the same name never share (and overwrite) a run folder.
+    """
+    folder = name.replace("@", "-")
+    home = (artifacts / "splits").resolve()
+    if not version_dir.resolve().is_relative_to(home):
+        folder = f"{folder}-{split_sha256[:12]}"
+    return artifacts / "runs" / folder / f"{agent}.trajectories.jsonl"
+
+
 @app.command("run-agent")
 def run_agent(
     ctx: typer.Context,
@@ -40,7 +69,11 @@ def run_agent(
                                        "for the query), llm (a chat model with tool calling) or diligent "
                                        "(scripted, no rubric knowledge: asks natural questions).")] = "oracle",
     out: Annotated[Path | None, typer.Option(help="Trajectory file (JSONL); default artifacts/runs/"
-                                                "<split>-<version>/<agent>.trajectories.jsonl.")] = None,
+                                                "<split>-<version>/<agent>.trajectories.jsonl for a split under "
+                                                "artifacts/splits, with the first 12 hex digits of its tasks.jsonl's "
+                                                "sha256 appended to the folder for a split elsewhere.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing trajectory file (else "
+                                            "that is an error).")] = False,
     catalog: Annotated[Path | None, typer.Option(help="Catalog snapshot (default: the one in the split's "
                                                     "manifest).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N tasks (by id).")] = None,
@@ -90,7 +123,11 @@ def run_agent(
                                                 cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))
     version, cat, modified = open_split(split, catalog, ctx.obj.artifacts, allow_modified)
     tasks = sorted(version.tasks, key=lambda t: t["id"])[:limit]
-    out = out or ctx.obj.artifacts / "runs" / f"{version.name.replace('@', '-')}" / f"{agent}.trajectories.jsonl"
+    split_sha256 = split_content_id(version.path)
+    out = out or default_run_path(version.path, version.name, split_sha256, agent, ctx.obj.artifacts)
+    if out.exists() and not overwrite:
+        raise OutputError(f"trajectory file {out} already exists; pass --overwrite to replace it or --out for "
+                          "another file (nothing was run)")
     typer.echo(f"running {agent} on {len(tasks)} tasks of {version.name} ...", err=True)
 
     def progress(i: int, rec: dict) -> None:
@@ -107,6 +144,8 @@ def run_agent(
         make_episode = lambda c, t, lim: ShopperEpisode(c, t, lim, shopper)  # noqa: E731
     records = run_episodes(tasks, cat, agent_runner(agent, cat, llm), EpisodeLimits(max_tool_calls=max_tool_calls),
                            progress, **({"episode": make_episode} if make_episode else {}))
+    # Which split content the run played, so `grade` refuses another split (a copy, an edited one) of the same name.
+    records = [dict(r, split_sha256=split_sha256) for r in records]
     if modified:  # recorded in every trajectory, so a grade of them carries it on
         records = [dict(r, allow_modified=modified) for r in records]
     write_trajectories(out, records)
@@ -143,6 +182,7 @@ def grade(
     from ecombench.sandbox.grader import LLMJudge, summary_markdown
     from ecombench.sandbox.grader import grade as grade_all
     from ecombench.sandbox.trajectory import read_trajectories
+    from ecombench.splits.integrity import ALLOW_HINT
     from ecombench.splits.publish import jsonl_bytes
 
     dialogues = looks_like_dialogues(trajectories)
@@ -156,6 +196,15 @@ def grade(
                                                         base_url=judge_base_url, model=judge_model, **JUDGE,
                                                         cache_dir=str(ctx.obj.artifacts / "cache" / "llm"))))
     version, cat, modified = open_split(split, catalog, ctx.obj.artifacts, allow_modified)
+    played = sorted({r["split_sha256"] for r in records if r.get("split_sha256")}) if not dialogues else []
+    here = split_content_id(version.path)
+    if played and played != [here]:
+        problem = (f"{trajectories}: the run played a split whose tasks.jsonl has sha256 {played[0][:12]}…, not "
+                   f"{version.path / 'tasks.jsonl'} ({here[:12]}…): grade a run with the split it ran on")
+        if not allow_modified:
+            raise InputError(f"{problem}; {ALLOW_HINT}")
+        typer.echo(f"warning: {problem} (--allow-modified)", err=True)
+        modified = [*modified, problem]
     if dialogues:
         records = read_dialogue_file(trajectories, {a: r.get("title") or "" for a, r in cat.rows.items()}, agent)
     modified += sorted({m for r in records for m in r.get("allow_modified") or []} - set(modified))
@@ -164,7 +213,7 @@ def grade(
     except InputError as exc:  # the grader names the task; the file is known here
         raise InputError(f"{trajectories}: {exc}") from exc
     agents = sorted({r.get("agent") or "?" for r in records})
-    metrics = {"split": version.name, "trajectories": str(trajectories), "agents": agents,
+    metrics = {"split": version.name, "split_sha256": here, "trajectories": str(trajectories), "agents": agents,
                "models": sorted({r["model"] for r in records if r.get("model")}), **metrics}
     imported = [r["imported_from"] for r in records if r.get("imported_from")]
     if imported:  # dialogues of another system: how each recommendation was found

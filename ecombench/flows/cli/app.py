@@ -9,11 +9,14 @@ touched (snapshots and split versions are written whole or not at all).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,7 +27,7 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 from ecombench import __version__
-from ecombench.errors import EcombenchError, InputError, OutputError, ServerError
+from ecombench.errors import EcombenchError, InputError, OutputError, ServerError, SettingError
 from ecombench.flows.settings import apply_prefect_defaults, artifacts_root
 from ecombench.llm import LLM_OPTION_HELP
 from ecombench.timing import breakdown, phase
@@ -33,12 +36,40 @@ apply_prefect_defaults()
 
 USER_ERRORS: tuple[type[Exception], ...] = (EcombenchError,)
 
+# The signal that interrupted the command: SIGINT arrives as Python's KeyboardInterrupt, SIGTERM is made one.
+LAST_SIGNAL = {"name": "SIGINT"}
+
+
+def signal_exit_code(name: str) -> int:
+    """The exit status shells expect after a signal: 128 + its number (130 for SIGINT, 143 for SIGTERM)."""
+    try:
+        return 128 + int(signal.Signals[name])
+    except KeyError:
+        return 130
+
+
+def terminate_as_interrupt() -> None:
+    """Make SIGTERM (`kill`, a container stop, a CI timeout) stop a command as Ctrl-C does: one line, cleanup run.
+
+    Python's default for SIGTERM ends the process at once, without the `finally` blocks that remove
+    temporary files; raised as KeyboardInterrupt, it unwinds like Ctrl-C. Main thread only.
+    """
+    def handler(signum: int, frame: Any) -> None:
+        LAST_SIGNAL["name"] = signal.Signals(signum).name
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, handler)
+
 
 class _HideUserErrorTracebacks(logging.Filter):
-    """Drops Prefect's "Encountered exception" log records (with traceback) of user errors: the CLI prints them."""
+    """Drops Prefect's log records of user errors and interruptions (with traceback): the CLI prints one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], USER_ERRORS))
+        if record.exc_info and isinstance(record.exc_info[1], (*USER_ERRORS, KeyboardInterrupt)):
+            return False
+        # "Crash detected! Execution was aborted by an interrupt signal." and the state it ends in: a Ctrl-C.
+        return "aborted by an interrupt signal" not in record.getMessage()
 
 
 class UserErrorsAsOneLine(TyperGroup):
@@ -58,6 +89,15 @@ class UserErrorsAsOneLine(TyperGroup):
             message = (str(exc).splitlines() or [type(exc).__name__])[0]
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(1) from None
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (`terminate_as_interrupt`) outside a build's own handling
+            if getattr(ctx.obj, "debug", False):
+                raise
+            name = getattr(exc, "signal_name", "") or LAST_SIGNAL["name"]
+            message = (str(exc).splitlines() or [""])[0] or (
+                f"interrupted by {name}; nothing was published (what a command writes appears whole or not at "
+                "all: run it again)")
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(signal_exit_code(name)) from None
         except BrokenPipeError:  # `ecombench inspect ... | head -1`: the reader left, which is no error
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more reaches the pipe
             raise typer.Exit(0) from None
@@ -92,9 +132,18 @@ def cli_options(ctx: typer.Context,
                 debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of an error instead of "
                                                     "one line.")] = False,
                 version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
-                                                      help="Print ecombench's version and exit.")] = False) -> None:
+                                                      help="Print ecombench's version and exit.")] = False,
+                verify_content: Annotated[bool, typer.Option(
+                    "--verify-content", help="Rehash every catalog snapshot file the command trusts, even when "
+                    "a hash remembered for the unchanged file exists (split files are always rehashed).")
+                ] = False) -> None:
     """Build validated benchmark splits for LLM shopping agents from Amazon Reviews 2023."""
     ctx.obj = CliState(artifacts=artifacts_root(), debug=debug)
+    if verify_content:
+        # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+        from ecombench.catalog.integrity import VERIFY_CONTENT_ENV
+
+        os.environ[VERIFY_CONTENT_ENV] = "1"
     if not debug:
         for name in ("prefect.flow_runs", "prefect.task_runs"):
             logger = logging.getLogger(name)
@@ -134,6 +183,56 @@ def wait_for_server(warm: tuple[str, ...] = ()) -> None:
             server.wait(warm=warm)
         except RuntimeError as exc:
             raise ServerError(str(exc).splitlines()[0]) from exc
+
+
+def _exit_server_lost(reason: str) -> None:
+    """`watch_server`'s answer to a lost Prefect server: one error line and exit 1 at once.
+
+    The process ends here (os._exit) rather than unwinding: every later Prefect call (and its exit
+    handlers) would wait minutes on the dead server. Nothing is lost by it: a version or snapshot is renamed
+    into place only when complete, finished batches are kept, and what was being written is removed by the
+    next run of the same command (ecombench.io.remove_stale_temps).
+    """
+    typer.echo(f"error: {reason}; nothing was published (finished batches are kept: run the same command again, "
+               "which starts a new server)", err=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(1)
+
+
+@contextlib.contextmanager
+def server_watched(url: str | None) -> Iterator[None]:
+    """Run the block with its Prefect server (`url`, else PREFECT_API_URL) watched: a lost one ends the command.
+
+    See ecombench.flows.server.watch_server: nothing listening for 3 s, or no answer for 5 minutes.
+    """
+    # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+    from ecombench.flows.server import watch_server
+
+    # Prefect's API log worker reports each failed upload on stderr ("--- Error logging to API ---" and the
+    # exception, without a final newline) when logging.raiseExceptions is set; once the server is gone that is
+    # the watcher's one line to say.
+    raising, logging.raiseExceptions = logging.raiseExceptions, False
+    try:
+        with watch_server(url or os.environ.get("PREFECT_API_URL"), _exit_server_lost):
+            yield
+    finally:
+        logging.raiseExceptions = raising
+
+
+def check_name(value: str | None, option: str) -> None:
+    """Refuse a split, version or snapshot name that is not one folder name (ecombench.io.name_problem).
+
+    Raises:
+        SettingError: `value` holds a path separator or `..`, is empty or hidden (one line naming `option`).
+    """
+    # deferred: commands import what they run only when run: `ecombench --help` stays fast
+    from ecombench.io import name_problem
+
+    problem = None if value is None else name_problem(value)
+    if problem:
+        raise SettingError(f"{option} {value!r}: {problem} (nothing was written)")
 
 
 def print_timing(verbose: bool) -> None:
@@ -224,6 +323,7 @@ def main() -> None:
     busy 2-core machine). Threads are joined and atexit handlers run (Prefect flushes its events
     and logs there) exactly as on a normal exit; only the final teardown is skipped.
     """
+    terminate_as_interrupt()
     try:
         app()
         code = 0

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from ecombench.errors import InputError, OutputError, SettingError
-from ecombench.flows.cli.app import app, print_timing, resolve_version_dir, shared_server, wait_for_server
+from ecombench.flows.cli.app import (
+    app,
+    check_name,
+    print_timing,
+    resolve_version_dir,
+    server_watched,
+    shared_server,
+    wait_for_server,
+)
 from ecombench.flows.prefect_server import temporary_server
 from ecombench.flows.settings import artifacts_root
 from ecombench.tables.fields import load_field_table
@@ -56,12 +64,16 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     wait_for_server()
     try:
-        with phase("ingest flow"), temporary_server(artifacts_root()):
+        with phase("ingest flow"), temporary_server(artifacts_root()) as url, server_watched(url):
             return ingest_flow(meta, reviews, out, batch_size, workers, reader)
     except FileNotFoundError as exc:  # an input vanished after the check above
         raise InputError(str(exc).splitlines()[0]) from exc
     except FileExistsError as exc:  # another process wrote the snapshot meanwhile
         raise OutputError(str(exc).splitlines()[0]) from exc
+    except OSError as exc:  # the disk filled up, a quota, a folder gone read-only: the partial snapshot is removed
+        where = exc.filename or out
+        raise OutputError(f"{where}: {exc.strerror or str(exc).splitlines()[0]} while ingesting into {out}; nothing "
+                          "was published") from exc
 
 
 @app.command()
@@ -84,6 +96,8 @@ def ingest(
 ) -> None:
     """Ingest Amazon Reviews 2023 files (raw or Hugging Face form, plain or .gz) into a catalog snapshot."""
     record("start-up (python, CLI imports)", process_age())
+    if out is None:
+        check_name(name, "--name")
     shared_server()  # before prefect is imported (ecombench.flows.ingest imports it)
     if not meta:
         # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast

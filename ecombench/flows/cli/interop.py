@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from ecombench.errors import InputError, OutputError, SettingError
-from ecombench.flows.cli.app import app, resolve_version_dir
+from ecombench.flows.cli.app import AllowModified, app, check_split_integrity, resolve_version_dir
 from ecombench.interop.arena.battles import load_run
 from ecombench.interop.extra import require_crs_extra
 from ecombench.tables.fields import load_field_table
@@ -34,6 +34,7 @@ def export(
                                                    "decides).")] = None,
     catalog: Annotated[Path | None, typer.Option(help="usersimcrs: catalog snapshot (default: the split "
                                                     "manifest's).")] = None,
+    allow_modified: AllowModified = False,
 ) -> None:
     """Export a split for UserSimCRS or a run's trajectories as DialogueKit dialogues (docs/crs-formats.md)."""
     # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
@@ -51,6 +52,8 @@ def export(
 
         version = load_version(resolve_version_dir(source, ctx.obj.artifacts))
         cat = catalog or Path(version.manifest.get("config", {}).get("catalog", ""))
+        # The split's files and its catalog by content, as every command that trusts them does.
+        check_split_integrity(version.path, version.manifest, cat, ctx.obj.artifacts, allow_modified)
         products_path = cat / "products.parquet"
         if not products_path.is_file():
             raise InputError(f"{products_path} not found (give the split's catalog with --catalog)")
@@ -77,6 +80,7 @@ def export(
             raise SettingError("--format dialoguekit needs --split (the split version the run used)")
         records = read_trajectories(source)
         version = load_version(resolve_version_dir(split, ctx.obj.artifacts))
+        check_split_integrity(version.path, version.manifest, None, ctx.obj.artifacts, allow_modified)
         stem = source.name.removesuffix(".jsonl").removesuffix(".trajectories")
         graded = graded or (source.with_name(f"{stem}.graded.jsonl")
                             if source.with_name(f"{stem}.graded.jsonl").is_file() else None)

@@ -132,6 +132,8 @@ def validate(
     from ecombench.validation.validate import FORMATS
 
     if not tasks.is_file():
+        if tasks.suffix in (".jsonl", ".json") or (len(tasks.parts) > 1 and not tasks.exists()):
+            raise InputError(f"{tasks} not found")  # a file or folder named by path: no split lookup
         tasks = resolve_version_dir(tasks, ctx.obj.artifacts) / "tasks.jsonl"
     if record_format not in FORMATS:
         raise SettingError(f"--format {record_format!r}: use one of {', '.join(FORMATS)}")

@@ -36,6 +36,7 @@ class Run:
     agents: list[str]
     models: list[str]
     graded: dict[str, dict[str, Any]]
+    split_sha256: str | None = None  # the tasks.jsonl the run was graded against (`ecombench grade` records it)
 
     @property
     def accuracy(self) -> float | None:
@@ -77,15 +78,16 @@ def load_run(path: Path) -> Run:
                 raise InputError(f"{graded_path}:{n}: not a graded task (needs task_id and status)")
             graded[row["task_id"]] = row
     metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    return Run(stem, graded_path, metrics.get("split"), metrics.get("agents", []), metrics.get("models", []), graded)
+    return Run(stem, graded_path, metrics.get("split"), metrics.get("agents", []), metrics.get("models", []), graded,
+               metrics.get("split_sha256"))
 
 
 def check_same_split(runs: list[Run]) -> list[str]:
     """The task ids every run was graded on (sorted).
 
     Raises:
-        InputError: fewer than two runs, two runs with one name, runs of different splits, or runs
-            graded on different task sets (names the runs and a task id).
+        InputError: fewer than two runs, two runs with one name, runs of different splits (or of different
+            contents of one split), or runs graded on different task sets (names the runs and a task id).
     """
     if len(runs) < 2:
         raise InputError("compare needs at least two graded runs")
@@ -96,6 +98,10 @@ def check_same_split(runs: list[Run]) -> list[str]:
     splits = {r.split for r in runs if r.split is not None}
     if len(splits) > 1:
         raise InputError(f"runs were graded on different splits: {sorted(splits)}")
+    contents = {r.split_sha256 for r in runs if r.split_sha256 is not None}
+    if len(contents) > 1:  # one split name, different tasks.jsonl (a copy, an edited version)
+        raise InputError(f"runs were graded on different contents of split {next(iter(splits), '?')}: tasks.jsonl "
+                         f"sha256 {', '.join(sorted(c[:12] + '…' for c in contents))}")
     ids = sorted(runs[0].graded)
     for r in runs[1:]:
         if set(r.graded) != set(ids):
