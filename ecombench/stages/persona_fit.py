@@ -134,8 +134,8 @@ def incoherences(persona: Mapping[str, Any], rubrics: list[Any]) -> list[dict[st
     sensitivity = str((persona.get("shopping_habits") or {}).get("price_sensitivity", ""))
     out = []
     for rule, rid, field, value in needs.reasons:
-        if rule in ("child_product", "teen_product") and needs.households is not None \
-                and household not in needs.households:
+        if rule in ("child_product", "teen_product") and needs.households is not None and household \
+                and household not in needs.households:  # a record with no household says nothing against it
             out.append({"rule": rule, "rubric_id": rid, "field": field, "value": value,
                         "noise_field": "demographics.household", "noise_value": household})
         elif rule == "price_cap" and sensitivity == SPLURGE:
