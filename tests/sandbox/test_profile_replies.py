@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ecombench.lemmas import states_bound
-from ecombench.rubrics import plain_value
 from ecombench.sandbox.tools import Episode
 from ecombench.stages.replies import reply_states
 from ecombench.tables.fields import FieldTable
@@ -21,7 +20,7 @@ def natural_question(table: FieldTable, field: str) -> str:
 
 def says_value(reply: str, rubric: dict[str, Any]) -> bool:
     if rubric["type"] == "numeric_range":
-        return states_bound(reply, rubric["field"], plain_value(rubric))
+        return states_bound(reply, rubric["field"], rubric["expected_value"])
     values = rubric["expected_value"] if isinstance(rubric["expected_value"], list) else [rubric["expected_value"]]
     return all(reply_states(reply, v, rubric["field"]) for v in values)
 
