@@ -134,6 +134,7 @@ POINTS: tuple[str, ...] = (
 PROFILE_NAMES: dict[str, str] = {"price": "budget", "average_rating": "minimum star rating",
                                  "rating_number": "minimum number of ratings",
                                  "Compatible Phone Models": "phone model", "Compatible Devices": "device",
+                                 "Special Feature": "must-have feature",
                                  "Age Range (Description)": "age group", "Department": "usual department",
                                  "Item Firmness Description": "firmness preference", "Hand Orientation": "handedness"}
 STATES_TAIL: tuple[str, ...] = (" It's in my profile too.", " I noted that in my profile as well.",
