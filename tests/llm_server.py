@@ -91,7 +91,8 @@ def good_slots(prompt: str) -> dict[str, Any]:
     """One slot per requirement line: the suggested words as keywords, the value in the reply."""
     real = prompt.split("Now the real one.", 1)[1]
     slots = []
-    for rid, value, words in re.findall(r"- (r\d+): field .*?; value <<<(.*?)>>>; suggested words: (.*)", real):
+    for rid, value, words in re.findall(r"- (r\d+): field .*?; value <<<(.*?)>>>; suggested words: (.*?)"
+                                        r"(?:; a way to say it: <<<.*>>>)?$", real, re.MULTILINE):
         slots.append({"rubric_id": rid, "trigger_keywords": words.split(", ")[:10],
                       "user_response": f"It should be {value}."})
     return {"slots": slots}

@@ -453,10 +453,12 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         attempt, previous = state.attempt, state.previous
         query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues, attempt, previous) if "query" in writes
                            else (write_template(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
-        persona = (write_persona_llm(llm, rubrics, ctx.table, user_id, attempt, previous) if "persona" in writes
+        persona = (write_persona_llm(llm, rubrics, ctx.table, user_id, attempt, previous,
+                                     state.rng("verbalisation")) if "persona" in writes
                    else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id))
-        script = (write_clarification_llm(llm, rubrics, ctx.table, turns, attempt, previous) if "slots" in writes
-                  else write_clarification(rubrics, ctx.table, turns))
+        script = (write_clarification_llm(llm, rubrics, ctx.table, turns, attempt, previous,
+                                          state.rng("verbalisation")) if "slots" in writes
+                  else write_clarification(rubrics, ctx.table, turns, state.rng("verbalisation")))
     except LLMError as exc:
         return [Finding(exc.reason, str(exc), exc.evidence)]
     if "slots" in writes:

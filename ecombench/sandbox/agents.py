@@ -339,6 +339,7 @@ _BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most|u
 _BOUND_AFTER = re.compile(r"(?<!orders of )(?<![\d$.,])(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)?\s+or "
                           r"(more|higher|better|above|under|less|lower)\b(?:\s+(stars?|ratings?|reviews?))?")
 _COUNT_BEFORE = re.compile(r"(?:reviews|ratings) \(at least ([\d,]+)\)")
+_AND_UP = re.compile(r"(?<![\d$.,])([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)\s+and up\b")  # "4.5 stars and up"
 _NEGATIVE = re.compile(r"\b[Ii]ts ([a-z][a-z /()-]*?) must not be (.+?)(?:\.(?:\s|$)|$)")
 _NEGATIVE_V2 = (re.compile(r"\b[Aa]ny ([a-z][a-z /()-]*?) but (.+?)(?: is fine)?\.(?:\s|$)"),
                 re.compile(r"\bI don't want (.+?) as the ([a-z][a-z /()-]*?)\.(?:\s|$)"))
@@ -388,6 +389,10 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
             out.setdefault(field, {}).update(max=_number(number), max_inclusive=True)
     for number in _COUNT_BEFORE.findall(text):
         out.setdefault("rating_number", {}).update(min=_number(number), min_inclusive=True)
+    for number, unit in _AND_UP.findall(text):
+        field = field_of("", unit)
+        if field is not None:
+            out.setdefault(field, {}).update(min=_number(number), min_inclusive=True)
     return out
 
 
@@ -596,7 +601,13 @@ def run_diligent(episode: Episode, table: FieldTable) -> dict[str, Any]:
             details = episode.call("get_product_details", {"product_id": asin}).get("product")
             if not details:
                 continue
-            product = {**details, "parent_asin": asin,
+            # What the whole page states and denies, field by field (the tool's page_states / page_denies), not
+            # only the details table: a colour or a feature said in the title or bullets counts as the grader counts it.
+            facts = ([{"field": k, "value": v, "polarity": "stated"} for k, vs in details.get("page_states", {}).items()
+                      for v in vs]
+                     + [{"field": k, "value": v, "polarity": "contradicted"}
+                        for k, vs in details.get("page_denies", {}).items() for v in vs])
+            product = {**details, "parent_asin": asin, "facts": facts,
                        "details": [{"key": k, "value": v} for k, vs in details["details"].items() for v in vs]}
             ok, score = _judge(product, s, learned, task["user_query"], table)
             if ok:

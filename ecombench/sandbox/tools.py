@@ -6,7 +6,9 @@ full-text search over title, features and details with true totals (§15.7, §15
 attribute filtering with the checkers' own matching (§15.8, §15.25); `ask_user` through the slot
 matcher validation uses (validation/slots.py), a too-long question costs no turn, revealed slots
 are logged (§15.23), a question about more than three fields gets "one thing at a time", one about
-a field the shopper keeps nothing hidden on says so for that field only, and anything else gets the
+a requirement the profile holds gets the script's profile reply (it points to the profile or states the
+value, never denies it), one about a field the shopper keeps nothing hidden on says so for that field
+only, and anything else gets the
 default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic
 through `ast`, never `exec` (§15.24); limits
 are stated in the schemas and enforced with an error, never by silent truncation (§15.25); an
@@ -28,6 +30,7 @@ from jsonschema import Draft202012Validator
 from ecombench.catalog.facts import page_values
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME, no_preference_reply
+from ecombench.stages.reply_forms import POINTS, PROFILE_NAMES
 from ecombench.text import contains_phrase
 from ecombench.validation.slots import answer_question
 
@@ -277,10 +280,20 @@ class Episode:
         slots = script["clarification_slots"]
         table = self.catalog.table
         answer = answer_question(question, slots, table)
+        profile = self._profile_replies()
+        asked = [f for f in answer.reading.fields if f in profile]
+        for group in answer.reading.topics:  # a topic is about its first field the profile holds, if no slot answered
+            opened_fields = {_field_name(s) for s in slots if s["slot_id"] in answer.opened}
+            hit = next((f for f in group if f in profile), None)
+            if hit is not None and not set(group) & opened_fields and hit not in asked:
+                asked.append(hit)
         if answer.opened:
             seen = {r["slot_id"] for r in self.revealed}
             self.revealed += [{"slot_id": s, "turn": self.turns} for s in answer.opened if s not in seen]
-            reply = " ".join(s["user_response"] for s in slots if s["slot_id"] in answer.opened)
+        if answer.opened or (asked and not answer.too_many):
+            # slot replies, then the profile's: a question about a profile requirement is never denied
+            reply = " ".join([s["user_response"] for s in slots if s["slot_id"] in answer.opened]
+                             + [profile[f] for f in asked])
         elif answer.too_many:  # a list of field names gains nothing (validation/slots.py)
             reply = ONE_AT_A_TIME
         elif answer.reading.fields:  # about fields the shopper has no hidden requirement on: say so for those only
@@ -288,6 +301,21 @@ class Episode:
         else:
             reply = script.get("default_response") or DEFAULT_RESPONSE
         return {"user_response": reply, "turns_remaining": self.max_turns - self.turns}
+
+    def _profile_replies(self) -> dict[str, str]:
+        """{canonical field: reply} for every requirement the profile holds.
+
+        The script's `profile_replies`; for a task written without them, a reply pointing to the profile.
+        """
+        table = self.catalog.table
+        script = self.task["clarification_script"]
+        out = {_field_name(p): p["user_response"] for p in script.get("profile_replies") or []}
+        by_key = {spec.persona_key: spec for spec in table.fields.values() if spec.persona_key}
+        for key in (self.task.get("user_persona") or {}).get("product_requirements") or {}:
+            spec = by_key.get(key.removeprefix("avoid_"))
+            if spec is not None and spec.name not in out:
+                out[spec.name] = POINTS[0].format(label=PROFILE_NAMES.get(spec.name, spec.label))
+        return out
 
     def _calculate(self, expression: str) -> dict[str, Any]:
         try:
@@ -302,6 +330,11 @@ class Episode:
         self.predicted_product_id, self.reasoning = product_id, reasoning
         self.done = self.finished = True
         return {"recommended_product": self._brief(product_id), "reasoning": reasoning}
+
+
+def _field_name(item: dict[str, Any]) -> str:
+    """The canonical field name of a slot or profile reply ("details.Material" -> "Material")."""
+    return str(item.get("field") or "").removeprefix("details.")
 
 
 # ---- safe arithmetic ----------------------------------------------------------------------------

@@ -26,6 +26,11 @@ class SplitConfig(BaseModel):
     min_query: int = Field(3, ge=1)
     min_persona: int = Field(2, ge=0)
     min_clarification: int = Field(2, ge=0)
+    max_hidden_thresholds: int = Field(
+        1, ge=0, description="At most this many numeric bounds (price, rating, rating count) among a task's hidden "
+                             "requirements, persona and clarification together; with the minimums 2 + 2 that is at "
+                             "most a quarter of them. Hidden sources hold what a person keeps to themselves (the "
+                             "device, size, material, use), not mostly floors.")
 
     @model_validator(mode="after")
     def _ratios_sum_to_one(self) -> SplitConfig:

@@ -113,6 +113,7 @@ REASON_FIELDS: dict[str, tuple[str, ...]] = {
     "query_missing_requirement": ("rubric_id", "field", "value", "text"),
     "implicit_cue_missing": ("rubric_id", "cue", "text"),
     "persona_missing_requirement": ("rubric_id", "field", "persona_key", "value", "found", "extra_keys"),
+    "persona_incoherent": ("rule", "rubric_id", "field", "value", "noise_field", "noise_value"),
     "clarification_not_revealed": ("rubric_id", "field", "slot_ids"),
     "rubric_lock_mismatch": ("expected", "found"),
     "answer_set_missing_target": ("target", "answer_set_size"),

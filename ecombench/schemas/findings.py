@@ -31,6 +31,7 @@ from typing import Any
 # Stage 5's query_without_product_type: template-v2 names the product type in every query and the target has no
 # entity rubric; stage 7's query_names_other_product_type: the query's first product noun is not the entity
 # rubric's ("RCA headphones" for an RCA audio cable).
+# Stage 7's persona_incoherent: the persona's background contradicts the requirements (stages/persona_fit.py).
 # Stage 7's oracle_failed comes from the build's construction check (pipeline/agent_check.py):
 # the sandbox's oracle could not solve the task with the agents' tools.
 REASONS: dict[int, tuple[str, ...]] = {
@@ -46,7 +47,7 @@ REASONS: dict[int, tuple[str, ...]] = {
         "query_without_product_type"),
     6: ("hidden_value_in_query", "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted",
         "slot_incomplete", "slot_unreachable", "slot_collision"),
-    7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement",
+    7: ("query_missing_requirement", "implicit_cue_missing", "persona_missing_requirement", "persona_incoherent",
         "clarification_not_revealed", "rubric_lock_mismatch", "answer_set_missing_target", "answer_set_too_large",
         "query_surface_missing",
         "query_surface_unanchored", "query_surface_mismatch", "judge_rejected", "judge_unscored",

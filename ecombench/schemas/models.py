@@ -8,7 +8,7 @@ validated against its JSON Schema before it is written (see `schemas.validate_re
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -224,10 +224,24 @@ class ClarificationSlot(_Model):
     user_response: str = Field(min_length=1, description="The shopper's reply; contains the value.")
 
 
+class ProfileReply(_Model):
+    """What the shopper says when asked about a requirement its profile holds: never a denial."""
+
+    field: str = Field(description="The persona rubric's field.")
+    linked_rubric_ids: list[str] = Field(min_length=1)
+    mode: Literal["points", "states"] = Field(
+        description="points: the reply sends the agent to the profile without the value, so an agent that never "
+                    "reads the profile learns nothing by asking; states: the reply says the value too, so asking "
+                    "recovers it.")
+    user_response: str = Field(min_length=1)
+
+
 class ClarificationScript(_Model):
-    """Scripted clarification: slots, the reply to unmatched questions, and the turn limit."""
+    """Scripted clarification: slots, profile replies, the reply to unmatched questions, and the turn limit."""
 
     clarification_slots: list[ClarificationSlot]
+    profile_replies: list[ProfileReply] = Field(
+        default_factory=list, description="One per persona rubric: the reply to a question about its field.")
     default_response: str
     max_clarification_turns: int = Field(ge=1, le=10)
 

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ecombench.schemas.findings import STAGE_NAMES
+from ecombench.tables.fields import load_field_table
+from ecombench.validation.shopper_text import shopper_text_figures
 
 
 def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
@@ -47,6 +49,8 @@ def count_tasks(tasks: list[dict[str, Any]], rejections: list[dict[str, Any]],
         "top_reason_by_intent": _top_reasons(rejections),
         # None when the tasks predate the field (a split built by older code), never a KeyError.
         "query_alone_pins_target": (sum(size == 1 for size in pinned) if len(pinned) == len(tasks) else None),
+        # how the shopper talks and what it keeps hidden (ecombench.validation.shopper_text)
+        "shopper_text": shopper_text_figures(tasks, load_field_table()),
     }
 
 
@@ -275,6 +279,40 @@ def _catalog_manifest(manifest: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def _shopper_text_section(f: dict[str, Any] | None) -> list[str]:
+    """report.md's section on what the shopper says and keeps (ecombench.validation.shopper_text).
+
+    Empty for a split built before the figures existed.
+    """
+    if not f:
+        return []
+    lines = ["", "## What the shopper says and keeps", "",
+             "| figure | value |", "|---|---:|",
+             f"| replies (clarification slots and profile replies) | {f['replies']} |",
+             f"| distinct reply forms (value and field label masked) | {f['reply_forms']} |",
+             f"| largest share of one reply form | {_pct(f['max_reply_form_share'])} |",
+             f"| largest share of queries holding one five-word phrase (product type aside) | "
+             f"{_pct(f['max_phrase_share'])} |",
+             f"| thresholds (price, rating, rating count) among hidden requirements | {f['hidden_thresholds']} of "
+             f"{f['hidden_requirements']} ({_pct(f['threshold_share'])}) |",
+             f"| most thresholds in one hidden source of a task | {f['max_thresholds_in_a_source']} |",
+             f"| personas failing the coherence check | {f['incoherent_personas']} |",
+             f"| personas sharing their whole background with another | {f['shared_backgrounds']} |",
+             "| profile replies by mode | " + (", ".join(f"{k} {v}" for k, v in f["profile_replies_by_mode"].items())
+                                              or "–") + " |"]
+    if f["top_reply_forms"]:
+        lines += ["", "Most used reply forms:", ""] + [f"- {n} × ({_pct(share)}) `{form}`"
+                                                       for form, n, share in f["top_reply_forms"]]
+    if f["top_phrases"]:
+        lines += ["", "Most repeated five-word phrases in queries:", ""] + [
+            f"- {n} queries ({_pct(share)}) `{phrase}`" for phrase, n, share in f["top_phrases"]]
+    return lines
+
+
 def _quality_sections(manifest: dict[str, Any], rejections: list[dict[str, Any]] | None = None) -> list[str]:
     """report.md sections on hidden-source necessity and the limiting rules.
 
@@ -307,6 +345,7 @@ def _quality_sections(manifest: dict[str, Any], rejections: list[dict[str, Any]]
         lines += ["", "## Persona fields", "", "| field | persona rubrics | share |", "|---|---:|---:|"]
         lines += [f"| {k.removeprefix('details.')} | {v} | {100 * v / total:.0f} % |"
                   for k, v in c["persona_fields"].items()]
+    lines += _shopper_text_section(c.get("shopper_text"))
     rejected: dict[str, Counter] = {}
     for key, n in (manifest.get("stage_passes_all_attempts") or {}).items():
         if key.startswith("value_rejected|"):

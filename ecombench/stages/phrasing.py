@@ -74,9 +74,16 @@ class RubricPhrasing:
         """The (key, value) a persona rubric takes under `product_requirements`."""
         return table.by_rubric_field(rubric.field).persona_key, plain_value(rubric)
 
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
-        """The shopper's clarification reply revealing it (ecombench.stages.replies.value_reply for one value)."""
-        return value_reply(rubric.field, str(plain_value(rubric)), table)
+    def reply(self, rubric: RubricLike, table: FieldTable, rng: Any = None) -> str:
+        """The shopper's reply revealing it (ecombench.stages.replies.value_reply for one value).
+
+        Args:
+            rubric: the rubric.
+            table: the field table.
+            rng: the verbalisation stage's generator, which draws one of the field's reply forms; None says
+                the first.
+        """
+        return value_reply(rubric.field, str(plain_value(rubric)), table, rng)
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
         """The value as an LLM prompt shows it for a clarification slot."""
@@ -117,14 +124,20 @@ def phrasing_of(rubric: RubricLike | str) -> RubricPhrasing:
         raise KeyError(f"no phrasing of rubric type {name!r} is registered (ecombench.stages.phrasing)") from None
 
 
-def slot_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> str:
+def slot_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTable, rng: Any = None) -> str:
     """The shopper's reply revealing one clarification rubric (dict or typed model): its type's `reply`.
+
+    Args:
+        rubric: the rubric.
+        table: the field table.
+        rng: the verbalisation stage's generator (a seeded `random.Random`) drawing the reply form; None
+            says each field's first form.
 
     Raises:
         KeyError: the rubric's field is not in the field table.
     """
     typed = as_spec(rubric)
-    return phrasing_of(typed).reply(typed, table)
+    return phrasing_of(typed).reply(typed, table, rng)
 
 
 @register_phrasing
@@ -175,9 +188,9 @@ class NumericRangePhrasing(RubricPhrasing):
         """The field's persona key and the bound in words."""
         return table.by_rubric_field(rubric.field).persona_key, bound_phrase(rubric.field, rubric.expected_value)
 
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+    def reply(self, rubric: RubricLike, table: FieldTable, rng: Any = None) -> str:
         """The bound said aloud (ecombench.stages.replies.bound_reply)."""
-        return bound_reply(rubric.field, rubric.expected_value, table)
+        return bound_reply(rubric.field, rubric.expected_value, table, rng)
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
         """The bound in words."""
@@ -229,9 +242,9 @@ class NegativeAttributePhrasing(RubricPhrasing):
         """The key avoid_<persona_key> and the excluded values."""
         return f"avoid_{table.by_rubric_field(rubric.field).persona_key}", list(rubric.expected_value)  # type: ignore[arg-type]
 
-    def reply(self, rubric: RubricLike, table: FieldTable) -> str:
+    def reply(self, rubric: RubricLike, table: FieldTable, rng: Any = None) -> str:
         """The excluded values said aloud (ecombench.stages.replies.exclusion_reply)."""
-        return exclusion_reply(rubric.field, list(rubric.expected_value), table)  # type: ignore[arg-type]
+        return exclusion_reply(rubric.field, list(rubric.expected_value), table, rng)  # type: ignore[arg-type]
 
     def prompt_value(self, rubric: RubricLike, table: FieldTable) -> str:
         """The value as the prompt shows it, e.g. anything but Blue or Red."""

@@ -20,12 +20,16 @@ Rubrics are read as dicts or as typed models (attribute access), so this module 
 
 from __future__ import annotations
 
+import random
 import re
+from collections.abc import Callable
 from typing import Any
 
+from ecombench.lemmas import states_bound
+from ecombench.stages.reply_forms import FORMS, POINTS, PROFILE_NAMES, STATES_TAIL
 from ecombench.stages.value_forms import bound_phrase, value_forms
 from ecombench.tables.fields import FieldSpec, FieldTable
-from ecombench.text import contains_phrase, fix_articles, normalize
+from ecombench.text import contains_phrase, fix_articles, format_number, normalize
 
 DEFAULT_RESPONSE = ("Could you ask me about something more specific, "
                     "like a particular feature or spec? Then I can tell you what I need.")
@@ -39,55 +43,11 @@ PROPER_WORDS = frozenset({
     "mother", "mothers", "hanukkah", "diwali", "ramadan", "thrones", "game", "usb", "hdmi",
 })
 
-# Per field and value kind: "plain" (a word or phrase), "measure" (a number with a unit), "bound"
-# (a numeric rubric, {bound} = "at least 100 ratings") and "negative" (excluded values, {values},
-# {label}). A field without an entry here says its field table `reply`; a kind without an entry
-# falls back to "plain".
-TEMPLATES: dict[str, dict[str, str]] = {
-    "Material": {"plain": "I'd like it made of {value}."},
-    "Special Feature": {"plain": "One thing it really must have: {value}."},
-    "Shape": {"plain": "The shape should be {value}."},
-    "Size": {"plain": "I need the {value} size.", "measure": "It should measure {value}.", "count": "I need {value}."},
-    "Mounting Type": {"plain": "It has to suit a {value} setup."},
-    "Form Factor": {"plain": "I want the {value} type."},
-    "Connectivity Technology": {"plain": "It needs to connect over {value}."},
-    "Connector Type": {"plain": "I need a {value} connector."},
-    "Screen Size": {"plain": "The screen should be {value}.", "measure": "I'd like a {number}-{unit} screen."},
-    "Finish Type": {"plain": "I want a {value} finish."},
-    "Item Form": {"plain": "I prefer it in {value} form."},
-    "Power Source": {"plain": "I want it to be {value}."},
-    "Operating System": {"plain": "It needs to run {value}."},
-    "RAM": {"plain": "I need {value} RAM.", "measure": "I need {value} of RAM."},
-    "Hard Drive": {"plain": "I need a {value}.", "measure": "I need {value} of storage."},
-    "Closure": {"plain": "The closure should be {value}."},
-    "Recommended Uses For Product": {"plain": "I'll mainly use it for {value}."},
-    "Room Type": {"plain": "It's for the {value}."},
-    "Occasion": {"plain": "It's for a {value}."},
-    "Ink Color": {"plain": "I want it to write in {value}."},
-    "Sport Type": {"plain": "It's for {value}."},
-    "Age Range (Description)": {"plain": "It's for a {value}."},
-    "Manufacturer recommended age": {"plain": "The recommended age is {value}."},
-    "Product Care Instructions": {"plain": "The care label should say {value}."},
-    "Indoor/Outdoor Usage": {"plain": "It's for {value} use."},
-    "Reusability": {"plain": "It should be {value}."},
-    "Battery Cell Composition": {"plain": "The battery should be {value}."},
-    "Voltage": {"plain": "It has to be {value}.", "measure": "It has to run on {value}."},
-    "Capacity": {"plain": "It needs to hold {value}."},
-    "Frame Type": {"plain": "For the frame, I want {value}."},
-    "Wall Art Form": {"plain": "I want it as a {value}."},
-    "Orientation": {"plain": "It should be in {value} orientation."},
-    "Top Style": {"plain": "I want a {value} top."},
-    "Pile Height": {"plain": "I'd like a {value} pile."},
-    "Rug Form Type": {"plain": "I need a {value}."},
-    "Construction Type": {"plain": "It should be {value}."},
-    "Back Material Type": {"plain": "The backing should be {value}."},
-    "Handle Material": {"plain": "I want a {value} handle."},
-    "Operation Mode": {"plain": "I'd like {value} operation."},
-    "average_rating": {"bound": "I only buy things rated {bound}."},
-    "rating_number": {"bound": "I'd like something lots of people have tried, with {bound}."},
-    "price": {"bound": "I can spend {bound} on it."},
-}
+# The reply forms per field and kind of value live in stages/reply_forms.py (several per field, drawn with
+# the verbalisation stage's generator); a field without any says its field table `reply`.
 NEGATIVE = "Any {label} is fine except {values}."
+NEGATIVES = (NEGATIVE, "I don't mind the {label}, as long as it's not {values}.",
+             "Anything but {values} for the {label}.", "Just not {values}; any other {label} is fine.")
 
 _UNITS = {"inch": "inch", "inches": "inch", "foot": "foot", "feet": "foot", "ounce": "ounce", "ounces": "ounce",
           "fluid ounce": "fluid ounce", "fluid ounces": "fluid ounce", "pound": "pound", "pounds": "pound",
@@ -216,39 +176,134 @@ def _fill(template: str, value: str) -> str:
     return f"{pre}{value}{post}"
 
 
-def bound_reply(field: str, bound: Any, table: FieldTable) -> str:
-    """A numeric bound said aloud: "It should cost no more than $20." (the field's "bound" template)."""
-    spec = table.by_rubric_field(field)
-    template = TEMPLATES.get(spec.name, {}).get("bound", spec.reply.replace("{bound}", "{value}"))
-    return _capital(template.replace("{bound}", "{value}").format(value=bound_phrase(field, _plain(bound))))
+def _choose(texts: list[str], rng: random.Random | None, states: Callable[[str], bool]) -> str:
+    """One of the rendered forms: the first without a generator, else a seeded draw among those that state the value.
+
+    A form whose sentence does not state the value (a unit the form cannot carry) is never drawn; when none
+    does, the first form is said (stage 6 then reports the slot, as it would any reply).
+    """
+    if rng is None:
+        return texts[0]
+    ok = [t for t in texts if states(t)] or texts[:1]
+    return rng.choice(ok)
 
 
-def exclusion_reply(field: str, values: list[str], table: FieldTable) -> str:
-    """Excluded values said aloud: "Any colour is fine except green or pink."."""
+def _one_end(field: str, bound: dict[str, Any]) -> tuple[str, str] | None:
+    """("max" | "min", the number with its unit: "$25", "4.5", "100") for a one-ended inclusive bound, else None."""
+    ends = [e for e in ("min", "max") if bound.get(e) is not None]
+    if len(ends) != 1 or not bound.get(f"{ends[0]}_inclusive", True):
+        return None
+    n = format_number(float(bound[ends[0]]))
+    return ends[0], f"${n}" if field == "price" else n
+
+
+def bound_reply(field: str, bound: Any, table: FieldTable, rng: random.Random | None = None) -> str:
+    """A numeric bound said aloud: "I can spend no more than $20 on it.", "I trust things with 100 or more reviews.".
+
+    Args:
+        field: price, average_rating or rating_number.
+        bound: the NumericBound (or its dict).
+        table: the field table (a field without reply forms says its table `reply`).
+        rng: the verbalisation stage's generator; None says the first form.
+    """
     spec = table.by_rubric_field(field)
+    plain = _plain(bound)
+    end = _one_end(field, plain)
+    forms = FORMS.get(spec.name, {}).get(end[0], ()) if end else ()
+    fallback = _capital(spec.reply.replace("{bound}", "{value}").format(value=bound_phrase(field, plain)))
+    if not forms or end is None:
+        return fallback
+    texts = [_capital(f.format(n=end[1])) for f in forms]
+    return _choose(texts, rng, lambda t: states_bound(t, field, plain))
+
+
+def exclusion_reply(field: str, values: list[str], table: FieldTable, rng: random.Random | None = None) -> str:
+    """Excluded values said aloud: "Any colour is fine except green or pink.", "Just not green or pink; ...".
+
+    Args:
+        field: the rubric field.
+        values: the excluded values.
+        table: the field table (the label).
+        rng: the verbalisation stage's generator; None says the first form.
+    """
+    spec = table.by_rubric_field(field)
+    said = _join([speech_case(v) for v in values])
     # no article fixing here: a value such as "USB Type A" holds a capital "A" that is no article
-    return _capital(TEMPLATES.get(spec.name, {}).get("negative", NEGATIVE).format(
-        label=spec.label, values=_join([speech_case(v) for v in values])))
+    texts = [_capital(f.format(label=spec.label, values=said)) for f in NEGATIVES]
+    return _choose(texts, rng, lambda t: all(contains_phrase(t, v) for v in values))
 
 
-def value_reply(field: str, value: str, table: FieldTable) -> str:
-    """One value said aloud, by the field's template for its kind.
+def value_reply(field: str, value: str, table: FieldTable, rng: random.Random | None = None) -> str:
+    """One value said aloud, in one of the field's reply forms for its kind (stages/reply_forms.py).
 
     Ages ("It's for a 6-year-old."), measures ("I'd like a 10.1-inch screen."), counts, or plain values
     in speech case.
+
+    Args:
+        field: the rubric field ("details.Material").
+        value: the value as the rubric holds it.
+        table: the field table.
+        rng: the verbalisation stage's generator; None says the field's first form.
     """
     spec = table.by_rubric_field(field)
-    templates = TEMPLATES.get(spec.name, {})
+    forms = FORMS.get(spec.name, {})
+
+    def states(text: str) -> bool:
+        return reply_states(text, value, field)
+
     if spec.name in AGE_FIELDS:
         phrase = age_phrase(value)
         if phrase is not None:
-            return f"It's for {phrase}."
+            ages = forms.get("age", ("It's for {age}.",))
+            return _choose([_capital(fix_articles(f.format(age=phrase))) for f in ages], rng, states)
     value_kind, parts = _value_kind(spec, value)
-    template = templates.get(value_kind) or templates.get("plain") or spec.reply
+    templates = forms.get(value_kind) or forms.get("plain") or (spec.reply,)
     said = speech_case(re.sub(r"\s*\(([^()]*)\)", r", \1", value))  # "1 Count (Pack of 12)" -> "1 count, pack of 12"
-    if "{number}" in template:
-        return _capital(fix_articles(template.format(number=parts["number"], unit=parts["unit"])))
-    return _capital(fix_articles(_fill(template, said)))
+    if "{number}" in templates[0]:
+        texts = [_capital(fix_articles(t.format(number=parts["number"], unit=parts["unit"]))) for t in templates]
+    else:
+        texts = [_capital(fix_articles(_fill(t, said))) for t in templates]
+    return _choose(texts, rng, states)
+
+
+def profile_reply(rubric: Any, table: FieldTable, rng: random.Random | None, said: str) -> tuple[str, str]:
+    """The reply to a question about a requirement the persona holds: (mode, reply).
+
+    Never a denial. Mode "points" sends the agent to the profile without the value ("That's in my profile:
+    I saved my phone model there."), so an agent that never reads the profile learns nothing by asking;
+    mode "states" says the value as `said` gives it (the rubric type's reply) and mentions the profile
+    ("It's for my iPhone 8. It's in my profile too."). The mode is drawn with `rng` (None: "points").
+
+    Args:
+        rubric: the persona rubric (dict or typed model).
+        table: the field table (the field's label).
+        rng: the verbalisation stage's generator.
+        said: the rubric type's reply stating the value.
+    """
+    spec = table.by_rubric_field(_get(rubric, "field"))
+    label = PROFILE_NAMES.get(spec.name, spec.label)
+    mode = "points" if rng is None else rng.choice(("points", "states"))
+    if mode == "points":
+        form = POINTS[0] if rng is None else rng.choice(POINTS)
+        return mode, _capital(form.format(label=label))
+    tail = STATES_TAIL[0] if rng is None else rng.choice(STATES_TAIL)
+    return mode, said + tail
+
+
+def reply_form(reply: str, values: list[str]) -> str:
+    """A reply with its value masked: the sentence form it used, to count how often forms repeat.
+
+    Every given spelling of the value (longest first, whole words, any case) becomes "{v}", every number
+    "{n}"; the rest is lower-cased with single spaces. Works on template and LLM replies alike.
+
+    >>> reply_form("I'd like it made of faux leather.", ["Faux Leather"])
+    "i'd like it made of {v}."
+    """
+    text = reply
+    for v in sorted({v for v in values if v.strip()}, key=len, reverse=True):
+        text = re.sub(r"(?<!\w)" + re.escape(v) + r"(?!\w)", "{v}", text, flags=re.IGNORECASE)
+    text = re.sub(r"\$?\d+(?:[.,]\d+)*", "{n}", text)
+    return " ".join(text.lower().split())
 
 
 def _capital(text: str) -> str:

@@ -9,6 +9,9 @@ feature is placed exactly once):
 - persona and clarification take features only from fields the field table allows there
   (stable preferences such as brand or colour suit the persona; specs suit clarification);
 - sizes follow the ratios with minimums (defaults 50/25/25, at least 4/2/2);
+- the hidden sources together hold at most `max_hidden_thresholds` (default 1) numeric bounds (price,
+  rating, rating count), and the search prefers placements hiding fewer: a person keeps the device, the
+  size, the material or the use to themselves, not mostly floors;
 - within those rules the hidden sources take the most selective features (fewest catalog
   products satisfy them alone) and the query the least selective, so the persona and
   clarification narrow the choice instead of confirming it; the query always keeps a
@@ -260,10 +263,10 @@ def _fill_hidden(free: list[Feature], n_persona: int, n_clar: int,
                  config: SplitConfig) -> tuple[list[Feature], list[Feature]]:
     """Persona and clarification features: the most selective of `free` that the places can hold.
 
-    Greedy over `free` (most selective first): a feature is taken when everything taken so far
-    still fits — at most `n_persona` that only the persona may hide, at most `n_clar` that only
-    clarification may, at most `n_persona + n_clar` in all. Features either may hide then go
-    where a minimum is still unmet, then to the persona, then to clarification.
+    Greedy over `free` (most selective first), skipping numeric bounds past `config.max_hidden_thresholds`:
+    a feature is taken when everything taken so far still fits — at most `n_persona` that only the persona
+    may hide, at most `n_clar` that only clarification may, at most `n_persona + n_clar` in all. Features
+    either may hide then go where a minimum is still unmet, then to the persona, then to clarification.
 
     Returns:
         (persona features, clarification features), each most selective first.
@@ -273,6 +276,8 @@ def _fill_hidden(free: list[Feature], n_persona: int, n_clar: int,
     for f in free:
         p, c = "persona" in f.sources, "clarification" in f.sources
         if not (p or c) or len(taken) == n_persona + n_clar:
+            continue
+        if f.kind == "numeric" and sum(t.kind == "numeric" for t in taken) >= config.max_hidden_thresholds:
             continue
         if p and not c and only_p == n_persona:
             continue
@@ -347,8 +352,9 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
     """Persona and clarification features chosen by their answer sets, not one by one.
 
     Every placement of the free features in query / persona / clarification the field table allows,
-    with min..n places per hidden source, is scored by set arithmetic on the masks: first whether it
-    meets every goal, then how many times the weaker hidden source divides the answer set (`SplitGoals.
+    with min..n places per hidden source and at most `config.max_hidden_thresholds` numeric bounds hidden, is
+    scored by set arithmetic on the masks: first whether it meets every goal (and the floors), then the
+    fewest numeric bounds hidden, then how many times the weaker hidden source divides the answer set (`SplitGoals.
     division`: an oracle that skips it guesses among that many times the answer set), then the smaller
     of the two ablated answer sets (each hidden source must cut the products the other sources leave),
     then the query's own answer set, then the hidden places used. `free` comes most selective first
@@ -373,6 +379,7 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
     options = [("q",) + (("p",) if "persona" in f.sources else ()) + (("c",) if "clarification" in f.sources else ())
                + (("x",) if f.kind in ("detail", "numeric") and f.field not in required else ()) for f in free]
     pinned_details = sum(f.kind == "detail" for f in pinned)
+    numeric = [f.kind == "numeric" for f in free]
     # Past MAX_PLACEMENTS placements, the least selective free features stay in the query (their hiding
     # would narrow least) so the search stays a few milliseconds.
     for i in range(len(options) - 1, -1, -1):
@@ -384,6 +391,10 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
     for choice in placements(*options):
         n_p, n_c, n_x = choice.count("p"), choice.count("c"), choice.count("x")
         if not (config.min_persona <= n_p <= n_persona and config.min_clarification <= n_c <= n_clar):
+            continue
+        hidden_bounds = (sum(num and where == "p" for num, where in zip(numeric, choice)),
+                         sum(num and where == "c" for num, where in zip(numeric, choice)))
+        if sum(hidden_bounds) > config.max_hidden_thresholds:
             continue
         if n_x and (len(pinned) + choice.count("q") < config.min_query or pinned_details + sum(
                 where == "q" and f.kind == "detail" for where, f in zip(choice, free)) < min_query_details):
@@ -401,7 +412,7 @@ def _search_hidden(features: list[Feature], pinned: list[Feature], free: list[Fe
         # Where no placement divides enough, one meeting the other goals still wins: stage 4 then rejects it for
         # the division (hidden_source_too_weak), not for a floor the search gave up.
         floors = undivided.met(alone, no_persona, no_clar, total)
-        key = (meets, floors, total <= goals.max_total, goals.division(no_persona, no_clar, total),
+        key = (meets, floors, -sum(hidden_bounds), total <= goals.max_total, goals.division(no_persona, no_clar, total),
                min(no_persona, no_clar, goals.cap), -n_x, min(alone, goals.cap), n_p + n_c)
         if best_key is None or key > best_key:
             best, best_key = choice, key

@@ -17,8 +17,9 @@ from typing import Any
 
 from ecombench.rubrics import RubricLike, as_spec
 from ecombench.schemas.models import Rubric
+from ecombench.stages.persona_fit import BUDGET_MINDED, persona_needs
 from ecombench.stages.phrasing import phrasing_of, slot_reply
-from ecombench.stages.replies import DEFAULT_RESPONSE
+from ecombench.stages.replies import DEFAULT_RESPONSE, profile_reply
 from ecombench.tables.fields import FieldTable
 from ecombench.text import contains_phrase, fix_articles, join_words
 
@@ -158,14 +159,17 @@ def persona_entry(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> 
 
 
 def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, user_id: str) -> dict[str, Any]:
-    """A persona: whitelisted noise plus `product_requirements` holding exactly the persona rubrics.
+    """A persona: whitelisted noise that fits the requirements, plus `product_requirements` holding the persona rubrics.
 
-    Noise values that would repeat any rubric value (token-aware) are skipped, so background
+    The background is drawn to explain the task (stages/persona_fit.py): a child's product goes to a household
+    with children or grandchildren (and an age range that has one), a price cap or budget to a shopper who
+    watches prices. Noise values that would repeat any rubric value (token-aware) are skipped, so background
     never states a requirement by accident.
     """
     values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
+    needs = persona_needs(rubrics)
 
-    def pick(options: list[str]) -> str:
+    def pick(options: list[str] | tuple[str, ...]) -> str:
         options = list(options)
         rng.shuffle(options)
         for opt in options:
@@ -174,13 +178,19 @@ def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, 
         return options[0]  # every option collides: stage 6 will reject with persona_noise_leak
 
     vocab = persona_vocab()
-    age = pick(vocab["demographics"]["age_range"])
+    households = needs.households
+    ages = [a for a in vocab["demographics"]["age_range"]
+            if households is None or set(vocab["by_age"][a]["household"]) & households]
+    age = pick(ages or vocab["demographics"]["age_range"])
     by_age = vocab["by_age"][age]
+    household = pick([h for h in by_age["household"] if households is None or h in households] or by_age["household"])
     hobby = pick(vocab["lifestyle"]["hobbies"])
-    habits = vocab["shopping_habits"]
+    habits = dict(vocab["shopping_habits"])
+    if needs.budget_minded:
+        habits["price_sensitivity"] = [p for p in habits["price_sensitivity"] if p in BUDGET_MINDED]
     persona: dict[str, Any] = {
         "user_id": user_id,
-        "demographics": {"age_range": age, "household": pick(by_age["household"]),
+        "demographics": {"age_range": age, "household": household,
                          "location_type": pick(vocab["demographics"]["location_type"])},
         "lifestyle": {"occupation": pick(by_age["occupation"]),
                       "hobbies": [hobby, pick([h for h in vocab["lifestyle"]["hobbies"] if h != hobby])]},
@@ -190,13 +200,33 @@ def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, 
     return persona
 
 
-def clarification_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> str:
+def clarification_reply(rubric: RubricLike | Mapping[str, Any], table: FieldTable,
+                        rng: random.Random | None = None) -> str:
     """The shopper's reply revealing one clarification rubric (its rubric type's reply, stages/replies.py)."""
-    return slot_reply(rubric, table)
+    return slot_reply(rubric, table, rng)
 
 
-def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int) -> dict[str, Any]:
-    """One slot per clarification rubric: the field's keywords (label included) and a reply containing the value."""
+def write_profile_replies(rubrics: list[Rubric], table: FieldTable,
+                          rng: random.Random | None = None) -> list[dict[str, Any]]:
+    """One reply per persona rubric, for a question about its field: it points to the profile or states the value.
+
+    Returns:
+        [{field, linked_rubric_ids, mode, user_response}] (schemas ProfileReply), in rubric order.
+    """
+    out = []
+    for r in (r for r in rubrics if r.info_source == "persona"):
+        mode, reply = profile_reply(r, table, rng, slot_reply(r, table, rng))
+        out.append({"field": r.field, "linked_rubric_ids": [r.id], "mode": mode, "user_response": reply})
+    return out
+
+
+def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int,
+                        rng: random.Random | None = None) -> dict[str, Any]:
+    """One slot per clarification rubric and one profile reply per persona rubric.
+
+    Each slot holds the field's keywords (label included) and a reply containing the value, in one of the
+    field's reply forms drawn with `rng` (the verbalisation stage's generator; None: each field's first form).
+    """
     slots: list[dict[str, Any]] = []
     for r in (r for r in rubrics if r.info_source == "clarification"):
         spec = table.by_rubric_field(r.field)
@@ -205,7 +235,7 @@ def write_clarification(rubrics: list[Rubric], table: FieldTable, max_turns: int
             "linked_rubric_ids": [r.id],
             "field": r.field,
             "trigger_keywords": list(spec.keywords[:10]),
-            "user_response": clarification_reply(r, table),
+            "user_response": clarification_reply(r, table, rng),
         })
-    return {"clarification_slots": slots, "default_response": DEFAULT_RESPONSE,
-            "max_clarification_turns": max_turns}
+    return {"clarification_slots": slots, "profile_replies": write_profile_replies(rubrics, table, rng),
+            "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}

@@ -22,6 +22,7 @@ request, not the cached reply of the last one; every part's prompt has worked ex
 from __future__ import annotations
 
 import copy
+import random
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -30,14 +31,21 @@ from ecombench.lemmas import states_phrase
 from ecombench.llm import LLMClient
 from ecombench.schemas.findings import Finding
 from ecombench.schemas.models import Rubric
-from ecombench.stages.phrasing import phrasing_of
+from ecombench.stages.persona_fit import BUDGET_MINDED, persona_needs
+from ecombench.stages.phrasing import phrasing_of, slot_reply
 from ecombench.stages.prompts import (
     prompt_template,
     reply_schema,
 )
 from ecombench.stages.reviews import MIN_RATING, MIN_TEXT_CHARS
 from ecombench.stages.stating import query_unstated, states_rubric
-from ecombench.stages.verbalise import DEFAULT_RESPONSE, persona_entry, persona_vocab, requirement_phrase
+from ecombench.stages.verbalise import (
+    DEFAULT_RESPONSE,
+    persona_entry,
+    persona_vocab,
+    requirement_phrase,
+    write_profile_replies,
+)
 from ecombench.tables.fields import SLOT_KEYWORDS, FieldTable
 from ecombench.text import contains_phrase, normalize
 
@@ -256,27 +264,47 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
 # ---- persona background ----------------------------------------------------------------------------
 
 
-def noise_options(rubrics: list[Rubric]) -> dict[str, list[str]]:
-    """The whitelisted options of each noise field, minus any that repeat a rubric value.
+NOISE_SHOWN = 3  # options of each noise field the persona prompt shows, drawn per task
 
-    Token-aware, as ecombench.stages.verbalise.write_persona skips them. Household and occupation are listed per
-    age range ("demographics.household for 18-24"), as persona_vocab.toml whitelists them and stage 6
-    checks.
+
+def noise_options(rubrics: list[Rubric], rng: random.Random | None = None) -> dict[str, list[str]]:
+    """The whitelisted options of each noise field that fit the requirements and repeat no rubric value.
+
+    Token-aware, as ecombench.stages.verbalise.write_persona skips them; fitting as stages/persona_fit.py says
+    (a child's product: households with children; a price cap: no "pays more for quality"). Household and
+    occupation are listed per age range ("demographics.household for 18-24"), as persona_vocab.toml
+    whitelists them and stage 6 checks. With `rng` (the verbalisation stage's generator) each field shows
+    NOISE_SHOWN options in a drawn order: a small model tends to copy the first option listed, and one fixed
+    list gave every persona the same background.
     """
     values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
     vocab = persona_vocab()
+    needs = persona_needs(rubrics)
 
-    def keep(options: list[str]) -> list[str]:
-        return [o for o in options if not any(contains_phrase(o, v) or contains_phrase(v, o) for v in values)]
+    def keep(options: list[str], path: str) -> list[str]:
+        out = [o for o in options if not any(contains_phrase(o, v) or contains_phrase(v, o) for v in values)]
+        if path == "demographics.household" and needs.households is not None:
+            out = [o for o in out if o in needs.households]
+        if path == "shopping_habits.price_sensitivity" and needs.budget_minded:
+            out = [o for o in out if o in BUDGET_MINDED]
+        if rng is not None:
+            rng.shuffle(out)
+            out = out[:NOISE_SHOWN] if path != "lifestyle.hobbies" else out[:NOISE_SHOWN + 1]
+        return out
 
-    out: dict[str, list[str]] = {}
+    ages = vocab["demographics"]["age_range"]
+    if needs.households is not None:
+        ages = [a for a in ages if set(vocab["by_age"][a]["household"]) & needs.households] or ages
+    out: dict[str, list[str]] = {"demographics.age_range": keep(ages, "demographics.age_range")}
     for path in NOISE_FIELDS:
         group, name = path.split(".")
+        if path == "demographics.age_range":
+            continue
         if name in ("household", "occupation"):
-            for age, lists in vocab["by_age"].items():
-                out[f"{path} for {age}"] = keep(lists[name])
+            for age in out["demographics.age_range"]:
+                out[f"{path} for {age}"] = keep(vocab["by_age"][age][name], path)
         else:
-            out[path] = keep(vocab[group][name])
+            out[path] = keep(vocab[group][name], path)
     return out
 
 
@@ -319,7 +347,8 @@ def persona_reply_schema(options: dict[str, list[str]]) -> dict[str, Any]:
 
 
 def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
-                      user_id: str, attempt: int = 0, previous: Iterable[Finding] = ()) -> dict[str, Any]:
+                      user_id: str, attempt: int = 0, previous: Iterable[Finding] = (),
+                      rng: random.Random | None = None) -> dict[str, Any]:
     """A persona whose background (demographics, lifestyle, shopping_habits) the model chose.
 
     The model sees the product type and each noise field's whitelisted options that repeat no
@@ -337,11 +366,12 @@ def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTabl
         user_id: the persona's id.
         attempt: as write_query_llm.
         previous: as write_query_llm.
+        rng: the verbalisation stage's generator: which options each field shows, in which order.
 
     Raises:
         ecombench.llm.LLMError: as write_query_llm, against persona_reply_schema.
     """
-    options = noise_options(rubrics)
+    options = noise_options(rubrics, rng)
     fields = "\n".join(f"- {path}: " + " | ".join(values) for path, values in options.items())
     text = _fill(prompt_template("persona"), {"product_type": _product_type(rubrics), "fields": fields,
                                               "attempt": attempt_note(attempt, previous)})
@@ -358,11 +388,12 @@ def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTabl
 # ---- clarification slots -------------------------------------------------------------------------
 
 
-def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
+def slot_lines(rubrics: list[Rubric], table: FieldTable, rng: random.Random | None = None) -> list[str]:
     """One prompt line per clarification rubric.
 
-    Each holds the id, field label, the value (delimited data) and the field table's keywords as
-    suggestions.
+    Each holds the id, field label, the value (delimited data), the field table's keywords as
+    suggestions and a way to say it: one of the field's reply forms drawn with `rng` (stages/reply_forms.py),
+    so a small model's answers vary as the template replies do instead of copying one example's form.
     """
     lines = []
     for r in rubrics:
@@ -371,7 +402,7 @@ def slot_lines(rubrics: list[Rubric], table: FieldTable) -> list[str]:
         spec = table.by_rubric_field(r.field)
         value = phrasing_of(r).prompt_value(r, table)
         lines.append(f'- {r.id}: field "{spec.label}"; value <<<{_data(value)}>>>; suggested words: '
-                     + ", ".join(spec.keywords[:10]))
+                     + ", ".join(spec.keywords[:10]) + f"; a way to say it: <<<{_data(slot_reply(r, table, rng))}>>>")
     return lines
 
 
@@ -414,7 +445,8 @@ def fit_keywords(keywords: list[str], suggested: list[str], taken: set[str]) -> 
 
 
 def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable, max_turns: int,
-                            attempt: int = 0, previous: Iterable[Finding] = ()) -> dict[str, Any]:
+                            attempt: int = 0, previous: Iterable[Finding] = (),
+                            rng: random.Random | None = None) -> dict[str, Any]:
     """A clarification script whose slots (trigger keywords, reply) the model wrote, linked by rubric id.
 
     Slot ids follow the model's order (s1, s2, ...); a slot's field is its linked rubric's field
@@ -430,15 +462,19 @@ def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: Fie
         max_turns: the script's max_clarification_turns.
         attempt: as write_query_llm.
         previous: as write_query_llm.
+        rng: the verbalisation stage's generator, for the replies about profile requirements (written from
+            templates, stages/verbalise.py `write_profile_replies`: the profile is the model's text already).
 
     Raises:
         ecombench.llm.LLMError: as write_query_llm, against slots_reply_schema.
     """
     by_id = {r.id: r for r in rubrics}
+    profile = write_profile_replies(rubrics, table, rng)
     if not any(r.info_source == "clarification" for r in rubrics):
-        return {"clarification_slots": [], "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}
+        return {"clarification_slots": [], "profile_replies": profile, "default_response": DEFAULT_RESPONSE,
+                "max_clarification_turns": max_turns}
     ids = [r.id for r in rubrics if r.info_source == "clarification"]
-    text = _fill(prompt_template("slots"), {"requirements": "\n".join(slot_lines(rubrics, table)),
+    text = _fill(prompt_template("slots"), {"requirements": "\n".join(slot_lines(rubrics, table, rng)),
                                             "attempt": attempt_note(attempt, previous)})
     reply = client.call_json([{"role": "user", "content": text}], "clarification_slots", slots_reply_schema(rubrics),
                              purpose="slots",
@@ -453,7 +489,8 @@ def write_clarification_llm(client: LLMClient, rubrics: list[Rubric], table: Fie
                       "field": rubric.field if rubric else "",
                       "trigger_keywords": fit_keywords(keywords, list(suggested), taken) if rubric else keywords,
                       "user_response": " ".join(item["user_response"].split())})
-    return {"clarification_slots": slots, "default_response": DEFAULT_RESPONSE, "max_clarification_turns": max_turns}
+    return {"clarification_slots": slots, "profile_replies": profile, "default_response": DEFAULT_RESPONSE,
+            "max_clarification_turns": max_turns}
 
 
 # ---- review opinions -------------------------------------------------------------------------------

@@ -31,14 +31,19 @@ from ecombench.text import fix_articles, format_number, join_words, tokens
 VERBALISER_ID = "template-v2"
 
 OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want to buy {s}.", "Can you help me find {s}?",
-           "I'm shopping for {s}.", "Could you find me {s}?", "I'd like {s}.")
+           "I'm shopping for {s}.", "Could you find me {s}?", "I'd like {s}.", "Help me pick {s}.",
+           "I'm hoping to find {s}.", "I'm after {s}.", "Please find {s} for me.", "I'd love to get {s}.",
+           "I'm trying to find {s}.", "Any suggestions for {s}?", "I'm searching for {s}.", "I'd like to order {s}.")
 # The further attributes, on the singular "one" ("Ideally one made of cotton and with a floral pattern.").
-MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.")
-QUALITY = ("It should be {x}.", "I'd like one that's {x}.", "Please make sure it's {x}.")
+MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.",
+        "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.")
+QUALITY = ("It should be {x}.", "I'd like one that's {x}.", "Please make sure it's {x}.", "It has to be {x}.",
+           "Ideally it's {x}.", "I care that it's {x}.", "Only if it's {x}.", "I want it {x}.")
 PRICE = ("My budget is up to {p}.", "I can spend up to {p}.", "It should cost no more than {p}.",
-         "I'd like to keep it to {p} or under.")
+         "I'd like to keep it to {p} or under.", "Anything up to {p} works.", "I'd spend at most {p}.",
+         "Keep it at {p} or less, please.", "My limit is {p} or less.")
 OPINIONS = ('I\'d like one whose reviews say {x}.', "Other buyers should say things like {x}.",
-            "Reviews should mention {x}.")
+            "Reviews should mention {x}.", "I want buyers' reviews to say {x}.", "Past buyers should report {x}.")
 # Fields whose (short) value goes before the product noun: "a black bumper case", "a Bluetooth speaker".
 PREMODIFIERS = ("Color", "Form Factor", "Connectivity Technology", "Special Feature", "Power Source")
 MAX_PREMODIFIERS = 2
@@ -76,11 +81,15 @@ def quality_phrase(bounds: Mapping[str, RubricLike], rng: random.Random) -> str 
         return join_words(parts)
     if r and n:
         return rng.choice((f"well rated ({r} stars or more) with plenty of reviews (at least {n})",
-                           f"rated at least {r} stars across {n} or more reviews"))
+                           f"rated at least {r} stars across {n} or more reviews",
+                           f"rated {r} stars and up, with at least {n} ratings",
+                           f"backed by {n} or more reviews averaging {r} stars or better"))
     if r:
-        return rng.choice((f"rated {r} stars or higher", f"rated at least {r} stars"))
+        return rng.choice((f"rated {r} stars or higher", f"rated at least {r} stars", f"rated {r} stars or better",
+                           f"rated {r} stars and up"))
     if n:
-        return rng.choice((f"well reviewed, with at least {n} reviews", f"popular, with {n} or more ratings"))
+        return rng.choice((f"well reviewed, with at least {n} reviews", f"popular, with {n} or more ratings",
+                           f"backed by {n} or more reviews", f"tried by plenty of people, with at least {n} ratings"))
     return None
 
 

@@ -20,6 +20,7 @@ from ecombench.rubrics import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from ecombench.schemas.findings import Finding
 from ecombench.schemas.models import Rubric
 from ecombench.stages.features import _overlaps
+from ecombench.stages.persona_fit import incoherences
 from ecombench.stages.phrasing import phrasing_of, rubric_forms
 from ecombench.stages.rubrics import rubric_lock
 from ecombench.stages.stating import _unstated, product_type_drift, states_rubric
@@ -31,7 +32,10 @@ from ecombench.validation.leakage import reply_reveals
 
 def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] | None = None,
                   type_vocabulary: TypeVocabulary | None = None) -> list[Finding]:
-    """Findings where a source does not carry its rubrics (query, persona, clarification) or the lock broke.
+    """Findings where a source does not carry its rubrics, the persona contradicts them, or the lock broke.
+
+    Sources: query, persona, clarification; a persona's background contradicting the requirements is
+    persona_incoherent (stages/persona_fit.py).
 
     Args:
         task: a task record.
@@ -88,6 +92,10 @@ def check_sources(task: dict[str, Any], table: FieldTable, cues: dict[str, str] 
         findings.append(Finding("persona_missing_requirement",
                                 f"product_requirements holds keys with no persona rubric: {extra}",
                                 {"extra_keys": extra}))
+    for c in incoherences(task["user_persona"], rubrics):  # the background explains the requirements
+        findings.append(Finding("persona_incoherent",
+                                f"persona {c['noise_field']} {c['noise_value']!r} contradicts {c['rule']} rubric "
+                                f"{c['rubric_id']} ({c['field']} = {c['value']!r})", c))
     if rubric_lock(rubrics) != task["rubric_lock"]:
         findings.append(Finding("rubric_lock_mismatch", "rubrics changed after they were locked",
                                 {"expected": task["rubric_lock"], "found": rubric_lock(rubrics)}))

@@ -104,3 +104,48 @@ def test_no_reply_of_the_real_split_states_a_raw_age_range(full_build):
     replies = [s["user_response"] for t in full_build.tasks for s in t["clarification_script"]["clarification_slots"]]
     assert replies and not [r for r in replies if raw.search(r)]
     assert all(t["clarification_script"]["default_response"] == DEFAULT_RESPONSE for t in full_build.tasks)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("details.Material", "Faux Leather"), ("details.Special Feature", "Shock-Absorbent"),
+    ("details.Screen Size", "15.6 Inches"), ("details.Manufacturer recommended age", "4 - 12 years"),
+    ("details.Product Care Instructions", "Hand Wash Only"), ("details.Compatible Phone Models", "iPhone 8"),
+])
+def test_a_seeded_generator_draws_several_reply_forms_each_stating_the_value(field, value):
+    import random
+
+    rubric = {"field": field, "type": "attribute_match", "expected_value": value}
+    replies = {slot_reply(rubric, load_field_table(), random.Random(seed)) for seed in range(24)}
+    assert len(replies) >= 2
+    assert all(reply_states(r, value, field) for r in replies)
+
+
+@pytest.mark.parametrize("field, bound", [
+    ("price", {"max": 25.0, "max_inclusive": True}), ("average_rating", {"min": 4.5, "min_inclusive": True}),
+    ("rating_number", {"min": 100.0, "min_inclusive": True}),
+])
+def test_bound_reply_forms_all_state_the_bound_with_its_direction(field, bound):
+    import random
+
+    from ecombench.lemmas import states_bound
+
+    rubric = {"field": field, "type": "numeric_range", "expected_value": bound}
+    replies = {slot_reply(rubric, load_field_table(), random.Random(seed)) for seed in range(24)}
+    assert len(replies) >= 3
+    assert all(states_bound(r, field, bound) for r in replies)
+
+
+def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies():
+    import random
+
+    from ecombench.stages.replies import profile_reply
+
+    rubric = {"id": "r3", "field": "details.Compatible Phone Models", "type": "attribute_match",
+              "expected_value": "iPhone 8", "info_source": "persona"}
+    table = load_field_table()
+    seen = {profile_reply(rubric, table, random.Random(seed), slot_reply(rubric, table)) for seed in range(16)}
+    assert {mode for mode, _ in seen} == {"points", "states"}
+    for mode, reply in seen:
+        assert "profile" in reply or mode == "states"
+        assert ("iPhone 8" in reply) == (mode == "states")
+        assert "don't have" not in reply

@@ -269,3 +269,9 @@ def test_an_answer_set_split_leaves_every_hidden_source_needed(full_catalog, int
     assert answer(a.query + a.clarification) >= 2  # without the persona
     assert answer(a.query + a.persona) >= 2  # without the clarification
     assert answer(a.query + a.persona + a.clarification) <= 5
+
+
+def test_no_split_hides_more_thresholds_than_the_config_allows(splits):
+    for _, _, a in splits:
+        hidden = a.persona + a.clarification
+        assert sum(f.kind == "numeric" for f in hidden) <= CONFIG.max_hidden_thresholds

@@ -1,0 +1,141 @@
+"""The ways a shopper says one requirement aloud: several reply forms per field and kind of value.
+
+stages/replies.py picks one with the verbalisation stage's seeded generator, so two tasks asking about
+the same field rarely hear the same sentence. Placeholders: {value} (the value in speech case), {number}
+and {unit} (a measure), {age} (an age said as a person says it: "ages 4 to 12", "a 6-month-old"), {n} (a
+bound's number, money with its "$"), {label} (the field's label). A form whose sentence would not state
+the value (checked with stages/replies.py `reply_states`, as stage 6 checks it) is never chosen. The first
+form of each list is the one used without a generator (unit tests, older splits regenerate unchanged).
+
+Bound forms exist for one inclusive end only ("up to $25", "4 stars or higher"); every one states the
+bound's direction in words stages/lemmas.py `states_bound` reads, so stage 6 still sees the value.
+"""
+
+from __future__ import annotations
+
+# Per field and value kind: "plain", "measure", "count" (for Size), "age" (age fields), "max" / "min" (a
+# one-ended inclusive bound). A kind absent falls back to "plain"; a field absent to GENERIC.
+FORMS: dict[str, dict[str, tuple[str, ...]]] = {
+    "Material": {"plain": ("I'd like it made of {value}.", "I'm after one made from {value}.",
+                           "{value} would be my pick for the material.", "Ideally it's made of {value}.")},
+    "Special Feature": {"plain": ("One thing it really must have: {value}.", "It has to be {value}, that matters most.",
+                                  "The must-have for me is {value}.", "I really need it to be {value}.")},
+    "Shape": {"plain": ("The shape should be {value}.", "I'd like a {value} one.", "Something {value} in shape.")},
+    "Size": {"plain": ("I need the {value} size.", "The {value} size would fit me.", "I'd go for {value} in size."),
+             "measure": ("It should measure {value}.", "About {value} would be right.", "I need one that's {value}."),
+             "count": ("I need {value}.", "{value} would be the right amount.", "I'd like it as {value}.")},
+    "Mounting Type": {"plain": ("It has to suit a {value} setup.", "I'll set it up as {value}.",
+                                "I need it for {value} mounting.")},
+    "Form Factor": {"plain": ("I want the {value} type.", "I'd go for a {value} one.", "A {value} design suits me.")},
+    "Connectivity Technology": {"plain": ("It needs to connect over {value}.", "I'd like it to use {value}.",
+                                          "{value} is how I want to hook it up.")},
+    "Connector Type": {"plain": ("I need a {value} connector.", "My device takes {value}, so that's the plug I need.",
+                                 "It has to have a {value} end.")},
+    "Screen Size": {"plain": ("The screen should be {value}.", "A {value} screen is what I have in mind."),
+                    "measure": ("I'd like a {number}-{unit} screen.", "I'm after a {number}-{unit} screen.",
+                                "My space fits a {number}-{unit} screen.")},
+    "Finish Type": {"plain": ("I want a {value} finish.", "A {value} finish would look best to me.",
+                              "I'd pick a {value} finish.")},
+    "Item Form": {"plain": ("I prefer it in {value} form.", "I find {value} easiest to use.",
+                            "I'd like the {value} kind.")},
+    "Power Source": {"plain": ("I want it to be {value}.", "It should run {value}.", "{value} suits how I'll use it.")},
+    "Operating System": {"plain": ("It needs to run {value}.", "I'm on {value}, so it has to work with that.",
+                                   "It has to be {value}.")},
+    "RAM": {"plain": ("I need {value} RAM.", "{value} of RAM should do it."),
+            "measure": ("I need {value} of RAM.", "{value} of memory should do it.",
+                        "At this point I'd want {value} of RAM.")},
+    "Hard Drive": {"plain": ("I need a {value}.", "I'd like a {value} for storage."),
+                   "measure": ("I need {value} of storage.", "{value} of space should be plenty for me.",
+                               "It should come with {value} of storage.")},
+    "Closure": {"plain": ("The closure should be {value}.", "I like a {value} closure.",
+                          "I find a {value} closure easiest.")},
+    "Recommended Uses For Product": {"plain": ("I'll mainly use it for {value}.", "It's mostly for {value}.",
+                                               "I need it for {value}.", "I want it for {value}, mainly.")},
+    "Room Type": {"plain": ("It's for the {value}.", "It's going in the {value}.", "I'll put it in the {value}.")},
+    "Occasion": {"plain": ("It's for {value}.", "I'm getting it for {value}.", "I want it ready for {value}.")},
+    "Ink Color": {"plain": ("I want it to write in {value}.", "{value} ink, please; that's what I use.",
+                            "The ink should be {value}.")},
+    "Sport Type": {"plain": ("It's for {value}.", "I'll use it for {value}.", "I need it for {value}.")},
+    "Age Range (Description)": {"plain": ("It's for a {value}.", "The person using it is a {value}.",
+                                          "It has to suit a {value}."),
+                                "age": ("It's for {age}.", "I'm buying it for {age}.", "It has to suit {age}.")},
+    "Manufacturer recommended age": {"plain": ("The recommended age is {value}.", "It should be meant for {value}."),
+                                     "age": ("It's for {age}.", "I'm buying it for {age}.",
+                                             "It has to be suitable for {age}.")},
+    "Product Care Instructions": {"plain": ("The care label should say {value}.", "It has to be fine to {value}.",
+                                            "I only buy things I can {value}.", "I want to be able to {value} it.")},
+    "Indoor/Outdoor Usage": {"plain": ("It's for {value} use.", "I'll be using it {value}s.",
+                                       "It's going to be used {value}s.")},
+    "Reusability": {"plain": ("It should be {value}.", "I want something {value}.", "I'd rather it be {value}.")},
+    "Battery Cell Composition": {"plain": ("The battery should be {value}.", "I want {value} cells in it.",
+                                           "It has to take {value} batteries.")},
+    "Voltage": {"plain": ("It has to be {value}.", "My setup needs {value}."),
+                "measure": ("It has to run on {value}.", "My setup needs {value}.", "It must work at {value}.")},
+    "Capacity": {"plain": ("It needs to hold {value}.", "I'd like it to take {value}.",
+                           "{value} is the capacity I need."),
+                 "measure": ("It needs to hold {value}.", "I'd like it to take {value}.",
+                             "{value} is the capacity I need.")},
+    "Frame Type": {"plain": ("For the frame, I want {value}.", "I'd like it {value}.", "I prefer it {value}.")},
+    "Wall Art Form": {"plain": ("I want it as a {value}.", "A {value} is what I'm after.", "I'd hang a {value}.")},
+    "Orientation": {"plain": ("It should be in {value} orientation.", "I need it {value}.", "It has to be {value}.")},
+    "Top Style": {"plain": ("I want a {value} top.", "The curtains should have a {value} top.",
+                            "I'd like the {value} kind of top.")},
+    "Pile Height": {"plain": ("I'd like a {value} pile.", "A {value} pile suits the room.", "I want it {value} pile.")},
+    "Rug Form Type": {"plain": ("I need a {value}.", "A {value} is what fits the space.", "I'm after a {value}.")},
+    "Construction Type": {"plain": ("It should be {value}.", "I want it {value}.", "I'd like {value} construction.")},
+    "Back Material Type": {"plain": ("The backing should be {value}.", "I want a {value} backing.",
+                                     "It needs {value} on the back.")},
+    "Handle Material": {"plain": ("I want a {value} handle.", "The handle should be {value}.",
+                                  "I like the feel of a {value} handle.")},
+    "Operation Mode": {"plain": ("I'd like {value} operation.", "It should work {value}.", "I want it {value}.")},
+    # Persona-only fields: said when the profile's value is stated aloud.
+    "Brand": {"plain": ("I always go with {value}.", "I stick with {value}.", "It should be {value}; I trust them.")},
+    "Color": {"plain": ("I'd like it in {value}.", "{value} is my colour.", "I'm after {value}.")},
+    "Style": {"plain": ("My style is {value}.", "I like things {value}.", "I'd pick {value}.")},
+    "Pattern": {"plain": ("I'd like a {value} pattern.", "Something {value}, please.", "I go for {value}.")},
+    "Theme": {"plain": ("I'd like a {value} theme.", "Something with {value} on it.", "The theme should be {value}.")},
+    "Scent": {"plain": ("I like it {value}.", "My pick for scent is {value}.", "I'd go for {value}.")},
+    "Skin Type": {"plain": ("It has to suit {value} skin.", "My skin is {value}.", "I need it for {value} skin.")},
+    "Hair Type": {"plain": ("It has to suit {value} hair.", "My hair is {value}.", "I need it for {value} hair.")},
+    "Compatible Phone Models": {"plain": ("It's for my {value}.", "My phone is the {value}, so it has to fit that.",
+                                          "It needs to fit my {value}.")},
+    "Compatible Devices": {"plain": ("It has to work with my {value}.", "I'll use it with my {value}.",
+                                     "It needs to fit my {value}.")},
+    "Department": {"plain": ("I shop the {value} range.", "It should be from the {value} range.",
+                             "I'm after the {value} version.")},
+    "Item Firmness Description": {"plain": ("I like it {value}.", "{value} suits me best.", "I'd want it {value}.")},
+    "Fill Material": {"plain": ("I prefer a {value} fill.", "It should be filled with {value}.",
+                                "I like {value} filling.")},
+    "Hand Orientation": {"plain": ("I need the {value}-hand version.", "I'm {value}-handed.",
+                                   "It has to be for {value}-handed use.")},
+    # Bounds: {n} is the number with its unit ("$25", "4.5", "100").
+    "price": {"max": ("I can spend no more than {n} on it.", "Anything up to {n} works for me.",
+                      "I'd like to keep it to {n} or less.", "My budget is at most {n}."),
+              "min": ("I can spend at least {n} on it.", "I expect to pay {n} or more.")},
+    "average_rating": {"min": ("I only buy things rated at least {n} stars.", "It should have {n} stars or higher.",
+                               "I look for {n} stars or better before I buy.", "I'd want it rated {n} stars and up.")},
+    "rating_number": {"min": ("I'd like something lots of people have tried, with at least {n} ratings.",
+                              "I trust things with {n} or more reviews.",
+                              "It should have at least {n} reviews, so I know it's proven.",
+                              "Plenty of people should have rated it: {n} ratings or more.")},
+}
+GENERIC: dict[str, tuple[str, ...]] = {"plain": ("I'd like {value}.", "It should be {value}.", "I'm after {value}.")}
+
+# Replies to a question about something the profile holds. "points": the reply sends the agent to the
+# profile without saying the value; "states": it says the value (a FORMS sentence) and mentions the profile.
+POINTS: tuple[str, ...] = (
+    "That's in my profile: I saved my {label} there.",
+    "Have a look at my profile; my {label} is saved there.",
+    "I put my {label} in my profile, so check it there.",
+    "My profile has that. It lists my {label}.",
+    "I already noted my {label} in my profile.",
+)
+# What the profile calls a requirement when the field's label would read oddly after "my" ("my price").
+PROFILE_NAMES: dict[str, str] = {"price": "budget", "average_rating": "minimum star rating",
+                                 "rating_number": "minimum number of ratings",
+                                 "Compatible Phone Models": "phone model", "Compatible Devices": "device",
+                                 "Special Feature": "must-have feature",
+                                 "Age Range (Description)": "age group", "Department": "usual department",
+                                 "Item Firmness Description": "firmness preference", "Hand Orientation": "handedness"}
+STATES_TAIL: tuple[str, ...] = (" It's in my profile too.", " I noted that in my profile as well.",
+                                " My profile says so too.", "")

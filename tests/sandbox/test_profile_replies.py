@@ -1,0 +1,51 @@
+"""The shopper never contradicts its profile: natural questions about persona requirements, on the real build."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecombench.lemmas import states_bound
+from ecombench.sandbox.tools import Episode
+from ecombench.stages.replies import reply_states
+from ecombench.tables.fields import FieldTable
+
+DENIALS = ("don't have a particular", "no particular", "nothing else")
+
+
+def natural_question(table: FieldTable, field: str) -> str:
+    """The question a shopping assistant asks about a field: the field table's first natural one."""
+    spec = table.by_rubric_field(field)
+    return spec.questions[0] if spec.questions else f"Which {spec.label} would you like?"
+
+
+def says_value(reply: str, rubric: dict[str, Any]) -> bool:
+    if rubric["type"] == "numeric_range":
+        return states_bound(reply, rubric["field"], rubric["expected_value"])
+    values = rubric["expected_value"] if isinstance(rubric["expected_value"], list) else [rubric["expected_value"]]
+    return all(reply_states(reply, v, rubric["field"]) for v in values)
+
+
+def test_no_reply_denies_a_value_the_profile_holds(full_build, sandbox_catalog):
+    table = sandbox_catalog.table
+    asked = 0
+    for task in full_build.tasks:
+        recorded = {tuple(p["linked_rubric_ids"]): p for p in task["clarification_script"]["profile_replies"]}
+        for rubric in (r for r in task["rubrics"] if r["info_source"] == "persona"):
+            question = natural_question(table, rubric["field"])
+            reply = Episode(sandbox_catalog, task).call("ask_user", {"question": question})["user_response"]
+            asked += 1
+            assert not any(d in reply.lower() for d in DENIALS), (task["id"], question, reply)
+            profile = recorded[(rubric["id"],)]
+            assert profile["user_response"] in reply, (task["id"], question, reply)
+            if profile["mode"] == "states":
+                assert says_value(reply, rubric), (task["id"], question, reply)
+    assert asked >= len(full_build.tasks)  # every task holds at least one persona requirement
+
+
+def test_a_field_with_no_hidden_requirement_gets_no_preference_for_it_only(full_build, sandbox_catalog):
+    table = sandbox_catalog.table
+    task = full_build.tasks[0]
+    hidden = {table.by_rubric_field(r["field"]).name for r in task["rubrics"] if r["info_source"] != "query"}
+    free = next(s for s in table.detail_fields() if s.name not in hidden and not s.fallback)
+    reply = Episode(sandbox_catalog, task).call("ask_user", {"question": f"What {free.label} do you want?"})
+    assert reply["user_response"].startswith(f"I don't have a particular {free.label} in mind")

@@ -1,0 +1,55 @@
+"""Personas whose background explains their requirements (stages/persona_fit.py, stages/verbalise.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecombench.hashing import rng
+from ecombench.schemas.models import Rubric
+from ecombench.stages.persona_fit import CHILD_HOUSEHOLDS, SPLURGE, incoherences, persona_needs, who_for
+from ecombench.stages.verbalise import write_persona
+from ecombench.tables.fields import load_field_table
+
+
+def _rubric(rid, field, value, source="query", type_="attribute_match"):
+    return Rubric.model_validate({"id": rid, "type": type_, "field": field, "expected_value": value,
+                                  "info_source": source, "description": "d"})
+
+
+@pytest.mark.parametrize("field, value, who", [
+    ("details.Age Range (Description)", "Kid", "child"), ("details.Age Range (Description)", "Adult", None),
+    ("details.Manufacturer recommended age", "4 - 12 years", "child"),
+    ("details.Manufacturer recommended age", "13 - 17 years", "teen"),
+    ("details.Manufacturer recommended age", "14 years and up", None),
+    ("details.Manufacturer recommended age", "3 years and up", "child"),
+    ("details.Manufacturer recommended age", "6 - 24 months", "child"), ("details.Department", "Boys", "child"),
+    ("details.Department", "Womens", None), ("details.Material", "Kid Leather", None),
+])
+def test_who_a_value_says_the_product_is_for(field, value, who):
+    assert who_for(field, value) == who
+
+
+def test_a_childs_product_gets_a_household_with_children_for_every_seed():
+    rubrics = [_rubric("r1", "title", "Puzzle", type_="entity_match"),
+               _rubric("r2", "details.Age Range (Description)", "Kid", source="persona"),
+               _rubric("r3", "price", {"max": 20.0, "max_inclusive": True}, source="clarification",
+                       type_="numeric_range")]
+    for seed in range(30):
+        persona = write_persona(rubrics, load_field_table(), rng(seed, "verbalisation"), "u_0123456789")
+        assert persona["demographics"]["household"] in CHILD_HOUSEHOLDS
+        assert persona["shopping_habits"]["price_sensitivity"] != SPLURGE
+        assert incoherences(persona, rubrics) == []
+
+
+def test_a_persona_living_alone_with_a_kids_toy_and_a_splurge_with_a_cap_are_incoherent():
+    rubrics = [_rubric("r2", "details.Age Range (Description)", "Kid"),
+               _rubric("r3", "price", {"max": 20.0, "max_inclusive": True}, type_="numeric_range")]
+    persona = {"demographics": {"household": "lives alone"}, "shopping_habits": {"price_sensitivity": SPLURGE}}
+    rules = sorted(c["rule"] for c in incoherences(persona, rubrics))
+    assert rules == ["child_product", "price_cap"]
+    assert persona_needs(rubrics).budget_minded
+
+
+def test_an_excluded_kids_value_says_nothing_about_the_household():
+    rubrics = [_rubric("r2", "details.Age Range (Description)", ["Kid"], type_="negative_attribute")]
+    assert persona_needs(rubrics).households is None
