@@ -356,20 +356,24 @@ class Drill:
                 time.sleep(gap)
             if proc.poll() is None:
                 (os.killpg if group else os.kill)(proc.pid, sig)
-        try:
-            code = proc.wait(timeout=180)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            code = proc.wait()
-        stop_s = time.time() - t0
-        text = err.read_text()
-        errors = [line for line in text.splitlines() if line.startswith("error: ")]
+        code, stop_s, text, errors = self._stopped(proc, err, t0, 180)
         published = self._published(art, name)
         ok = (reached and code == expect_code and len(errors) == 1 and must in errors[0]
               and "Traceback" not in text and not published and stop_s < 90)
         said = errors[0][:100] if errors else text[-120:]
         return (f"signal sent: {reached}; exit {code} after {stop_s:.1f} s, {len(errors)} error line(s), "
                 f"{text.count('Traceback')} traceback(s), published={published}: {said}"), ok
+
+    @staticmethod
+    def _stopped(proc: subprocess.Popen, err: Path, t0: float, timeout: float) -> tuple[int, float, str, list[str]]:
+        """(exit code, seconds since t0, stderr text, its "error: " lines) once `proc` ends (killed past timeout)."""
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+        text = err.read_text()
+        return code, time.time() - t0, text, [line for line in text.splitlines() if line.startswith("error: ")]
 
     def sigterm(self) -> tuple[str, bool]:
         return self._signal_case("sigterm", lambda t: "batch 2/" in t, [signal.SIGTERM], 143, "SIGTERM",
@@ -396,14 +400,7 @@ class Drill:
         state = json.loads((art / "cache" / "prefect-server.json").read_text())
         t0 = time.time()
         os.kill(state["pid"], signal.SIGKILL)  # the server dies (OOM killer, a reboot of its host, a user)
-        try:
-            code = proc.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            code = proc.wait()
-        stop_s = time.time() - t0
-        text = err.read_text()
-        errors = [line for line in text.splitlines() if line.startswith("error: ")]
+        code, stop_s, text, errors = self._stopped(proc, err, t0, 300)
         published = self._published(art, "lost")
         rerun = subprocess.run([*ECOMBENCH, "build", "--split", "lost", *self.SMALL_BUILD], cwd=REPO, env=env,
                                capture_output=True, text=True, timeout=900)
