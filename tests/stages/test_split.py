@@ -237,7 +237,8 @@ def test_a_query_with_no_product_type_and_no_attribute_is_not_searchable(full_ca
     assert not [f for f in features if f.kind in ("entity", "detail")]
     # With one review opinion per task (was two) such a product has four features, one short of review_driven's
     # 3/1/1 (PartitionInfeasible comes first); a query minimum of 2 lets the split reach the searchability check.
-    sc = CONFIG.model_copy(update=intent.split_overrides() | {"min_query": 2})
+    # The hidden sources here can only hold bounds, so both may take one (max_hidden_thresholds, default 1 per task).
+    sc = CONFIG.model_copy(update=intent.split_overrides() | {"min_query": 2, "max_hidden_thresholds": 2})
     with pytest.raises(QueryNotSearchable) as exc:
         split_features(select_features(features, intent, rng(0)), intent, sc, rng(0))
     assert exc.value.reason == "query_not_searchable"

@@ -9,11 +9,13 @@ import pytest
 
 from ecombench.answers.norms import CatalogNorms
 from ecombench.catalog.details import detail_rows, field_vocabulary
+from ecombench.catalog.facts import stated_rows
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.snapshot import load_reviews, load_snapshot
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.catalog_stats import (
     STATS_DIR,
+    catalog_knowledge,
     load_catalog_stats,
     negative_fields,
     stored_catalog_suite,
@@ -39,7 +41,9 @@ def test_stored_norms_equal_the_ones_a_build_computes(snapshot):
     products, manifest = load_snapshot(snapshot)
     stats = load_catalog_stats(snapshot, manifest["fingerprint"], table)
     assert stats is not None
-    fresh = CatalogNorms.compute(products, table, load_reviews(snapshot))
+    # As a build computes them: options are the values the pages state (their product facts).
+    details = stated_rows(catalog_knowledge(snapshot, table).facts.facts)
+    fresh = CatalogNorms.compute(products, table, load_reviews(snapshot), details=details)
     assert stats.norms.titles.equals(fresh.titles)
     assert stats.norms.options.equals(fresh.options)
     assert stats.norms.review_texts is not None and stats.norms.review_texts.equals(fresh.review_texts)
