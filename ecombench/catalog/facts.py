@@ -23,8 +23,9 @@ How the page is read (all of it polars over whole columns, Python only once per 
   "MATERIAL:"), or for a compatibility field a "for / compatible with / fits" before it. Which fields' title
   mentions hold is learned from the products that carry a label (`learn_title_rates`).
 - **Contradictions**: a negated mention ("not waterproof", "NOT compatible with S20 Ultra", "BPA free"), an
-  imitation qualifier ("PU leather" against a label "Leather"), and, in a field whose labels hold one value per
-  product, a title or cued value other than the label's (a "Plaid" title against the label Pattern "Solid").
+  imitation qualifier ("PU leather" against a label "Leather"), in a field whose labels hold one value per
+  product, a title or cued value other than the label's (a "Plaid" title against the label Pattern "Solid"), and
+  a title naming the field's cue word against a value that says the field is absent ("Wolf Print" against "Solid").
   A value the page contradicts and nowhere states is contradicted, even when its label says it.
 
 `extract_facts` returns one row per (row, field, value): the strongest evidence for it, its polarity and
@@ -544,6 +545,7 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                  .join(canonical, on=["field", "norm"], how="left")
                  .with_columns(pl.coalesce("canonical", "value").alias("value")).drop("canonical", "norm"))
     all_facts = _single_valued_conflicts(all_facts, vocabulary)
+    all_facts = _absence_conflicts(all_facts, segments, table)
     asins = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin")
     return _resolve(all_facts).drop("parent_asin").join(asins, on="row", how="left").select(list(FACT_SCHEMA))
 
@@ -569,6 +571,38 @@ def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) ->
                          pl.concat_str([pl.lit("states "), pl.col("text_values").list.join(", "), pl.lit(": "),
                                         pl.col("by")]).alias("evidence")))
     return pl.concat([facts, conflicts.select(facts.columns)])
+
+
+def _absence_conflicts(facts: pl.DataFrame, segments: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+    """Contradictions of label values that say the field is absent (FieldSpec.absence_values: Pattern "Solid").
+
+    A title that names one of the field's cue words and not the value ("... Wolf Print Curtains" against "Solid")
+    contradicts the label; the evidence quotes the cue word and the title.
+    """
+    specs = [s for s in table.detail_fields() if s.absence_values]
+    labels = facts.filter((pl.col("source") == "details") & (pl.col("polarity") == STATED))
+    titles = segments.filter(pl.col("source") == "title").select("row", "segment", pl.col("norm").alias("title"))
+    conflicts = []
+    for spec in specs:
+        absent = [v.lower() for v in spec.absence_values]
+        cue = "|".join(sorted({surface_text(c).strip() for c in spec.text_cues()}))
+        found = (labels.filter((pl.col("field") == spec.name) & pl.col("value").str.to_lowercase().is_in(absent))
+                 .drop("segment").join(titles, on="row")
+                 .with_columns(pl.col("title").str.extract(rf" ({cue}) ", 1).alias("cue"))
+                 .filter(pl.col("cue").is_not_null()
+                         & ~pl.col("title").str.contains(pl.concat_str([pl.lit(" "), pl.col("value").str.to_lowercase(),
+                                                                         pl.lit(" ")]), literal=True)))
+        if found.is_empty():
+            continue
+        start = pl.col("title").str.find(pl.concat_str([pl.lit(" "), pl.col("cue"), pl.lit(" ")]), literal=True)
+        conflicts.append(found.select(
+            "row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"), pl.lit("title").alias("source"),
+            "segment", start.cast(pl.Int32).alias("start"),
+            (start + pl.col("cue").str.len_bytes() + 1).cast(pl.Int32).alias("end"), pl.lit(True).alias("cued"),
+            pl.lit(False).alias("imitation"),
+            pl.concat_str([pl.lit("states "), pl.col("cue"), pl.lit(": "), pl.col("title").str.strip_chars()])
+            .alias("evidence")).select(facts.columns))
+    return pl.concat([facts, *conflicts]) if conflicts else facts
 
 
 def _resolve(facts: pl.DataFrame) -> pl.DataFrame:

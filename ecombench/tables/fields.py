@@ -58,6 +58,9 @@ class FieldSpec:
         measure: values are measurements, read from text only when they hold a number.
         text_values: values a page may state though too few labels carry them to be learned (reviewed): read in
             text like the learned ones, so a page saying "repositionable" contradicts a label "Single Use".
+        absence_values: values that say the page has none of what the field describes (Pattern "Solid"): a title
+            that names one of the field's cue words ("print", "patterned") and not the value contradicts such a
+            label (reviewed; ecombench.catalog.facts).
     """
 
     name: str
@@ -81,6 +84,7 @@ class FieldSpec:
     self_evident: bool = False
     measure: bool = False
     text_values: tuple[str, ...] = ()
+    absence_values: tuple[str, ...] = ()
 
     def text_cues(self) -> tuple[str, ...]:
         """The cue words of the field in product text: `cues`, else its label."""
@@ -224,6 +228,7 @@ def _load_field_table(path: str) -> FieldTable:
                 self_evident=bool(row.get("self_evident", False)),
                 measure=bool(row.get("measure", False)),
                 text_values=tuple(row.get("text_values", ())),
+                absence_values=tuple(row.get("absence_values", ())),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

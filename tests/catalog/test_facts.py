@@ -99,3 +99,25 @@ def test_imitation_decides_a_material_only(full_catalog):
     # Lericher artificial gypsophila bouquet: "artificial flowers" are still flowers as a theme.
     asin = "B07DL4J98P"
     assert _facts(full_catalog, asin, "Theme").get("Flowers") != "contradicted"
+
+
+@pytest.mark.parametrize(("asin", "why"), [
+    # Red Vow curtains: label Pattern "Solid"; title "... Basketball Hoop Rim ... Stadium Picture Print".
+    ("B07MYWL1NZ", "a picture-print curtain"),
+    # EiiChuang curtains: label "Solid"; title "... Frozen Forest Wolf Print Curtains".
+    ("B09W2BGTV6", "a wolf-print curtain"),
+    # Ombre kitchen curtains: label "Solid"; title "... Pink Gray Gradient Textured Art Pattern Curtains".
+    ("B09R4N4N8M", "an art-pattern curtain"),
+])
+def test_a_printed_page_contradicts_a_solid_pattern_label(full_catalog, asin, why):
+    assert "Solid" in _labels(full_catalog, asin, "Pattern")
+    assert _facts(full_catalog, asin, "Pattern").get("Solid") == "contradicted", why
+    assert asin not in full_catalog.index.answer_set([_rubric("Pattern", "Solid")]), why
+    assert _graded(full_catalog, asin, "Pattern", "Solid") != "satisfied", why
+
+
+def test_a_solid_title_keeps_its_solid_pattern_label(full_catalog):
+    # Gorgeous Home curtain: label "Solid"; title "1 Panel Solid Dark Green SEMI Sheer ... Curtain Drapes".
+    asin = "B0181K1RSO"
+    assert _facts(full_catalog, asin, "Pattern").get("Solid") == "stated"
+    assert asin in full_catalog.index.answer_set([_rubric("Pattern", "Solid")])
