@@ -26,11 +26,12 @@ from typing import Any
 
 from ecombench.errors import ServerError
 from ecombench.llm import LLMClient, LLMError
+from ecombench.rubrics.base import as_spec
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.sandbox.tools import DEFAULT_RESPONSE, Episode, EpisodeLimits
 from ecombench.tables.fields import FieldTable
 from ecombench.text import contains_phrase
-from ecombench.validation.leakage import leak_forms
+from ecombench.validation.leakage import leak_forms, reply_reveals
 from ecombench.validation.slots import opened_slots
 
 SHOPPER_PROMPT = """You are role-playing an online shopper who is chatting with a shopping assistant. Stay in character.
@@ -72,12 +73,17 @@ def shopper_messages(task: dict[str, Any], question: str, table: FieldTable) -> 
 
 
 def stated_slots(reply: str, task: dict[str, Any], table: FieldTable) -> list[str]:
-    """Ids of the clarification slots whose value `reply` states, in any spelling the leakage rules know."""
+    """Ids of the clarification slots whose value `reply` states, in any spelling the leakage rules know.
+
+    A value is stated when any of its leak forms is in the reply, or when stage 6 would count the reply as
+    revealing it (`reply_reveals`: a bound in any wording, "20 or more reviews" for 20 ratings).
+    """
     rubrics = {r["id"]: r for r in task["rubrics"]}
     out = []
     for s in task["clarification_script"]["clarification_slots"]:
         linked = [rubrics[rid] for rid in s["linked_rubric_ids"] if rid in rubrics]
-        if any(contains_phrase(reply, form) for r in linked for form in leak_forms(r, table)):
+        if any(reply_reveals(reply, as_spec(r), table) or any(contains_phrase(reply, f) for f in leak_forms(r, table))
+               for r in linked):
             out.append(s["slot_id"])
     return out
 

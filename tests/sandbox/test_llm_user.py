@@ -59,8 +59,6 @@ def _two_slot_tasks(built_tasks):
     return tasks[:2]
 
 
-@pytest.mark.skip(reason="the oracle misses the second task since profile replies answer profile questions; "
-                         "the scripted LLM replies need updating")
 def test_good_leaking_and_failing_replies(sandbox_catalog, built_tasks, tmp_path):
     tasks = _two_slot_tasks(built_tasks)
     # The oracle asks one question per slot: task 1 gets a good and a leaking reply, task 2 an invalid reply
