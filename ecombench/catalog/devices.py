@@ -145,7 +145,7 @@ def _parse(words: list[str]) -> list[DeviceModel]:
         end = i + 1
         while end < len(words) and words[end] in VARIANT_WORDS and not _is_model(words[end]):
             end += 1
-        if series or any(c.isalpha() for c in w):  # a bare number ("12") names no device
+        if series or (any(c.isalpha() for c in w) and any(c.isdigit() for c in w)):  # "12", "XS" alone: no device
             found.append(DeviceModel(series, w, tuple(sorted(set(words[i + 1:end])))))
         series_words, makers, i = [], [], end
     return found

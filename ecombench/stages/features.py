@@ -21,7 +21,7 @@ from ecombench.catalog.details import (
     split_options,
     strip_markup,
 )
-from ecombench.catalog.devices import names_device
+from ecombench.catalog.devices import device_holds, device_models, names_device
 from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import TypeStats
@@ -122,8 +122,22 @@ def _page_options(product: dict[str, Any], spec: FieldSpec, values: list[str],
     ranked = sorted((f for f in facts if f["field"] == spec.name and f["polarity"] == STATED), key=_strength)
     if spec.compatibility and any(names_device(f["value"]) for f in ranked):
         ranked = [f for f in ranked if names_device(f["value"])]  # the device it fits before a series or a kind
+        best = _strength(ranked[0])[0]
+        pool = [f["value"] for f in facts if f["polarity"] == STATED and f["field"] in table.fields
+                and table.fields[f["field"]].compatibility]
+        spelled = [_full_spelling(f["value"], pool) for f in ranked if _strength(f)[0] == best]
+        return list(dict.fromkeys(spelled)), ""
     best = _strength(ranked[0])[0]
     return [f["value"] for f in ranked if _strength(f)[0] == best], ""
+
+
+def _full_spelling(value: str, spellings: list[str]) -> str:
+    """The page's shortest spelling of the same device that names its series ("S10" -> "Galaxy S10"), else `value`.
+
+    `spellings` are the values the page states for any compatibility field.
+    """
+    same = [v for v in spellings if device_holds(v, value) and device_holds(value, v)]
+    return min(same or [value], key=lambda v: (not all(d.series for d in device_models(v)), len(v), v))
 
 
 def _clean_options(spec: FieldSpec, raws: list[str], table: FieldTable) -> tuple[list[str] | None, str]:
@@ -203,6 +217,7 @@ def extract_features(
     cleaned = [(spec, raws, *_page_options(product, spec, raws, table)) for spec in table.detail_fields()
                if (raws := _page_values(product, spec))]
     compat = frozenset(spec.name for spec in table.detail_fields() if spec.compatibility)
+    names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
         prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
@@ -218,8 +233,9 @@ def extract_features(
             if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))})
-            if device and any(names_device(o) for o in options if o not in bad):
-                # the device it fits, not a kind or series the page also names ("OnePlus" of a OnePlus 10 Pro case)
+            if device and names_a_device:
+                # the device it fits, not a kind, series or fragment the page also names ("OnePlus" of a OnePlus
+                # 10 Pro case, "12 Pro" beside "iPhone 12 Pro")
                 bad.update({o: "not_a_device_model" for o in options if o not in bad and not names_device(o)})
             options = [o for o in options if o not in bad]
             if bad and rejected_values is not None:

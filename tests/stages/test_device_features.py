@@ -78,3 +78,16 @@ def test_a_case_whose_model_name_is_its_phone_keeps_the_phone(full_catalog, stat
     # "Samsung Galaxy S9 Case, Military Armor ...": Model Name "Samsung Galaxy S9" made the phone a model_value
     features, rejected = _features(full_catalog, stats, "B08JP7QFHN")
     assert features.get(PHONE) == "Samsung Galaxy S9", rejected.get(PHONE)
+
+
+def test_the_device_is_drawn_in_its_full_spelling(full_catalog, stats):
+    # LUVI Galaxy S10 wallet case: title and bullet say "S10", the label "Samsung Galaxy S10"
+    features, _ = _features(full_catalog, stats, "B094HVBDNC")
+    assert features.get(PHONE) == "Samsung Galaxy S10"
+
+
+def test_a_fragment_beside_the_device_is_not_drawn(full_catalog, stats):
+    # SAVYOU iPhone 12/12 Pro case: "12 Pro" as a compatible device beside "iPhone 12" and "iPhone 12 Pro"
+    features, rejected = _features(full_catalog, stats, "B08HZ9GYFF")
+    assert DEVICES not in features and rejected[DEVICES] == {"12 Pro": "not_a_device_model"}
+    assert names_device(features[PHONE])
