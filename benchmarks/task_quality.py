@@ -7,7 +7,8 @@ For one split version and the catalog snapshot it was built from (its stored pro
 - attribute rubrics whose value the target's own page contradicts (its product facts);
 - device-accessory tasks (type head case, cover, band, strap, charger, protector, holder, mount, skin, sleeve,
   and a page that states a device it fits: a compatibility fact) and how many name that device (a rubric on a
-  compatibility field); accessories whose page names no device are counted apart;
+  compatibility field); accessories whose page names no device are counted apart, and the share is also given
+  for the pages whose compatibility facts name a device model (not only a kind, series or fragment: "SE");
 - answer-set sizes, intents, and the share of tasks per type head.
 
 Usage: benchmarks/task_quality.py SPLIT_VERSION_DIR CATALOG_DIR [--cache ARTIFACTS/cache/knowledge]
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
+from ecombench.catalog.devices import names_device
 from ecombench.catalog.knowledge import read_knowledge
 from ecombench.catalog.type_stats import type_groups
 from ecombench.pipeline.config import TypeRuleSettings
@@ -49,10 +51,12 @@ def main() -> None:
     facts = knowledge.facts.facts
     polarity = {(a, f, v): p for a, f, v, p in facts.select("parent_asin", "field", "value", "polarity").iter_rows()}
 
-    fits = set(facts.filter(pl.col("field").is_in(list(compat)) & (pl.col("polarity") == "stated"))
-               .get_column("parent_asin").to_list())
+    stated_compat = facts.filter(pl.col("field").is_in(list(compat)) & (pl.col("polarity") == "stated"))
+    fits = set(stated_compat.get_column("parent_asin").to_list())
+    fits_model = {a for a, v in stated_compat.select("parent_asin", "value").iter_rows() if names_device(v)}
     implied, rare, contradicted, accessories, named, no_device = [], [], [], [], [], []
     heads: Counter[str] = Counter()
+    targets = {t["id"]: t["target_product"]["parent_asin"] for t in tasks}
     for t in tasks:
         asin = t["target_product"]["parent_asin"]
         ptype = types.get(asin)
@@ -102,6 +106,10 @@ def main() -> None:
     share = 100 * len(named) / len(accessories) if accessories else 100.0
     print(f"device-accessory tasks naming the device: {len(named)} of {len(accessories)} ({share:.1f} %)")
     print(f"accessory-type tasks whose page states no device: {len(no_device)}")
+    by_model = [tid for tid in accessories if targets[tid] in fits_model]
+    share = 100 * len(set(by_model) & set(named)) / len(by_model) if by_model else 100.0
+    print(f"  of those whose page names a device model (ecombench.catalog.devices.names_device): "
+          f"{len(set(by_model) & set(named))} of {len(by_model)} ({share:.1f} %)")
     for tid in sorted(set(accessories) - set(named))[:args.show]:
         t = next(t for t in tasks if t["id"] == tid)
         print("    unnamed:", tid, t["target_product"]["title"][:90])

@@ -9,11 +9,13 @@ same rule as its checker (tests hold the two equal). A type without a filter her
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 import numpy as np
 import polars as pl
 
+from ecombench.catalog.devices import device_holds, device_tokens, names_device
 from ecombench.catalog.facts import IMITATIONS, MODEL_SUFFIXES
 from ecombench.rubrics import RubricLike
 from ecombench.tables.fields import FieldTable
@@ -115,12 +117,16 @@ def filter_of(rubric: RubricLike | str) -> RubricFilter:
 def option_holds(table: FieldTable, values: list[str], compatibility: bool = False) -> pl.Expr:
     """Over "option_norm": the option holds one of `values` (`value_holds`, vectorised).
 
-    In some spelling, not as an imitation of it ("Faux Leather" does not hold "Leather"), and for a compatibility
-    field not only as part of another model ("Galaxy S21 Ultra" does not hold "Galaxy S21").
+    In some spelling, not as an imitation of it ("Faux Leather" does not hold "Leather"); for a compatibility
+    field, a device model in any spelling and not another variant of it ("Galaxy S21 Ultra" does not hold "Galaxy
+    S21": ecombench.catalog.devices.device_holds, decided per distinct option).
     """
     option = pl.col("option_norm")
     holds = pl.lit(False)
     for value in values:
+        if compatibility and names_device(value):  # one device in any spelling (ecombench.catalog.devices)
+            holds = holds | option.map_elements(partial(device_holds, required=value), return_dtype=pl.Boolean)
+            continue
         for spelling in table.spellings(value):
             needle = f" {normalize(spelling)} "
             imitation = f" (?:{'|'.join(sorted(IMITATIONS))}){re.escape(needle)}"
@@ -146,6 +152,9 @@ class AttributeMatchFilter(RubricFilter):
     def narrow(self, index: IndexView, rubric: RubricLike) -> np.ndarray | None:
         """Rows with an option of the field holding every token of the value in one of its spellings."""
         key = rubric.field.removeprefix("details.")
+        models = device_tokens(str(rubric.expected_value)) if _compatibility(index.table, key) else None
+        if models:  # the same device in any spelling holds its model's tokens
+            return index.intersect([index.option_token_rows(key, t) for t in models])
         found = []
         for spelling in index.table.spellings(str(rubric.expected_value)):
             sets = [index.option_token_rows(key, t) for t in tokens(spelling)]

@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from ecombench.catalog.devices import spell_plus
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import UNIT_ALIASES, normalize, tokens
 
@@ -50,6 +51,8 @@ def clean_value(spec: FieldSpec, value: str, table: FieldTable) -> tuple[str | N
     """
     v = " ".join(strip_markup(value).split()).strip(" .,;:-–—‎\u200e")  # noqa: B005 - a set of characters
     v = _REDUNDANT_PREFIX.sub("", v).strip()  # "Compatible with Galaxy S7" says no more than "Galaxy S7"
+    if spec.compatibility:
+        v = spell_plus(v)  # "Galaxy S23+" is the "Galaxy S23 Plus" in every normalised form, never the S23
     if not v or not tokens(v):
         return None, "empty"
     if v.lower() in spec.placeholders:

@@ -50,6 +50,7 @@ from ecombench.catalog.details import (
     split_options,
     strip_markup,
 )
+from ecombench.catalog.devices import VARIANT_WORDS
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import normalize
 
@@ -84,7 +85,7 @@ DEVICE_OPENERS = ("for", "compatible with", "compatible for", "fits", "fit for",
 # Cues before a compatibility value in a bullet or paragraph ("compatible with iPhone 8", "for Galaxy S21").
 COMPATIBILITY_CUES = DEVICE_OPENERS + ("support", "supports", "compatible", "compatibility")
 # Words after a device name that make it another model: "Galaxy S8 Active" is no "Galaxy S8".
-MODEL_SUFFIXES = frozenset("active plus ultra pro max mini lite edge note fe xl xs e s c neo prime go air".split())
+MODEL_SUFFIXES = VARIANT_WORDS | {"note"}
 # Words that end the device part of a title: after them the title speaks of the product again.
 DEVICE_PART_END = frozenset({"with", "and"})
 
@@ -425,7 +426,10 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     titles = (segments.filter(pl.col("source") == "title").select(
         "row", pl.col("norm").str.find(rf" (?:{openers}) ").fill_null(-1).cast(pl.Int32).alias("device_at")))
     m = (mentions.join(titles, on="row", how="left").with_columns(pl.col("device_at").fill_null(-1))
-         .filter(~(pl.col("field").is_in(measures) & ~pl.col("norm").str.contains(r"\d"))))
+         .filter(~(pl.col("field").is_in(measures) & ~pl.col("norm").str.contains(r"\d")))
+         # "for OnePlus 10 Pro" names the OnePlus 10 Pro, not the series "OnePlus": a device value the text runs on
+         # from into a model number is no mention of its own (ecombench.catalog.devices reads the whole name)
+         .filter(~(pl.col("field").is_in(compat) & pl.col("post").str.contains(r"^\d"))))
     # "for Galaxy S8 Active" names another model than "Galaxy S8": it denies the shorter one (a plain mention
     # elsewhere still states it).
     m = m.with_columns((pl.col("field").is_in(compat) & pl.col("post").is_in(list(MODEL_SUFFIXES)))

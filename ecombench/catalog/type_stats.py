@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from ecombench.catalog.devices import names_device
 from ecombench.catalog.facts import STATED
 from ecombench.schemas.config import TypeRules
 from ecombench.text import tokens
@@ -126,6 +127,33 @@ class TypeStats:
         if in_text < self.rules.min_in_text:
             return "value_not_in_pages"
         return None
+
+    def device_share(self, product_type: str | None, fields: frozenset[str]) -> float | None:
+        """Share of the type's products naming a device model in one of `fields` (the compatibility fields).
+
+        The largest over the fields of the products stating a value that names a device
+        (ecombench.catalog.devices.names_device), at most those stating the field; None when no group decides.
+        """
+        group = self.group_of(product_type)
+        if group is None:
+            return None
+        cache: dict[tuple[str, str], float] = self.__dict__.setdefault("_device_share", {})
+        best = 0.0
+        for field in sorted(fields):
+            row = self._fields.get((group, field))  # type: ignore[attr-defined]
+            if row is None:
+                continue
+            if (group, field) not in cache:
+                values = self.values.filter((pl.col("type") == group) & (pl.col("field") == field))
+                named = sum(p for v, p in values.select("value", "products").iter_rows() if names_device(v))
+                cache[(group, field)] = min(named, int(row["stating"])) / max(int(row["products"]), 1)
+            best = max(best, cache[(group, field)])
+        return best
+
+    def fits_devices(self, product_type: str | None, fields: frozenset[str]) -> bool:
+        """Whether the type is a device accessory (`device_share` >= rules.min_device_share, or no group decides)."""
+        share = self.device_share(product_type, fields)
+        return share is None or share >= self.rules.min_device_share
 
     def usable_fields(self, facts: pl.DataFrame, types: pl.DataFrame,
                       always: frozenset[str] = frozenset()) -> pl.DataFrame:

@@ -66,6 +66,11 @@ class TypeRuleSettings(BaseModel):
         default=TypeRules.min_in_text, ge=0, le=1,
         description="A value whose stating products put it in their title, bullets or description less often "
                     "than this share is no requirement of the type (value_not_in_pages).")
+    min_device_share: float = Field(
+        default=TypeRules.min_device_share, ge=0, le=1,
+        description="A type whose products name a device model in a compatibility field at least this often is a "
+                    "device accessory: the device it fits is always drawn; for other types compatibility fields "
+                    "follow the rules above.")
 
     def rules(self, catalog_products: int | None = None) -> TypeRules:
         """The settings as the statistics' thresholds for a catalog of `catalog_products` products.

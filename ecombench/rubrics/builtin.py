@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from ecombench.catalog.devices import device_holds
 from ecombench.catalog.facts import IMITATIONS, MODEL_SUFFIXES, page_facts
 from ecombench.catalog.reviews import opinion_overlap, review_text
 from ecombench.rubrics.base import (
@@ -53,9 +54,15 @@ def value_holds(value: str, expected: str, spec: FieldSpec, table: FieldTable) -
     """Whether a stated value holds the required one.
 
     It contains any spelling of it as whole words ("Dark Blue" holds "Blue"), not as an imitation of it ("Faux
-    Leather" does not hold "Leather": ecombench.catalog.facts.IMITATIONS), and for a compatibility field the match
-    does not run on into another model ("Galaxy S21 Ultra" does not hold "Galaxy S21").
+    Leather" does not hold "Leather": ecombench.catalog.facts.IMITATIONS). For a compatibility field, a required
+    device model holds when the value names the same device in any spelling and variant ("Galaxy S23 5G" holds
+    "Samsung S23", "Galaxy S21 Ultra" does not hold "Galaxy S21": ecombench.catalog.devices.device_holds); a
+    requirement naming no model ("Tablets") is matched as words that do not run on into another model.
     """
+    if spec.compatibility:
+        device = device_holds(value, expected)
+        if device is not None:
+            return device
     for spelling in table.spellings(expected):
         if (contains_phrase(value, spelling) and not _imitation(value, spelling)
                 and not (spec.compatibility and _other_model(value, spelling))):

@@ -54,9 +54,14 @@ class TypeRules:
             field) that the title, bullets or description of fewer than this share of the type's products stating it
             put in words is no requirement of the type: a label no page text bears out ("Powder Coated" finish of
             vinyl decals).
+        min_device_share: a type is a device accessory (its compatibility values are the device it fits, always
+            among its requirements) when at least this share of its products name a device model there; for any
+            other type a compatibility field follows the rules above ("PC" of a mouse is implied, a phone model
+            of a mouse rare).
     """
 
     implied_share: float = 0.9
     min_coverage: float = 0.2
     min_products: int = 30
     min_in_text: float = 0.1
+    min_device_share: float = 0.1

@@ -21,6 +21,7 @@ from ecombench.catalog.details import (
     split_options,
     strip_markup,
 )
+from ecombench.catalog.devices import device_holds, device_models, names_device
 from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import TypeStats
@@ -112,14 +113,31 @@ def _page_options(product: dict[str, Any], spec: FieldSpec, values: list[str],
     """(distinct clean options of the field, the first cleaning problem), as `_clean_options` for raw labels.
 
     Facts are clean already: the strongest ones are the options (those confirmed by two parts of the page when
-    there are any, else every stated value); raw labels are cleaned here.
+    there are any, else every stated value; of a compatibility field, those naming a device model when any does);
+    raw labels are cleaned here.
     """
     facts = product.get("facts")
     if facts is None:
         return _clean_options(spec, values, table)
     ranked = sorted((f for f in facts if f["field"] == spec.name and f["polarity"] == STATED), key=_strength)
+    if spec.compatibility and any(names_device(f["value"]) for f in ranked):
+        ranked = [f for f in ranked if names_device(f["value"])]  # the device it fits before a series or a kind
+        best = _strength(ranked[0])[0]
+        pool = [f["value"] for f in facts if f["polarity"] == STATED and f["field"] in table.fields
+                and table.fields[f["field"]].compatibility]
+        spelled = [_full_spelling(f["value"], pool) for f in ranked if _strength(f)[0] == best]
+        return list(dict.fromkeys(spelled)), ""
     best = _strength(ranked[0])[0]
     return [f["value"] for f in ranked if _strength(f)[0] == best], ""
+
+
+def _full_spelling(value: str, spellings: list[str]) -> str:
+    """The page's shortest spelling of the same device that names its series ("S10" -> "Galaxy S10"), else `value`.
+
+    `spellings` are the values the page states for any compatibility field.
+    """
+    same = [v for v in spellings if device_holds(v, value) and device_holds(value, v)]
+    return min(same or [value], key=lambda v: (not all(d.series for d in device_models(v)), len(v), v))
 
 
 def _clean_options(spec: FieldSpec, raws: list[str], table: FieldTable) -> tuple[list[str] | None, str]:
@@ -178,7 +196,8 @@ def extract_features(
             the product by the reviewed override's words alone (`TypeVocabulary.of_override`).
         type_stats: the catalog's per-type statistics (ecombench.catalog.type_stats); with them, options that the
             product's type implies, fields its products rarely state and values absent from its products' pages
-            are dropped (`TypeStats.problem`), except the device an accessory fits.
+            are dropped (`TypeStats.problem`), except the device a device accessory fits (`TypeStats.fits_devices`),
+            where a compatibility option naming a device model is kept and those naming none are dropped.
         opinion_phrases: the catalog's review opinion phrases (ecombench.stages.reviews.learn_opinion_phrases);
             with them, a review opinion is one of those its reviews state, not a whole clause.
 
@@ -197,6 +216,8 @@ def extract_features(
         features.append(Feature("title", "entity", entity, spec.sources, product.get("title") or ""))
     cleaned = [(spec, raws, *_page_options(product, spec, raws, table)) for spec in table.detail_fields()
                if (raws := _page_values(product, spec))]
+    compat = frozenset(spec.name for spec in table.detail_fields() if spec.compatibility)
+    names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
         prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
@@ -208,9 +229,14 @@ def extract_features(
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if entity:  # "a kitchen rug for the kitchen", "a coffee mug to use for coffee": the type says it already
                 bad.update({o: why for o in options if (why := type_value_problem(spec.rubric_field, o, entity))})
-            if entity and type_stats is not None and not spec.compatibility:
+            device = spec.compatibility and (type_stats is None or type_stats.fits_devices(entity, compat))
+            if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))})
+            if device and names_a_device:
+                # the device it fits, not a kind, series or fragment the page also names ("OnePlus" of a OnePlus
+                # 10 Pro case, "12 Pro" beside "iPhone 12 Pro")
+                bad.update({o: "not_a_device_model" for o in options if o not in bad and not names_device(o)})
             options = [o for o in options if o not in bad]
             if bad and rejected_values is not None:
                 rejected_values[spec.rubric_field] = bad

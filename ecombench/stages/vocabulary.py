@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ecombench.catalog.devices import names_device
 from ecombench.tables.fields import FieldSpec
 from ecombench.text import normalize, tokens
 
@@ -40,6 +41,9 @@ _PACKAGING = re.compile(r"\bpack of\b|\bcount \(|\(pack\b", re.IGNORECASE)
 def value_problems(spec: FieldSpec, value: str, support: int | None, product: dict[str, Any] | None = None,
                    min_support: int = MIN_VALUE_SUPPORT) -> list[str]:
     """Why `value` of field `spec` is not a requirement a shopper would state (empty: it is).
+
+    A compatibility value naming a device model (ecombench.catalog.devices.names_device) is neither a model_value
+    nor a rare_value: it is the phone the shopper owns, and a case lists that phone as its own "Model Name".
 
     Args:
         spec: the canonical field.
@@ -70,12 +74,13 @@ def value_problems(spec: FieldSpec, value: str, support: int | None, product: di
         out.append("degenerate_range")
     if _PACKAGING.search(value):
         out.append("packaging_value")
-    if product is not None and spec.name not in MODEL_KEYS:
+    device = spec.compatibility and names_device(value)  # the shopper's own phone, however few products fit it
+    if product is not None and spec.name not in MODEL_KEYS and not device:  # a case's "Model Name" is its phone
         models = [normalize(d["value"]) for d in product.get("details") or []
                   if d.get("key") in MODEL_KEYS and d.get("value")]
         if any(m and (m == norm or (len(m) >= 4 and f" {m} " in padded)) for m in models):
             out.append("model_value")
-    if support is not None and support < min_support:
+    if support is not None and support < min_support and not device:
         out.append("rare_value")
     return out
 

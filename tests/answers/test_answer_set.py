@@ -9,7 +9,7 @@ import pytest
 
 from ecombench.rubrics.checkers import check
 
-N_TASKS = 25
+N_TASKS = 19
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,218 @@
+"""Device models named by compatibility values: one device, however the page spells it.
+
+Compatibility labels spell one phone many ways ("Samsung S23", "Samsung Galaxy S23", "Galaxy S23 5G",
+"Google Pixel 3 XL (6.3 inch)") and list several in one value ("iPhone 14/14 Pro Max", "Moto G6 Play, Moto G6
+Forge"). `device_models` parses a value into the devices it names, each a `DeviceModel` (series + model +
+variant), and `device_holds` says whether a stated value names the required device: the same device in any
+spelling holds, another variant of it ("Galaxy S21 Ultra" for "Galaxy S21", "iPhone 14 Pro Max" for "iPhone 14")
+does not. Product facts, the answer-set filters and the rubric checker decide "this product fits device X" here.
+
+The parse reads a value's structure, not a list of phones: a model is a word with a digit (or an iPhone letter
+model, "XR"); the words before it are its series, less the maker's name; the words after it that make another
+variant ("Pro", "Max", "Ultra", "Play") are its variant; a model without a series of its own takes the one before
+it ("iPhone 7/8/SE"). A maker named without a series takes the series its labels name (`MAKER_SERIES`: "Samsung
+S23" is a "Galaxy S23"), a small reviewed table checked against the catalog's own labels by `learn_maker_series`
+(benchmarks/device_models.py prints what they show).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ecombench.text import UNIT_ALIASES, tokens
+
+# A maker's name, dropped from the series, and the series its compatibility labels name after it; "" where the
+# maker's own name serves ("TCL 30", "LG Stylo 3" keeps "stylo"). On the shared catalog's labels
+# (learn_maker_series): samsung -> galaxy 239 of 253, apple -> iphone 33 of 41, google -> pixel 30 of 37,
+# motorola -> moto 13 of 18, xiaomi -> redmi 6 of 6.
+MAKER_SERIES: dict[str, str] = {
+    "samsung": "galaxy", "motorola": "moto", "google": "pixel", "apple": "iphone", "xiaomi": "redmi",
+    "lg": "", "oneplus": "oneplus", "huawei": "", "nokia": "", "sony": "", "tcl": "", "alcatel": "", "zte": "",
+    "htc": "", "blackberry": "", "asus": "", "lenovo": "", "oppo": "", "vivo": "", "realme": "", "honor": "",
+    "microsoft": "", "amazon": "", "garmin": "", "fitbit": "",
+}
+# Words after a model that make another device of it: "Galaxy S21 Ultra" is no "Galaxy S21".
+VARIANT_WORDS = frozenset("ultra plus pro max mini xl lite fe play forge power stylus edge active neo prime go air "
+                          "e s c t r x xs xr".split())
+# Letter models of a series without a digit: "iPhone XR", "iPhone SE".
+LETTER_MODELS = frozenset({"x", "xr", "xs", "se"})
+# Words that neither name nor change the device: the network ("Galaxy S23 5G" is the S23), release, filler.
+NEUTRAL_WORDS = frozenset("5g 4g lte version model edition release released new generation gen the only and or for "
+                          "with compatible phone cell case cover st nd rd th".split())
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+_PLUS = re.compile(r"(?<=[A-Za-z0-9])\s?\+")
+# Letters that end a model ("6a", "6s", "6t", "10e"): between two numbers, any other letter opens the next model.
+_ENDINGS = frozenset("a s t e c r".split())
+_WHOLE = re.compile(r"^\d+$")
+_UNITS = frozenset(UNIT_ALIASES.values())
+# Short words that never open a model: letter models, makers, and variants that follow one ("3 XL", "S21 FE").
+_NOT_PREFIX = LETTER_MODELS | frozenset(MAKER_SERIES) | frozenset(w for w in VARIANT_WORDS if len(w) == 2)
+
+
+@dataclass(frozen=True, order=True)
+class DeviceModel:
+    """One device: its series ("galaxy", "ipad pro"; "" when unknown), model ("s23", "14") and variant words."""
+
+    series: str
+    model: str
+    variant: tuple[str, ...]
+
+    def same_device(self, other: DeviceModel) -> bool:
+        """Same model and variant, and the same series where both state one ("S23" is a "Galaxy S23")."""
+        if self.model != other.model or self.variant != other.variant:
+            return False
+        return not self.series or not other.series or _series_match(self.series, other.series)
+
+
+def _series_match(a: str, b: str) -> bool:
+    """One series' words end the other's: "note" is the "galaxy note", "ipad pro" is no "macbook pro"."""
+    wa, wb = a.split(), b.split()
+    short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
+    return long[len(long) - len(short):] == short
+
+
+def _words(text: str) -> list[str]:
+    """The value's words with each model rejoined from its tokens: "s 23" -> "s23", "a 21 s" -> "a21s".
+
+    Reads a page's value and its normalised form (ecombench.text.normalize splits letters from digits) alike, so
+    the checker and the answer-set filters find one device in either. A letter or two before a whole number
+    opens a model ("s 23") and one letter after it ends one ("6 a"); between two numbers a letter ends the model
+    before it ("6 a 6") when it is an ending letter that model did not open with ("s 23 s 23", "8 n 950");
+    "5 g" is the network, a neutral word; a size ("6.3 inch") is dropped; "+" after a model is its "Plus".
+    """
+    toks = list(tokens(_PLUS.sub(" plus ", text)))
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        t, nxt, later = toks[i], _at(toks, i + 1), _at(toks, i + 2)
+        if _NUMBER.match(t) and nxt in _UNITS:
+            i += 2
+            continue
+        if (t.isalpha() and len(t) <= 2 and t not in _NOT_PREFIX and _WHOLE.match(nxt) and later not in _UNITS
+                and not (nxt in ("4", "5") and later == "g")):
+            model, i = t + nxt, i + 2
+        elif _NUMBER.match(t) and nxt not in _UNITS:
+            model, i = t, i + 1
+        else:
+            out.append(t)
+            i += 1
+            continue
+        after, beyond = _at(toks, i), _at(toks, i + 1)
+        if len(after) == 1 and after.isalpha() and (not _NUMBER.match(beyond)
+                                                    or (after in _ENDINGS and not model.startswith(after))):
+            model += after  # "6 a" is the 6a; "5 g" becomes "5g", a neutral word
+            i += 1
+        out.append(model)
+    return out
+
+
+def _at(toks: list[str], i: int) -> str:
+    return toks[i] if i < len(toks) else ""
+
+
+def _is_model(word: str) -> bool:
+    if word in NEUTRAL_WORDS or _YEAR.match(word):
+        return False
+    return any(c.isdigit() for c in word) or word in LETTER_MODELS
+
+
+def _parse(words: list[str]) -> list[DeviceModel]:
+    """The devices named in a run of words; a model without a series of its own takes the one before it.
+
+    A run may list several models ("Galaxy S23 S23+ S23 Ultra S22", "iPhone 14 14 Pro Max", "iPhone 7 8 SE"):
+    the words between one device's variant and the next model are that model's series.
+    """
+    words = [w for w in words if w not in NEUTRAL_WORDS and not _YEAR.match(w)]
+    found: list[DeviceModel] = []
+    series_words: list[str] = []
+    makers: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if not _is_model(w):
+            (makers if w in MAKER_SERIES else series_words).append(w)
+            i += 1
+            continue
+        own = " ".join(series_words[-3:])
+        if not own and makers:
+            own = MAKER_SERIES[makers[-1]] or makers[-1]  # "Samsung S23" is a Galaxy S23, "TCL 30" a TCL
+        series = own or (found[-1].series if found else "")
+        end = i + 1
+        while end < len(words) and words[end] in VARIANT_WORDS and not _is_model(words[end]):
+            end += 1
+        if series or (any(c.isalpha() for c in w) and any(c.isdigit() for c in w)):  # "12", "XS" alone: no device
+            found.append(DeviceModel(series, w, tuple(sorted(set(words[i + 1:end])))))
+        series_words, makers, i = [], [], end
+    return found
+
+
+@lru_cache(maxsize=65536)
+def device_models(value: str) -> tuple[DeviceModel, ...]:
+    """The devices a compatibility value names, in order; empty when it names none (a kind: "Tablets").
+
+    Example:
+        >>> [f"{d.series} {d.model} {' '.join(d.variant)}".strip() for d in device_models("iPhone 14/14 Pro Max")]
+        ['iphone 14', 'iphone 14 max pro']
+        >>> device_models("Samsung S23") == device_models("Galaxy S23 5G")
+        True
+    """
+    return tuple(dict.fromkeys(_parse(_words(value))))
+
+
+def spell_plus(value: str) -> str:
+    """A value with "+" after a model written as the word ("Galaxy S23+" -> "Galaxy S23 Plus").
+
+    Normalised text drops "+", so a page's value keeps its variant only spelled out.
+    """
+    return _PLUS.sub(" Plus", value)
+
+
+def names_device(value: str) -> bool:
+    """Whether a compatibility value names a device model (not only a kind or a series: "Tablets", "iPhone")."""
+    return bool(device_models(value))
+
+
+def device_holds(stated: str, required: str) -> bool | None:
+    """Whether a stated compatibility value names the required device; None when `required` names no device model.
+
+    Every device the requirement names must be among the stated ones, in any spelling, and in the same variant.
+
+    Example:
+        >>> device_holds("Samsung Galaxy S21 Ultra", "Samsung Galaxy S21"), device_holds("Galaxy S21 5G", "Samsung S21")
+        (False, True)
+    """
+    want = device_models(required)
+    if not want:
+        return None
+    have = device_models(stated)
+    return all(any(w.same_device(h) for h in have) for w in want)
+
+
+def device_tokens(required: str) -> list[str] | None:
+    """Tokens every option naming the required device holds (its models' tokens), or None when it names none.
+
+    What an answer-set index narrows on: a superset of the options `device_holds` accepts.
+    """
+    want = device_models(required)
+    if not want:
+        return None
+    return sorted({t for d in want for t in tokens(d.model) if t not in ("5g", "4g")})
+
+
+def learn_maker_series(values: Iterable[str]) -> dict[str, Counter[str]]:
+    """Per maker word, how often each word follows it before a model in compatibility values ("samsung" -> "galaxy").
+
+    What `MAKER_SERIES` is reviewed against: the series a maker's labels name when they name one.
+    """
+    seen: dict[str, Counter[str]] = {}
+    for value in values:
+        words = [w for w in _words(value) if w not in NEUTRAL_WORDS]
+        for i in range(len(words) - 2):
+            if words[i] in MAKER_SERIES and not _is_model(words[i + 1]) and _is_model(words[i + 2]):
+                seen.setdefault(words[i], Counter())[words[i + 1]] += 1
+    return seen
