@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ecombench.hashing import canonical_json
 from ecombench.pipeline.candidate import build_candidate
 from ecombench.rubrics.checkers import check
@@ -184,8 +182,6 @@ def test_a_query_that_pins_the_target_is_rejected_at_stage_4(rich_catalog, rich_
     assert "query_pins_target" in REASONS[4]
 
 
-@pytest.mark.skip(reason="B08PP977QZ now passes its first draw (one threshold per hidden source); "
-                         "needs another real product that pins on its first draw")
 def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich_plan):
     import dataclasses
     from collections import Counter
@@ -193,16 +189,18 @@ def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich
     from ecombench.pipeline.candidate import run_attempt
 
     ctx = rich_plan[0]
-    # The query floor alone (issue #7): issue #12's hidden-source and vocabulary rules are off here.
+    # The query floor alone: the hidden-source and value-support floors are off here.
     ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_hidden_answer_set": 1,
                                                                         "min_value_support": 1}))
-    # draws change with the split rules, the per-stage generators and product facts (B08B8HDQB2 served before them;
-    # its first draw now passes)
-    product = rich_catalog.product("B08PP977QZ")
-    first, findings, stage = run_attempt(product, ctx.intents["product_search"], ctx, 0, Counter())
+    # "Google Pixel 4 XL Case, Cruzerlite Leather Texture Design Cover ...": its first coupon_budget draw leaves
+    # the query fewer than 3 catalog products; a later draw passes. (Draws change with the split rules, the
+    # per-stage generators, product facts and device models; the product is found by scanning the rich plan's
+    # candidates for a first draw that pins and a retry that passes.)
+    product = rich_catalog.product("B07YDMS6WG")
+    first, findings, stage = run_attempt(product, ctx.intents["coupon_budget"], ctx, 0, Counter())
     assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
-    result = build_candidate(product, "product_search", ctx)
-    assert result.task is not None and result.task["provenance"]["attempt"] == 1
+    result = build_candidate(product, "coupon_budget", ctx)
+    assert result.task is not None and result.task["provenance"]["attempt"] >= 1
     assert result.task["difficulty"]["query_answer_set_size"] >= 3
 
 
