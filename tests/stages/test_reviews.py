@@ -166,7 +166,8 @@ def test_without_clear_only_the_first_behaviour_stays_for_template_v1(full_catal
 
 @pytest.fixture(scope="module")
 def catalog_phrases(full_catalog) -> dict[str, int]:
-    rows = [(r["parent_asin"], r["rating"], r["text"]) for revs in full_catalog.reviews.values() for r in revs]
+    rows = [(r["parent_asin"], r["rating"], r["title"], r["text"])
+            for revs in full_catalog.reviews.values() for r in revs]
     return learn_opinion_phrases(rows)
 
 
