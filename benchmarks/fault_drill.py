@@ -78,7 +78,7 @@ class Drill:
         write_catalog_snapshot([SAMPLE / "meta.jsonl.gz"], [SAMPLE / "reviews.jsonl.gz"], self.catalog, workers=1)
         (self.work / "other.jsonl").write_bytes(b"".join(self.lines[:200]))
         write_catalog_snapshot([self.work / "other.jsonl"], [], self.art / "catalogs" / "other", workers=1)
-        # the hidden-source quality rules off: in the 420-product sample they leave no task to edit
+        # the hidden-source quality rules off: from 30 candidates per intent they leave few tasks to edit
         self.version = build_split(BuildConfig(catalog=str(self.catalog), intents=["product_search", "rating_quality"],
                                                candidates_per_intent=30, min_hidden_answer_set=1,
                                                min_hidden_division=1, min_value_support=1), "drill",

@@ -121,7 +121,7 @@ def _catalog(meta: list[Path], reviews: list[Path], out: Path) -> Catalog:
 
 @pytest.fixture(scope="session")
 def sample_catalog(tmp_path_factory) -> Catalog:
-    """The bundled real sample (420 products with reviews) as a snapshot."""
+    """The bundled real sample (527 products, 90 of them with reviews) as a snapshot."""
     from ecombench.flows.ingest import sample_inputs
 
     meta, reviews = sample_inputs()

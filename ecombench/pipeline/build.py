@@ -334,7 +334,8 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     opinion_phrases = None
     if review_intents:
         with phase("    review opinion phrases"):
-            rated = (reviews if reviews is not None else load_reviews(snapshot)).select("parent_asin", "rating", "text")
+            rated = (reviews if reviews is not None else load_reviews(snapshot)).select(
+                "parent_asin", "rating", "title", "text")
             opinion_phrases = learn_opinion_phrases(rated.iter_rows())
     norms = None
     index = None

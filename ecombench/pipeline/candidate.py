@@ -40,6 +40,7 @@ from ecombench.schemas.findings import Finding, rejection_record, rejection_stag
 from ecombench.schemas.models import Rubric
 from ecombench.stages.features import Feature, extract_features
 from ecombench.stages.prompts import VERBALISER_ID as LLM_VERBALISER_ID
+from ecombench.stages.reviews import MIN_OPINION_PRODUCTS
 from ecombench.stages.rubrics import build_rubrics, feature_rubric, rubric_lock
 from ecombench.stages.split import (
     Assignment,
@@ -240,7 +241,11 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     for key, reason in (("budget", "no_price"), ("review", "no_reviews")):
         if dropped.get(key) == reason:
             what = (f"price a voucher can apply to (${MIN_PRICE:g} or more)" if key == "budget"
-                    else f"{intent.review_opinions} distinct opinions in its positive reviews")
+                    else f"{intent.review_opinions} distinct opinions in its positive reviews"
+                    if ctx.opinion_phrases is None
+                    else f"{intent.review_opinions} distinct opinion phrase(s) in its positive reviews that positive "
+                         f"reviews of at least {MIN_OPINION_PRODUCTS} catalog products state "
+                         f"({len(ctx.opinion_phrases)} such phrases in this catalog)")
             return [Finding(reason, f"target has no {what}", {"price": product.get("price"),
                                                                "reviews": len(product.get("reviews") or [])})]
     if not any(f.kind == "entity" for f in features):  # every query names its product type

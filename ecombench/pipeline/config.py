@@ -76,7 +76,7 @@ class TypeRuleSettings(BaseModel):
         """The settings as the statistics' thresholds for a catalog of `catalog_products` products.
 
         min_products becomes min(min_products, max(min_products_floor, ceil(min_products_share x catalog))):
-        30 for the shared data's 7,270 products, 5 for the bundled sample's 420. None: min_products as set.
+        30 for the shared data's 7,270 products, 5 for the bundled sample's 527. None: min_products as set.
         """
         settings = self.model_dump(exclude={"min_products_share", "min_products_floor"})
         if catalog_products is not None:

@@ -114,7 +114,7 @@ def extract_opinions(reviews: list[dict[str, Any]], n: int, rng: random.Random, 
     chosen: list[dict[str, Any]] = []
     for review in eligible:
         if catalog_phrases is not None:
-            clauses = [surface for norm, surface in review_opinion_phrases(review["text"]).items()
+            clauses = [surface for norm, surface in review_opinion_phrases(review_text(review)).items()
                        if norm in catalog_phrases]
         else:
             clauses = opinion_clauses(review["text"])
@@ -196,12 +196,15 @@ def review_opinion_phrases(text: str) -> dict[str, str]:
     return out
 
 
-def learn_opinion_phrases(reviews: Iterable[tuple[str, float | None, str | None]],
+def learn_opinion_phrases(reviews: Iterable[tuple[str, float | None, str | None, str | None]],
                           min_products: int = MIN_OPINION_PRODUCTS) -> dict[str, int]:
     """The catalog's opinion phrases: normalised phrase -> how many products' positive reviews state it.
 
+    A review states what its title and body say (`review_text`, the text grading and answer sets read): a title
+    such as "Very comfortable shoes" is often the review's clearest opinion.
+
     Args:
-        reviews: (parent_asin, rating, text) of every review of the catalog, in any order.
+        reviews: (parent_asin, rating, title, text) of every review of the catalog, in any order.
         min_products: keep phrases stated for at least this many distinct products.
 
     Returns:
@@ -210,13 +213,13 @@ def learn_opinion_phrases(reviews: Iterable[tuple[str, float | None, str | None]
     """
     products: dict[str, set[str]] = {}
     seen_texts: dict[str, list[str]] = {}
-    for asin, rating, text in reviews:
+    for asin, rating, title, text in reviews:
         if (rating or 0) < MIN_RATING or len(text or "") < MIN_TEXT_CHARS:
             continue
-        assert text is not None  # checked by the length test above
-        phrases = seen_texts.get(text)
+        whole = review_text({"title": title, "text": text})
+        phrases = seen_texts.get(whole)
         if phrases is None:
-            phrases = seen_texts[text] = list(review_opinion_phrases(text))
+            phrases = seen_texts[whole] = list(review_opinion_phrases(whole))
         for phrase in phrases:
             products.setdefault(phrase, set()).add(asin)
     kept = {p: frozenset(a) for p, a in products.items() if len(a) >= min_products}

@@ -178,10 +178,10 @@ def test_a_metadata_file_without_products_fails_the_ingest_naming_it(content, tm
 
 def test_reviews_of_unknown_products_are_counted_as_orphans(sample_lines, tmp_path):
     catalog_only = tmp_path / "catalog_only.jsonl"
-    catalog_only.write_bytes(b"".join(sample_lines[:360]))
+    catalog_only.write_bytes(b"".join(sample_lines[:437]))  # the products without reviews
     manifest, _, reviews, bad = ingest(tmp_path / "snap", [catalog_only], [SAMPLE_REVIEWS])
     assert reviews == [] and bad == []
-    assert manifest["counts"]["orphan_reviews"] == manifest["inputs"][1]["lines"] == 278
+    assert manifest["counts"]["orphan_reviews"] == manifest["inputs"][1]["lines"] == 430
     assert manifest["inputs"][1]["records_ok"] == 0
 
 
@@ -209,12 +209,12 @@ def test_snapshot_of_the_sample_is_complete(tmp_path):
     products = pq.read_table(out / "products.parquet")
     reviews = pq.read_table(out / "reviews.parquet")
     assert products.schema == PRODUCT_SCHEMA and reviews.schema == REVIEW_SCHEMA
-    assert manifest["counts"] == {"products": 420, "reviews": 278, "orphan_reviews": 0,
+    assert manifest["counts"] == {"products": 527, "reviews": 430, "orphan_reviews": 0,
                                   "bad_records": 0, "bad_by_reason": {}}
     counts = dict(zip(products["parent_asin"].to_pylist(), products["review_count"].to_pylist()))
-    assert sum(counts.values()) == 278
+    assert sum(counts.values()) == 430
     reviewed = [a for a, n in counts.items() if n]
-    assert len(reviewed) == 60 and all(counts[a] >= 3 for a in reviewed)
+    assert len(reviewed) == 90 and list(counts)[437:] == reviewed  # the last 90 lines, each with its reviews
     per_product: dict[str, int] = {}
     for a in reviews["parent_asin"].to_pylist():
         per_product[a] = per_product.get(a, 0) + 1

@@ -51,7 +51,7 @@ def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp
     assert digests(tmp_path / "one" / "snap") == digests(tmp_path / "two" / "snap")
     assert one == two
     counts = one["counts"]
-    # 303 real duplicates between the shared files, 420 sample products already ingested (their
+    # 303 real duplicates between the shared files, 527 sample products already ingested (their
     # reviews counted again are real copies) and the damaged lines of the sample copy.
     assert counts["bad_by_reason"]["duplicate_parent_asin"] >= 303
     assert counts["bad_by_reason"]["truncated_line"] == 1 and counts["bad_by_reason"]["not_an_object"] == 1

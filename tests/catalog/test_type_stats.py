@@ -45,7 +45,7 @@ def test_the_thresholds_scale_down_for_a_small_catalog_only():
     settings = TypeRuleSettings()
     assert settings.rules(catalog_products=7270).min_products == 30
     assert settings.rules(catalog_products=3_700_000).min_products == 30
-    assert settings.rules(catalog_products=420).min_products == 5
+    assert settings.rules(catalog_products=527).min_products == 5
     assert settings.rules().min_products == 30
 
 

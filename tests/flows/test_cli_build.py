@@ -36,9 +36,10 @@ def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cli")
-    # --min-hidden-division 1: the bundled sample is too small for the k-fold rule (test_hidden_division.py)
-    first = _run(["build", "--min-hidden-division", "1"], tmp)
-    second = _run(["build", "--min-hidden-division", "1", "--batch-size", "17"], tmp)
+    # --min-hidden-division 1: the bundled sample is too small for the k-fold rule (test_hidden_division.py);
+    # --candidates 10 keeps three builds of every intent quick (the full main job: test_wheel.py, RESULTS.md)
+    first = _run(["build", "--min-hidden-division", "1", "--candidates", "10"], tmp)
+    second = _run(["build", "--min-hidden-division", "1", "--candidates", "10", "--batch-size", "17"], tmp)
     return tmp, first, second
 
 
@@ -72,7 +73,7 @@ def test_rebuild_gives_a_new_version_with_identical_tasks(two_builds):
 def test_prefect_flow_and_plain_build_agree(two_builds):
     tmp, first, _ = two_builds
     catalog = tmp / "art" / "catalogs" / "sample"
-    out = build_split(BuildConfig(min_hidden_division=1,
+    out = build_split(BuildConfig(min_hidden_division=1, candidates_per_intent=10,
                                   catalog=str(catalog)), "plain", root=tmp / "plain", artifacts=tmp / "art")
     v1 = tmp / "art" / "splits" / "sample" / "v1"
     assert (out.path / "tasks.jsonl").read_bytes() == (v1 / "tasks.jsonl").read_bytes()

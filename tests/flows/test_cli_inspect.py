@@ -20,7 +20,7 @@ def versions(sample_catalog, tmp_path_factory, artifacts) -> Path:
     """Two real versions of split "sample" over the bundled sample: v1 with seed 0, v2 with seed 1."""
     root = tmp_path_factory.mktemp("splits")
     for seed in (0, 1):
-        # issue #12's quality rules off: in the 420-product sample they leave too few tasks to diff
+        # issue #12's quality rules off: from 20 candidates per intent they leave too few tasks to diff
         build_split(BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=20, seed=seed,
                                 min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1), "sample",
                     root=root, artifacts=artifacts)

@@ -31,7 +31,7 @@ from ecombench.flows.settings import artifacts_root
 config = BuildConfig(min_hidden_division=1, catalog=sys.argv[1], candidates_per_intent=10, batch_size=3, resume=False)
 out = {}
 # "partitioned": the batches run in this process and each round of their questions is one Dask task per
-# partition (420 products in partitions of 150 rows: three, the last shorter); a worker keeps one partition in
+# partition (527 products in partitions of 150 rows: four, the last shorter); a worker keeps one partition in
 # memory and reads its other one back from its scratch directory on each pass.
 for runner, extra in (("threads", {}), ("dask", {}), ("partitioned", {"answer_sets": "partitioned",
                                                                        "partition_rows": 150,

@@ -41,6 +41,6 @@ def test_ingest_flow_builds_the_sample_snapshot(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("MANIFEST "))
     manifest = json.loads(line.removeprefix("MANIFEST "))
-    assert manifest["counts"]["products"] == 420 and manifest["counts"]["reviews"] == 278
+    assert manifest["counts"]["products"] == 527 and manifest["counts"]["reviews"] == 430
     assert json.loads((out / "manifest.json").read_text()) == manifest
     assert (out / "products.parquet").is_file() and (out / "reviews.parquet").is_file()

@@ -20,7 +20,7 @@ from pathlib import Path
 from ecombench.pipeline.build import build_split
 from ecombench.pipeline.config import BuildConfig
 from ecombench.flows.settings import artifacts_root
-out = build_split(BuildConfig(min_hidden_division=1,
+out = build_split(BuildConfig(min_hidden_division=1, candidates_per_intent=10,
                               catalog=sys.argv[1], batch_size=5), "resume", root=Path(sys.argv[2]),
                   artifacts=artifacts_root())
 print("PATH", out.path)
@@ -48,8 +48,8 @@ def test_a_killed_build_resumes_with_identical_output(sample_catalog, tmp_path):
     # sample runs short of candidates).
     assert manifest["resumed_candidates"] >= finished
 
-    clean = build_split(BuildConfig(min_hidden_division=1, catalog=str(sample_catalog.path), batch_size=5,
-                                    resume=False), "clean",
+    clean = build_split(BuildConfig(min_hidden_division=1, candidates_per_intent=10, catalog=str(sample_catalog.path),
+                                    batch_size=5, resume=False), "clean",
                         root=tmp_path / "clean", artifacts=tmp_path / "clean-art")
     assert (resumed / "tasks.jsonl").read_bytes() == (clean.path / "tasks.jsonl").read_bytes()
     assert (resumed / "rejections.jsonl").read_bytes() == (clean.path / "rejections.jsonl").read_bytes()

@@ -10,7 +10,7 @@ def test_oracle_check_is_deterministic_and_only_turns_tasks_into_oracle_failed_r
     from ecombench.pipeline.build import batches_of, plan_build, run_batch
     from ecombench.pipeline.config import BuildConfig
 
-    # Issue #12's quality rules off: in the 420-product sample they leave few tasks; this tests the oracle check.
+    # Issue #12's quality rules off: from 12 candidates per intent they leave few tasks; this tests the oracle check.
     config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=12, oracle_check=True, resume=False,
                          min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1)
     ctx, products, sampling, _ = plan_build(config, artifacts)

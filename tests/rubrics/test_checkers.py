@@ -59,8 +59,9 @@ def test_every_alias_of_a_field_is_checked(tablet, rich_catalog):
 
 
 def test_attribute_match_is_whole_token(sample_catalog):
-    # B0BKG9QGX1, Color "Blue,green,pink": "ink" is inside "pink" but is not one of its words.
-    product = sample_catalog.product("B0BKG9QGX1")
+    # B082XT1F9H (embroidered hummingbird curtains), Color "White,pink,purple": "ink" is inside "pink" but is
+    # not one of its words.
+    product = sample_catalog.product("B082XT1F9H")
     assert check(rubric("attribute_match", "details.Color", "pink"), product, sample_catalog.table).satisfied
     assert not check(rubric("attribute_match", "details.Color", "ink"), product, sample_catalog.table).satisfied
 

@@ -20,7 +20,7 @@ def sandbox_catalog(full_catalog, artifacts):
 
 @pytest.fixture(scope="session")
 def sample_sandbox(sample_catalog):
-    """The bundled real sample (420 products) opened for the sandbox: small enough for brute-force comparisons."""
+    """The bundled real sample (527 products) opened for the sandbox: small enough for brute-force comparisons."""
     from ecombench.sandbox.catalog import SandboxCatalog
 
     return SandboxCatalog.open(sample_catalog.path, sample_catalog.table)

@@ -41,7 +41,7 @@ def test_ten_tools_each_with_an_openai_function_schema():
 
 def test_search_reports_the_true_total_and_pages_through_every_hit(sample_sandbox, built_tasks):
     task = built_tasks[0]
-    query = "wireless bluetooth speaker"
+    query = "wireless bluetooth mouse"
     terms = set(search_terms(query))
     rows = sample_sandbox.rows.values()
     holding = {r["parent_asin"] for r in rows if terms & set(tokens(_text(r)))}

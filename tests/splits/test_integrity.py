@@ -29,7 +29,7 @@ def built(tmp_path_factory, artifacts):
     lines = __import__("gzip").open(SAMPLE / "meta.jsonl.gz", "rb").read().splitlines(keepends=True)
     (tmp / "other.jsonl").write_bytes(b"".join(lines[:200]))
     write_catalog_snapshot([tmp / "other.jsonl"], [], tmp / "other", workers=1)
-    # issue #12's quality rules off: in the 420-product sample they leave no task to edit
+    # issue #12's quality rules off: from 30 candidates per intent they leave few tasks to edit
     outcome = build_split(BuildConfig(catalog=str(tmp / "catalog"), intents=["product_search", "rating_quality"],
                                       candidates_per_intent=30, min_hidden_answer_set=1, min_hidden_division=1,
                                       min_value_support=1),

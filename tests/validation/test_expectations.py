@@ -42,7 +42,7 @@ def _by_name(summary: dict, suite: str) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def sample_build(sample_catalog, tmp_path_factory, artifacts):
     """`build_split` of two intents over the bundled real sample."""
-    # Issue #12's quality rules off: in the 420-product sample they leave no review_driven task; this file tests
+    # Issue #12's quality rules off: from 20 candidates per intent they leave few review_driven tasks; this file tests
     # the data expectations, not task quality.
     config = BuildConfig(catalog=str(sample_catalog.path), intents=INTENTS, candidates_per_intent=20,
                          min_hidden_answer_set=1, min_hidden_division=1, min_value_support=1)

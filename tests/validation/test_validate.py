@@ -26,8 +26,8 @@ runner = CliRunner()
 def split(sample_catalog, tmp_path_factory, artifacts) -> Path:
     """A real split version of every intent over the bundled sample (20 candidates each).
 
-    Issue #12's quality rules (every hidden source needed, shopper values) are off: in a 420-product catalog they
-    leave almost no task, and this file tests that `validate` catches defects, not task quality."""
+    Issue #12's quality rules (every hidden source needed, shopper values) are off: from 20 candidates per intent they
+    leave few tasks, and this file tests that `validate` catches defects, not task quality."""
     config = BuildConfig(catalog=str(sample_catalog.path), candidates_per_intent=20, min_hidden_answer_set=1,
                          min_hidden_division=1,
                          min_value_support=1)

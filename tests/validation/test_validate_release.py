@@ -1,7 +1,7 @@
 """`ecombench validate` on records written as the EComAgentBench release writes them (reference §7.2, §8.2, §14).
 
-Four records over real products of the bundled sample (a facial cleansing brush and a set of woodless
-pencils), with the release's own shapes: `intent_category`, `target_product.product_id` and raw detail
+Four records over real products of the bundled sample (a round spandex tablecloth and a pair of linen
+throw pillow covers), with the release's own shapes: `intent_category`, `target_product.product_id` and raw detail
 keys, query rubrics with `query_surface`, hidden rubrics with `implicit_eligible` / `must_hide_value` /
 `query_hint`, persona keys from the release's mapping (`color_preference`), its noise fields and user
 ids, slots with `hidden_info` and `revealed`, and no rubric_lock, answer set or provenance. Two are
@@ -21,7 +21,7 @@ from ecombench.flows.cli import app
 from ecombench.flows.ingest import sample_inputs
 
 runner = CliRunner()
-BRUSH, PENCILS = "B08QN62GZF", "B09CNWFSS9"  # real products of data/sample (meta.jsonl.gz)
+TABLECLOTH, PILLOW_COVERS = "B0C27MKXK8", "B09CDXDJZD"  # real products of data/sample (meta.jsonl.gz)
 
 
 @pytest.fixture(scope="module")
@@ -69,57 +69,56 @@ def record(rid: str, intent: str, query: str, requirements: dict[str, Any], slot
     }
 
 
-def brush_record(products: dict[str, dict[str, Any]], rid: str) -> dict[str, Any]:
-    """A sound product_search record: the query's power source and type, the persona's colour, the material asked."""
+def tablecloth_record(products: dict[str, dict[str, Any]], rid: str) -> dict[str, Any]:
+    """A sound product_search record: the query's shape and type, the persona's colour, the material asked."""
     return record(
-        rid, "product_search", "I'm looking for a battery powered facial cleansing brush.",
-        {"color_preference": "White"},
-        {"slot_id": "s1", "linked_rubric_ids": ["r4"], "hidden_info": "Plastic",
-         "trigger_keywords": ["material", "made of", "made from", "plastic", "build", "body", "construction",
+        rid, "product_search", "I'm looking for a round tablecloth.",
+        {"color_preference": "Black"},
+        {"slot_id": "s1", "linked_rubric_ids": ["r4"], "hidden_info": "Polyester Blend",
+         "trigger_keywords": ["material", "made of", "made from", "polyester", "fabric", "cloth", "construction",
                               "what is it made"],
-         "user_response": "I'd like the body to be plastic."},
-        products[BRUSH],
-        [query_rubric("r2", "attribute_match", "details.Power Source", "Battery Powered", "battery powered"),
-         hidden_rubric("r3", "attribute_match", "details.Color", "White", "persona", "The color should be White."),
-         hidden_rubric("r4", "attribute_match", "details.Material", "Plastic", "clarification",
-                       "The material should be Plastic."),
-         query_rubric("r5", "entity_match", "title", "facial cleansing brush", "facial cleansing brush",
-                      canonical_entity="facial cleansing brush", title_span="Facial Cleansing Brush")],
+         "user_response": "I'd like it to be a polyester blend."},
+        products[TABLECLOTH],
+        [query_rubric("r2", "attribute_match", "details.Shape", "Round", "round"),
+         hidden_rubric("r3", "attribute_match", "details.Color", "Black", "persona", "The color should be Black."),
+         hidden_rubric("r4", "attribute_match", "details.Material", "Polyester Blend", "clarification",
+                       "The material should be Polyester Blend."),
+         query_rubric("r5", "entity_match", "title", "tablecloth", "tablecloth",
+                      canonical_entity="tablecloth", title_span="Tablecloth")],
         "U_48213")
 
 
-def pencils_record(products: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def pillow_covers_record(products: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A sound rating_quality record: rating floors in the query, colour in the persona, material asked."""
     return record(
         "v3_sample_0004", "rating_quality",
-        "I need woodless graphite pencils rated at least 4.5 stars, with at least 20 ratings.",
-        {"color_preference": "Black"},
-        {"slot_id": "s1", "linked_rubric_ids": ["r5"], "hidden_info": "Wood",
-         "trigger_keywords": ["material", "made of", "made from", "wood", "wooden", "casing", "barrel",
-                              "construction"],
-         "user_response": "I want them made of wood."},
-        products[PENCILS],
+        "I need throw pillow covers rated at least 4.5 stars, with at least 20 ratings.",
+        {"color_preference": "Red"},
+        {"slot_id": "s1", "linked_rubric_ids": ["r5"], "hidden_info": "Linen",
+         "trigger_keywords": ["material", "made of", "made from", "linen", "fabric", "cloth", "construction"],
+         "user_response": "I want them made of linen."},
+        products[PILLOW_COVERS],
         [query_rubric("r2", "numeric_range", "average_rating", {"min": 4.5}, "at least 4.5 stars"),
          query_rubric("r3", "numeric_range", "rating_number", {"min": 20}, "at least 20 ratings"),
-         hidden_rubric("r4", "attribute_match", "details.Color", "Black", "persona", "The color should be Black."),
-         hidden_rubric("r5", "attribute_match", "details.Material", "Wood", "clarification",
-                       "The material should be Wood."),
-         query_rubric("r6", "entity_match", "title", "woodless graphite pencils", "woodless graphite pencils",
-                      canonical_entity="graphite pencils", title_span="Woodless Graphite Pencils")],
+         hidden_rubric("r4", "attribute_match", "details.Color", "Red", "persona", "The color should be Red."),
+         hidden_rubric("r5", "attribute_match", "details.Material", "Linen", "clarification",
+                       "The material should be Linen."),
+         query_rubric("r6", "entity_match", "title", "throw pillow covers", "throw pillow covers",
+                      canonical_entity="throw pillow covers", title_span="Throw Pillow Covers")],
         "U_51546")
 
 
 @pytest.fixture(scope="module")
 def findings(products, sample_catalog, tmp_path_factory) -> dict[str, list[dict[str, Any]]]:
     """validate's error findings per record id, over the four records in one release file."""
-    sound = brush_record(products, "v3_sample_0001")
+    sound = tablecloth_record(products, "v3_sample_0001")
     # Defects: the clarification's material stated in the query; a query colour the target does not have.
-    leaky = brush_record(products, "v3_sample_0002")
-    leaky["user_query"] = "I'm looking for a pink plastic facial cleansing brush that is battery powered."
+    leaky = tablecloth_record(products, "v3_sample_0002")
+    leaky["user_query"] = "I'm looking for a pink polyester blend tablecloth that is round."
     leaky["rubrics"].insert(1, query_rubric("r6", "attribute_match", "details.Color", "Pink", "pink"))
     # Defects: the reference's persona negative that keeps `expected_value: []` for good (§7.1), a slot linked to
     # no rubric, and a noise field outside the release's own sixteen.
-    broken = brush_record(products, "v3_sample_0003")
+    broken = tablecloth_record(products, "v3_sample_0003")
     broken["rubrics"][1] = hidden_rubric("r3", "negative_attribute", "details.Color", [], "persona",
                                          "Avoid other colors than the product's own.")
     broken["user_persona"]["product_requirements"] = {"avoid_preferences": []}
@@ -127,7 +126,7 @@ def findings(products, sample_catalog, tmp_path_factory) -> dict[str, list[dict[
     broken["clarification_script"]["clarification_slots"][0]["linked_rubric_ids"] = ["r9"]
     folder = tmp_path_factory.mktemp("release")
     path = folder / "benchmark.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in (sound, leaky, broken, pencils_record(products))))
+    path.write_text("".join(json.dumps(r) + "\n" for r in (sound, leaky, broken, pillow_covers_record(products))))
     out = folder / "findings.jsonl"
     result = runner.invoke(app, ["validate", str(path), "--catalog", str(sample_catalog.path), "--out", str(out)])
     assert result.exit_code == 1, result.output  # two records have defects
