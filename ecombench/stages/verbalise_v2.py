@@ -57,8 +57,7 @@ RATING_FLOORS = ("at least {r} stars", "{r} stars or higher", "{r} stars or bett
                  "{r} stars and up", "{r} stars or above", "{r} or more stars", "{r} stars minimum",
                  "{r} stars at minimum")
 # A count of ratings after the stars ("rated at least 4 stars across 100 or more reviews").
-COUNT_LINKS = ("across", "over", "from", "with", "on", "out of", "based on", "after", "among", "and",
-               "through")
+COUNT_LINKS = ("across", "over", "from", "with", "on", "out of", "based on", "among", "and")
 COUNT_FLOORS = ("{n} or more reviews", "at least {n} ratings", "{n} ratings or more", "{n} reviews or more",
                 "at least {n} reviews", "{n} or more ratings", "{n} ratings and up", "{n} reviews and up")
 # A count alone, after the lead's noun.
@@ -69,8 +68,7 @@ COUNT_VERBS = ("backed by", "with", "that has", "having", "reviewed by many, wit
 # Every lead reads before every cap; a lead has at most two words and a cap at most two before the amount,
 # so no five fixed words ever precede it.
 PRICE_LEADS = ("My budget's", "I'd spend", "I'll pay", "I'm spending", "I'd pay", "Price-wise,", "I'm paying",
-               "Cost-wise,", "Budget:", "I'll spend", "Spend", "Pay", "Limit:", "Ideally costing", "Priced",
-               "Costing")
+               "Cost-wise,", "Budget:", "I'll spend", "Spend", "Pay", "Limit:", "Price cap:", "Priced")
 PRICE_CAPS = ("up to {p}", "{p} or less", "{p} or under", "{p} or lower", "at most {p}")
 # At most four words before the quoted opinions, each naming who says them (the diligent agent reads that).
 OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Buyers should say {x}.",
@@ -78,7 +76,7 @@ OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Bu
             "I'm hoping reviews say {x}.", "Reviewers should report {x}.", "Look for reviews saying {x}.",
             "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
 # Words that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break vary.
-LINKS = ("Also,", "And", "Oh, and", "Plus,", "Besides,", "Then,", "Next,", "Still,")
+LINKS = ("Also,", "And", "Oh, and", "Plus,", "Besides,", "Then,", "Next,", "Oh, also,")
 LINK_SHARE = 0.35
 
 
@@ -87,8 +85,8 @@ def linked(sentence: str, rng: random.Random) -> str:
     if rng.random() >= LINK_SHARE:
         return sentence
     first = sentence.split(" ", 1)[0]
-    keep = first in ("I", "Its") or first.startswith(("I'", "Buyers'"))  # "I" stays capital; "Its" is lowered below
-    body = sentence if keep and first != "Its" else sentence[:1].lower() + sentence[1:]
+    keep = first == "I" or first.startswith("I'")  # "I" stays a capital
+    body = sentence if keep else sentence[:1].lower() + sentence[1:]
     return f"{rng.choice(LINKS)} {body}"
 
 
