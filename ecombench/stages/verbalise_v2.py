@@ -45,11 +45,11 @@ MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Som
 # A quality sentence: a lead ending in a noun ("one", "something", "options"), a one-word verb, the floor, a
 # link and the count. "4 stars or" recurs in most floors, so the words before it (the lead's last and the
 # verb) are drawn apart from many.
-QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Show me options {x}.", "I prefer ones {x}.",
-                 "I prefer products {x}.", "I'd trust anything {x}.", "Only consider ones {x}.",
-                 "Find me something {x}, please.", "Look for listings {x}.", "Stick to choices {x}.",
-                 "I like things {x}.", "Take a model {x}.", "Give me one {x}.", "Ideally a pick {x}.",
-                 "Ideally an option {x}.", "I'm after one {x}.", "I want items {x}.", "Choose one {x}.")
+QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Show me an option {x}.", "I prefer a product {x}.",
+                 "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
+                 "Look for a listing {x}.", "I'd take an item {x}.", "Take a model {x}.", "Give me one {x}.",
+                 "Ideally a pick {x}.", "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.",
+                 "I'd want a version {x}.", "I'll consider anything {x}.")
 RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "carrying", "with", "having",
                 "boasting", "getting", "reaching", "hitting", "posting", "keeping", "sporting")
 # The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
@@ -76,18 +76,25 @@ OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Bu
             "I'm hoping reviews say {x}.", "Reviewers should report {x}.", "Look for reviews saying {x}.",
             "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
 # Words that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break vary.
-LINKS = ("Also,", "And", "Oh, and", "Plus,", "Besides,", "Then,", "Next,", "Oh, also,")
+LINKS = ("Also,", "And", "Oh, and", "Plus,", "Besides,", "Oh, also,", "And also,")
 LINK_SHARE = 0.35
 
 
-def linked(sentence: str, rng: random.Random) -> str:
-    """A later sentence, opened now and then with a linking word ("Also, ...")."""
-    if rng.random() >= LINK_SHARE:
-        return sentence
-    first = sentence.split(" ", 1)[0]
-    keep = first == "I" or first.startswith("I'")  # "I" stays a capital
-    body = sentence if keep else sentence[:1].lower() + sentence[1:]
-    return f"{rng.choice(LINKS)} {body}"
+def linked(sentences: list[str], rng: random.Random) -> list[str]:
+    """Later sentences, each opened now and then with a linking word ("Also, ..."), no word twice."""
+    links = list(LINKS)
+    out = []
+    for sentence in sentences:
+        if rng.random() >= LINK_SHARE:
+            out.append(sentence)
+            continue
+        first = sentence.split(" ", 1)[0]
+        keep = first == "I" or first.startswith("I'")  # "I" stays a capital
+        body = sentence if keep else sentence[:1].lower() + sentence[1:]
+        link = rng.choice(links)
+        links.remove(link)
+        out.append(f"{link} {body}")
+    return out
 
 
 # Fields whose (short) value goes before the product noun: "a black bumper case", "a Bluetooth speaker".
@@ -239,5 +246,5 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     for field, r in bounds.items():
         if field not in ("price", "average_rating", "rating_number"):
             money.append(f"It should be {bound_phrase(field, plain_value(r))}.")
-    later = [linked(x, rng) for x in [*middle, *tail, *money, *budgets]]
+    later = linked([*middle, *tail, *money, *budgets], rng)
     return fix_articles(" ".join([first, *later]))
