@@ -42,14 +42,14 @@ OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want {s}.", "Can you find {
 MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.",
         "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.",
         "Also, one {x}.", "Make it one {x}.", "Ideally {x}.", "And {x}, if possible.", "Think one {x}.")
-# A quality sentence: a lead ending in a noun ("one", "something", "options"), a one-word verb, the floor, a
-# link and the count. "4 stars or" recurs in most floors, so the words before it (the lead's last and the
-# verb) are drawn apart from many.
-QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Show me an option {x}.", "I prefer a product {x}.",
+# A quality sentence: a lead of at most three words ending in a noun ("one", "something", "an option"), a
+# one-word verb, the floor, a link and the count. "4 stars or" recurs in most floors, so the words before it
+# (the lead's last and the verb) are drawn apart from many.
+QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "Prefer a product {x}.",
                  "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
-                 "Look for a listing {x}.", "I'd take an item {x}.", "Take a model {x}.", "Give me one {x}.",
-                 "Ideally a pick {x}.", "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.",
-                 "I'd want a version {x}.", "I'll consider anything {x}.")
+                 "Find a listing {x}.", "Take a model {x}.", "Give me one {x}.", "Ideally a pick {x}.",
+                 "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
+                 "Go with an item {x}.")
 RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "carrying", "with", "having",
                 "boasting", "getting", "reaching", "hitting", "posting", "keeping", "sporting")
 # The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
