@@ -49,15 +49,17 @@ QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option 
                  "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
                  "Find a listing {x}.", "Take a model {x}.", "Give me one {x}.", "Ideally a pick {x}.",
                  "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
-                 "Go with an item {x}.")
+                 "Try an item {x}.")
 RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "carrying", "with", "having",
-                "boasting", "getting", "reaching", "hitting", "posting", "keeping", "sporting")
+                "boasting", "getting", "reaching", "hitting", "posting", "keeping", "sporting", "netting", "pulling",
+                "collecting", "logging", "bearing")
 # The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
 RATING_FLOORS = ("at least {r} stars", "{r} stars or higher", "{r} stars or better", "{r} stars or more",
                  "{r} stars and up", "{r} stars or above", "{r} or more stars", "{r} stars minimum",
                  "{r} stars at minimum")
 # A count of ratings after the stars ("rated at least 4 stars across 100 or more reviews").
-COUNT_LINKS = ("across", "over", "from", "with", "on", "out of", "based on", "among", "and")
+# One word each: a two-word link would make five fixed words with the end of a floor ("or above out of").
+COUNT_LINKS = ("across", "over", "from", "with", "on", "among", "and", "by")
 COUNT_FLOORS = ("{n} or more reviews", "at least {n} ratings", "{n} ratings or more", "{n} reviews or more",
                 "at least {n} reviews", "{n} or more ratings", "{n} ratings and up", "{n} reviews and up")
 # A count alone, after the lead's noun.
@@ -75,8 +77,9 @@ OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Bu
             "Owners should mention {x}.", "Its reviews should note {x}.", "I'd want reviews saying {x}.",
             "I'm hoping reviews say {x}.", "Reviewers should report {x}.", "Look for reviews saying {x}.",
             "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
-# Words that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break vary.
-LINKS = ("Also,", "And", "Oh, and", "Plus,", "Besides,", "Oh, also,", "And also,")
+# One word that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break
+# vary, and a lead of three words after it still makes no five fixed words.
+LINKS = ("Also,", "And", "Plus,", "Besides,", "Oh,", "Anyway,", "Additionally,")
 LINK_SHARE = 0.35
 
 
