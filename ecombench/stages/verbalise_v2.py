@@ -45,7 +45,7 @@ MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Som
 # A quality sentence: a lead of at most three words ending in a noun ("one", "something", "an option"), a
 # one-word verb, the floor, a link and the count. "4 stars or" recurs in most floors, so the words before it
 # (the lead's last and the verb) are drawn apart from many.
-QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "Prefer a product {x}.",
+QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "Prefer a version {x}.",
                  "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
                  "Find a listing {x}.", "Take a model {x}.", "Give me one {x}.", "Ideally a pick {x}.",
                  "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
