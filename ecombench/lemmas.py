@@ -161,7 +161,7 @@ _BEFORE = {("at", "least"): ("min", True), ("minimum",): ("min", True), ("no", "
 _AFTER = {("or", "more"): ("min", True), ("or", "higher"): ("min", True), ("or", "better"): ("min", True),
           ("or", "above"): ("min", True), ("and", "up"): ("min", True), ("or", "over"): ("min", True),
           ("or", "less"): ("max", True), ("or", "under"): ("max", True), ("or", "lower"): ("max", True),
-          ("or", "cheaper"): ("max", True)}
+          ("or", "cheaper"): ("max", True), ("minimum",): ("min", True), ("at", "minimum"): ("min", True)}
 # A count of ratings is said as ratings or as reviews.
 BOUND_UNITS = {"price": ("dollar",), "average_rating": ("star",), "rating_number": ("rating", "review")}
 

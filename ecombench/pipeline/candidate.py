@@ -113,7 +113,7 @@ class BuildContext:
     # reviewed override's words alone.
     type_vocabulary: TypeVocabulary | None = None
     reviews: dict[str, list[dict[str, Any]]] | None = None  # candidates' reviews, when an intent needs them
-    cues: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    cues: dict[tuple[str, str], dict[str, tuple[str, ...]]] = field(default_factory=dict)
     llm: LLMClient | None = None  # set when config.verbaliser == "llm"
     artifacts: Path = Path("artifacts")  # root of the caches: batch completion files, LLM replies
     answer_engine: PartitionedCatalog | None = None  # answer_sets "partitioned": the partition passes' engine
@@ -435,8 +435,13 @@ def _query_answer_set(rubrics: list[Rubric], ctx: BuildContext) -> list[str]:
 def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     """The user query (with implicit cues), persona and clarification script, by templates or an LLM."""
     intent, rubrics, writes, asin = state.intent, state.rubrics, state.writes, state.asin
+    v2 = ctx.config.verbaliser == VERBALISER_V2_ID
+    # template-v2 draws one of each cue's phrasings with a generator of its own, seeded by one draw from the
+    # stage's generator whatever the number of cues (the persona drawn later must not move with them);
+    # template-v1 says each cue's first phrasing, as older splits did.
+    cue_rng = Random(state.rng("verbalisation").getrandbits(64)) if v2 else None
     # Stage 3 makes a field implicit only where it has a cue, so every value here is a string.
-    cues = cast("dict[str, str]", {r.id: _cue(ctx, intent, r.field, r.expected_value, state.product_type)
+    cues = cast("dict[str, str]", {r.id: _cue(ctx, intent, r.field, r.expected_value, state.product_type, cue_rng)
                                    for r in rubrics if r.info_source == "query" and r.field in state.implicit_fields})
     if len(cues) < intent.implicit:
         return [Finding("no_implicit_cue", f"{intent.name} needs {intent.implicit} implicit requirement(s); "
@@ -446,7 +451,6 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
     turns = ctx.config.max_clarification_turns
     llm = cast(LLMClient, ctx.llm)  # set whenever the config has the LLM write a part (`writes`)
     # template-v2 writes the query; every query names its product type
-    v2 = ctx.config.verbaliser == VERBALISER_V2_ID
     if v2 and "query" not in writes and product_type_rubric(rubrics) is None:
         return [Finding("query_without_product_type", "template-v2 names the product type in every query, and "
                         "no entity rubric gives this target's", {"query_fields": [r.field for r in rubrics
@@ -640,10 +644,14 @@ def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float
              for f in state.features if f.field in specs}, required)
 
 
-def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, product_type: str | None) -> str | None:
-    """The intent's kind of cue for (field, value) that suits the product type, or None (tables.cues.cue_for)."""
+def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, product_type: str | None,
+         rng: Random | None = None) -> str | None:
+    """The intent's kind of cue for (field, value) that suits the product type, or None (tables.cues.cue_for).
+
+    `rng` draws one of the cue's phrasings; None takes the first.
+    """
     kind = intent.cue_kind if (intent.implicit or intent.max_implicit) else None
-    return cue_for(ctx.cues, kind, field_name, value, product_type, ctx.table)
+    return cue_for(ctx.cues, kind, field_name, value, product_type, ctx.table, rng)
 
 
 class ValueSupport:

@@ -333,23 +333,27 @@ def tool_result_messages(results: list[tuple[Any, str]], role: str) -> list[Chat
 
 DILIGENT_MAX_QUESTIONS = 10
 DILIGENT_MIN_SHARE = 0.05  # ask about a detail field carried by at least this share of the query's top hits
-_BOUND = re.compile(r"(at least|no more than|more than|less than|under|at most|up to)\s+(\$?)([\d,]+(?:\.\d+)?)\s*"
+_BOUND = re.compile(r"(at least|no fewer than|no more than|more than|less than|under|at most|up to)\s+"
+                    r"(\$?)([\d,]+(?:\.\d+)?)\s*"
                     r"(stars?|ratings?|reviews?)?")
 # template-v2's wordings (stages/verbalise_v2.py): "4 stars or higher", "$25 or under", "reviews (at least 100)"
 _BOUND_AFTER = re.compile(r"(?<!orders of )(?<![\d$.,])(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)?\s+or "
                           r"(more|higher|better|above|under|less|lower)\b(?:\s+(stars?|ratings?|reviews?))?")
 _COUNT_BEFORE = re.compile(r"(?:reviews|ratings) \(at least ([\d,]+)\)")
+# "4 stars minimum", "4 stars at minimum"
+_MINIMUM = re.compile(r"(?<![\d$.,])([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)\s+(?:at )?minimum\b")
 _AND_UP = re.compile(r"(?<![\d$.,])([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)\s+and up\b")  # "4.5 stars and up"
 _NEGATIVE = re.compile(r"\b[Ii]ts ([a-z][a-z /()-]*?) must not be (.+?)(?:\.(?:\s|$)|$)")
 _NEGATIVE_V2 = (re.compile(r"\b[Aa]ny ([a-z][a-z /()-]*?) but (.+?)(?: is fine)?\.(?:\s|$)"),
                 re.compile(r"\bI don't want (.+?) as the ([a-z][a-z /()-]*?)\.(?:\s|$)"))
-_COLOURS_V2 = re.compile(r"\b(?:Nothing|not have it) in (.+?) colours\b")
+_COLOURS_V2 = re.compile(r"\b(?:[Nn]othing|[Nn]ot have it|[Nn]ot|anything) in (.+?) colours\b")
 _EXCEPT = re.compile(r"^Any (.+?) is fine except (.+?)\.$")
-_OPINIONS = re.compile(r'(?:reviews should say|reviews say|things like|[Rr]eviews should mention) '
+# template-v2's opinion sentences name who says it (reviews, buyers, owners, people) and quote what they say
+_OPINIONS = re.compile(r'\b(?:[Rr]eviews?|[Rr]eviewers|[Bb]uyers|[Oo]wners|[Pp]eople)\b[^"]*?'
                        r'((?:"[^"]+"(?:,? and |, )?)+)')
 _COUPON = re.compile(r"(?:\$([\d,]+(?:\.\d+)?) off|([\d.]+)% off(?: \(at most \$([\d,]+(?:\.\d+)?)\))?) orders of "
                      r"\$([\d,]+(?:\.\d+)?) or more")
-_PAY = re.compile(r"pay at most \$([\d,]+(?:\.\d+)?) after the coupons")
+_PAY = re.compile(r"at most \$([\d,]+(?:\.\d+)?) (?:after|once|with) the coupons")
 
 
 def _number(text: str) -> float:
@@ -375,8 +379,8 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
         if field is None:
             continue
         bound = out.setdefault(field, {})
-        if word in ("at least", "more than"):
-            bound.update(min=_number(number), min_inclusive=word == "at least")
+        if word in ("at least", "no fewer than", "more than"):
+            bound.update(min=_number(number), min_inclusive=word != "more than")
         else:
             bound.update(max=_number(number), max_inclusive=word in ("no more than", "at most", "up to"))
     for dollar, number, unit, word, unit_after in _BOUND_AFTER.findall(text):
@@ -389,7 +393,7 @@ def numeric_bounds(text: str, field_hint: str | None = None) -> dict[str, dict[s
             out.setdefault(field, {}).update(max=_number(number), max_inclusive=True)
     for number in _COUNT_BEFORE.findall(text):
         out.setdefault("rating_number", {}).update(min=_number(number), min_inclusive=True)
-    for number, unit in _AND_UP.findall(text):
+    for number, unit in _AND_UP.findall(text) + _MINIMUM.findall(text):
         field = field_of("", unit)
         if field is not None:
             out.setdefault(field, {}).update(min=_number(number), min_inclusive=True)
@@ -408,7 +412,7 @@ def voucher_budget(text: str) -> dict[str, Any] | None:
     coupons = [{"discount_type": "fixed" if fixed else "percentage", "face_value": _number(fixed) if fixed else None,
                 "percent": float(pct) if pct else None, "cap": _number(cap) if cap else None,
                 "threshold": _number(threshold)} for fixed, pct, cap, threshold in _COUPON.findall(text)]
-    scenario = "tiered" if "tiered" in text else "stacked" if "applied to what is left" in text else "simple"
+    scenario = "tiered" if "tiered" in text else "stacked" if "what is left" in text else "simple"
     return {"max_total": _number(pay.group(1)), "voucher": {"scenario": scenario, "coupons": coupons}}
 
 

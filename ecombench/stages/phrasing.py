@@ -267,6 +267,10 @@ class BudgetMatchPhrasing(RubricPhrasing):
         """The voucher and budget in words (ecombench.stages.vouchers.describe_budget)."""
         return describe_budget(plain_value(rubric))
 
+    def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
+        """The voucher and budget in one of several wordings drawn with the stage's generator."""
+        return describe_budget(plain_value(rubric), rng)
+
 
 @register_phrasing
 class ReviewOpinionPhrasing(RubricPhrasing):

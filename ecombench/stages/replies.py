@@ -150,6 +150,43 @@ def reply_states(reply: str, value: Any, field: str) -> bool:
             or any(contains_phrase(reply, f) for f in spoken_forms(value, field)))
 
 
+# A value that describes the product ("Waterproof", "Scratch Resistant", "Wired") rather than naming a part or a
+# thing it has ("Kickstand", "Card Slots", "Built-in Screen Protector", "Bluetooth"), told by its last word.
+_ADJECTIVE = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful|ic|al|ous|safe|sided|slim|solar|"
+                        r"out|ing|[^e]ry|y)$", re.IGNORECASE)
+_NOUN_WORDS = frozenset({"charging", "lighting", "padding", "lining", "stitching", "embroidery", "battery", "memory",
+                         "body", "key", "display", "tray", "strap", "cord", "pocket", "alarm", "design", "stand"})
+_ADJECTIVE_PREFIXES = ("anti", "non", "multi", "extra", "ultra", "self", "double", "heavy")
+
+
+def reads_as_adjective(value: str) -> bool:
+    """True when a value describes the product, False when it names a thing the product has.
+
+    Describes: "durable", "dust proof", "wired", "anti-slip"; has: "card slots", "kickstand", "wireless
+    charging", "Bluetooth".
+
+    >>> [reads_as_adjective(v) for v in ("Shock-Absorbent", "Microwave Safe", "Card Slots", "Wireless Charging")]
+    [True, True, False, False]
+    """
+    words = re.split(r"[\s-]+", value.strip().lower())
+    last = words[-1] if words else ""
+    if last in _NOUN_WORDS:
+        return False
+    return bool(_ADJECTIVE.search(last)) or (len(words) > 1 and words[0] in _ADJECTIVE_PREFIXES)
+
+
+# Fields whose "plain" values are things the product has, said with an article when one is countable:
+# "It has to come with a kickstand.", "... with card slots.", "... with wireless charging.".
+_THING_FIELDS = frozenset({"Special Feature"})
+_MASS = re.compile(r"(?:ing|tion|sion|ery|ness|ware|s)$", re.IGNORECASE)
+
+
+def _thing(said: str) -> str:
+    """A feature noun with its article where English needs one ("a kickstand"; "card slots", "drop protection")."""
+    last = said.split()[-1] if said.split() else ""
+    return said if _MASS.search(last) and not last.endswith("ss") else f"a {said}"
+
+
 def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
     m = _MEASURE.match(" ".join(value.split()))
     if m:
@@ -159,6 +196,8 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
         return "measure", {}
     if spec.name == "Size" and _COUNT.search(value):
         return "count", {}
+    if "adjective" in FORMS.get(spec.name, {}) and reads_as_adjective(value):
+        return "adjective", {}  # "It has to be waterproof." where a feature noun reads "It has to have a kickstand."
     return "plain", {}
 
 
@@ -259,6 +298,8 @@ def value_reply(field: str, value: str, table: FieldTable, rng: random.Random | 
     value_kind, parts = _value_kind(spec, value)
     templates = forms.get(value_kind) or forms.get("plain") or (spec.reply,)
     said = speech_case(re.sub(r"\s*\(([^()]*)\)", r", \1", value))  # "1 Count (Pack of 12)" -> "1 count, pack of 12"
+    if value_kind == "plain" and spec.name in _THING_FIELDS:
+        said = _thing(said)
     if "{number}" in templates[0]:
         texts = [_capital(fix_articles(t.format(number=parts["number"], unit=parts["unit"]))) for t in templates]
     else:

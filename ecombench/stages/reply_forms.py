@@ -13,13 +13,19 @@ bound's direction in words stages/lemmas.py `states_bound` reads, so stage 6 sti
 
 from __future__ import annotations
 
-# Per field and value kind: "plain", "measure", "count" (for Size), "age" (age fields), "max" / "min" (a
-# one-ended inclusive bound). A kind absent falls back to "plain"; a field absent to GENERIC.
+# Per field and value kind: "plain", "adjective" (a value that describes the product, stages/replies.py
+# `reads_as_adjective`, for fields whose values are nouns or adjectives), "measure", "count" (for Size), "age"
+# (age fields), "max" / "min" (a one-ended inclusive bound). A kind absent falls back to "plain"; a field absent
+# to GENERIC.
 FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Material": {"plain": ("I'd like it made of {value}.", "I'm after one made from {value}.",
                            "{value} would be my pick for the material.", "Ideally it's made of {value}.")},
-    "Special Feature": {"plain": ("One thing it really must have: {value}.", "It has to be {value}, that matters most.",
-                                  "The must-have for me is {value}.", "I really need it to be {value}.")},
+    # "plain": a thing the product has ("a kickstand", "card slots"); "adjective": what it is ("waterproof")
+    "Special Feature": {"plain": ("One thing it really must have: {value}.",
+                                  "It has to come with {value}.", "The must-have for me is {value}.",
+                                  "I really need it to have {value}."),
+                        "adjective": ("It has to be {value}, that matters most.", "I really need it to be {value}.",
+                                      "Above all, it should be {value}.", "The must-have for me: it's {value}.")},
     "Shape": {"plain": ("The shape should be {value}.", "I'd like a {value} one.", "Something {value} in shape.")},
     "Size": {"plain": ("I need the {value} size.", "The {value} size would fit me.", "I'd go for {value} in size."),
              "measure": ("It should measure {value}.", "About {value} would be right.", "I need one that's {value}."),
@@ -27,8 +33,11 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Mounting Type": {"plain": ("It has to suit a {value} setup.", "I'll set it up as {value}.",
                                 "I need it for {value} mounting.")},
     "Form Factor": {"plain": ("I want the {value} type.", "I'd go for a {value} one.", "A {value} design suits me.")},
+    # "plain": a link or standard ("Bluetooth", "USB"); "adjective": a kind of connection ("wired", "wireless")
     "Connectivity Technology": {"plain": ("It needs to connect over {value}.", "I'd like it to use {value}.",
-                                          "{value} is how I want to hook it up.")},
+                                          "{value} is how I want to hook it up."),
+                                "adjective": ("I want it {value}.", "It should be {value}.",
+                                              "A {value} one is what I need.")},
     "Connector Type": {"plain": ("I need a {value} connector.", "My device takes {value}, so that's the plug I need.",
                                  "It has to have a {value} end.")},
     "Screen Size": {"plain": ("The screen should be {value}.", "A {value} screen is what I have in mind."),

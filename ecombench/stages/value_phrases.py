@@ -17,9 +17,14 @@ from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, speec
 from ecombench.tables.fields import FieldTable
 from ecombench.text import fill, join_words
 
+# Each keeps what the diligent agent reads (ecombench.sandbox.agents): "any <label> but <values>", "I don't want
+# <values> as the <label>", "nothing / not / anything in <values> colours".
 EXCLUDE = ("I'm fine with any {label} but {values}.", "Any {label} but {values} is fine.",
-           "I don't want {values} as the {label}.")
-EXCLUDE_COLOUR = ("Nothing in {values} colours, please.", "I'd rather not have it in {values} colours.")
+           "I don't want {values} as the {label}.", "I'll take any {label} but {values}.",
+           "Happy with any {label} but {values}.", "Really, I don't want {values} as the {label}.")
+EXCLUDE_COLOUR = ("Nothing in {values} colours, please.", "I'd rather not have it in {values} colours.",
+                  "Please, not in {values} colours.", "Skip anything in {values} colours.",
+                  "I'd avoid anything in {values} colours.", "Not in {values} colours, though.")
 
 # How a query states a detail value where the field table's template-v1 phrase reads stiffly.
 PHRASES: dict[str, str] = {

@@ -15,14 +15,13 @@ which calls stages/value_phrases.py and stages/product_naming.py); the checks th
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping
 
 from ecombench.rubrics import RubricLike, plain_value
 from ecombench.schemas.models import Rubric
 from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.product_naming import PLURAL_ONLY, natural_type
-from ecombench.stages.replies import speech_case
+from ecombench.stages.replies import reads_as_adjective, speech_case
 from ecombench.stages.value_forms import bound_phrase
 from ecombench.stages.verbalise import _plural_verb
 from ecombench.tables.fields import FieldTable
@@ -30,24 +29,80 @@ from ecombench.text import fix_articles, format_number, join_words, tokens
 
 VERBALISER_ID = "template-v2"
 
-OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want to buy {s}.", "Can you help me find {s}?",
-           "I'm shopping for {s}.", "Could you find me {s}?", "I'd like {s}.", "Help me pick {s}.",
-           "I'm hoping to find {s}.", "I'm after {s}.", "Please find {s} for me.", "I'd love to get {s}.",
-           "I'm trying to find {s}.", "Any suggestions for {s}?", "I'm searching for {s}.", "I'd like to order {s}.")
+# Sentence pieces. A fixed run of five or more words would recur across a split's queries, so each piece is
+# short and a sentence is put together from several independently drawn pieces: the product noun, values
+# and numbers between them vary too (validation/shopper_text.py counts five-word phrases).
+# Openers put at most three words before the product: with its article they never fill five words.
+OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want {s}.", "Can you find {s}?", "I'm shopping for {s}.",
+           "Find me {s}?", "I'd like {s}.", "Help me pick {s}.", "I'm hoping for {s}.", "I'm after {s}.",
+           "Please find {s}.", "I'd love {s}.", "I'm hunting for {s}.", "Any suggestions for {s}?",
+           "I'm searching for {s}.", "Recommend {s}, please.", "I'm picking out {s}.",
+           "Got {s}?", "Show me {s}.", "Suggest {s}?", "Point me to {s}.")
 # The further attributes, on the singular "one" ("Ideally one made of cotton and with a floral pattern.").
 MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.",
-        "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.")
-QUALITY = ("It should be {x}.", "I'd like one that's {x}.", "Please make sure it's {x}.", "It has to be {x}.",
-           "Ideally it's {x}.", "I care that it's {x}.", "Only if it's {x}.", "I want it {x}.")
-PRICE = ("My budget is up to {p}.", "I can spend up to {p}.", "It should cost no more than {p}.",
-         "I'd like to keep it to {p} or under.", "Anything up to {p} works.", "I'd spend at most {p}.",
-         "Keep it at {p} or less, please.", "My limit is {p} or less.")
-OPINIONS = ('I\'d like one whose reviews say {x}.', "Other buyers should say things like {x}.",
-            "Reviews should mention {x}.", "I want buyers' reviews to say {x}.", "Past buyers should report {x}.")
+        "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.",
+        "Also, one {x}.", "Make it one {x}.", "Ideally {x}.", "And {x}, if possible.", "Think one {x}.")
+# A quality sentence: a lead of at most three words ending in a noun ("one", "something", "an option"), a
+# one-word verb, the floor, a link and the count. "4 stars or" recurs in most floors, so the words before it
+# (the lead's last and the verb) are drawn apart from many.
+QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "Prefer a version {x}.",
+                 "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
+                 "Find a listing {x}.", "Take a model {x}.", "Give me one {x}.", "Ideally a pick {x}.",
+                 "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
+                 "Try an item {x}.")
+RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "carrying", "with", "having",
+                "boasting", "getting", "reaching", "hitting", "posting", "keeping", "sporting", "netting", "pulling",
+                "collecting", "logging", "bearing")
+# The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
+RATING_FLOORS = ("at least {r} stars", "{r} stars or higher", "{r} stars or better", "{r} stars or more",
+                 "{r} stars and up", "{r} stars or above", "{r} or more stars", "{r} stars minimum",
+                 "{r} stars at minimum")
+# A count of ratings after the stars ("rated at least 4 stars across 100 or more reviews").
+# One word each: a two-word link would make five fixed words with the end of a floor ("or above out of").
+COUNT_LINKS = ("across", "over", "from", "with", "on", "among", "and", "by")
+COUNT_FLOORS = ("{n} or more reviews", "at least {n} ratings", "{n} ratings or more", "{n} reviews or more",
+                "at least {n} reviews", "{n} or more ratings", "{n} ratings and up", "{n} reviews and up")
+# A count alone, after the lead's noun.
+COUNT_VERBS = ("backed by", "with", "that has", "having", "reviewed by many, with", "that lots have rated,",
+               "that people trust, with", "bought a lot, with", "that's proven, with", "carrying", "showing",
+               "well reviewed, with", "popular, with", "tried by many, with")
+# A price cap: a lead and the cap.
+# Every lead reads before every cap; a lead has at most two words and a cap at most two before the amount,
+# so no five fixed words ever precede it.
+PRICE_LEADS = ("My budget's", "I'd spend", "I'll pay", "I'm spending", "I'd pay", "Price-wise,", "I'm paying",
+               "Cost-wise,", "Budget:", "I'll spend", "Spend", "Pay", "Limit:", "Price cap:", "Priced")
+PRICE_CAPS = ("up to {p}", "{p} or less", "{p} or under", "{p} or lower", "at most {p}")
+# At most four words before the quoted opinions, each naming who says them (the diligent agent reads that).
+OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Buyers should say {x}.",
+            "Owners should mention {x}.", "Its reviews should note {x}.", "I'd want reviews saying {x}.",
+            "I'm hoping reviews say {x}.", "Reviewers should report {x}.", "Look for reviews saying {x}.",
+            "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
+# One word that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break
+# vary, and a lead of three words after it still makes no five fixed words.
+LINKS = ("Also,", "And", "Plus,", "Besides,", "Oh,", "Anyway,", "Additionally,")
+LINK_SHARE = 0.35
+
+
+def linked(sentences: list[str], rng: random.Random) -> list[str]:
+    """Later sentences, each opened now and then with a linking word ("Also, ..."), no word twice."""
+    links = list(LINKS)
+    out = []
+    for sentence in sentences:
+        if rng.random() >= LINK_SHARE:
+            out.append(sentence)
+            continue
+        first = sentence.split(" ", 1)[0]
+        keep = first == "I" or first.startswith("I'")  # "I" stays a capital
+        body = sentence if keep else sentence[:1].lower() + sentence[1:]
+        link = rng.choice(links)
+        links.remove(link)
+        out.append(f"{link} {body}")
+    return out
+
+
 # Fields whose (short) value goes before the product noun: "a black bumper case", "a Bluetooth speaker".
 PREMODIFIERS = ("Color", "Form Factor", "Connectivity Technology", "Special Feature", "Power Source")
 MAX_PREMODIFIERS = 2
-_ADJECTIVE = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful|ic|al|ous|y)$", re.IGNORECASE)
 
 def premodifier(rubric: RubricLike, entity: str | None) -> str | None:
     """The value said before the product noun ("black", "bumper", "waterproof"), or None.
@@ -59,38 +114,35 @@ def premodifier(rubric: RubricLike, entity: str | None) -> str | None:
     value = str(rubric.expected_value)
     if name not in PREMODIFIERS or len(value.split()) > 2 or "/" in value or value[:1].isdigit():
         return None  # a code opening with a digit ("802.11b") reads better after the noun, and takes no "a"
-    if name in ("Special Feature", "Power Source") and not _ADJECTIVE.search(value.split()[-1]):
+    if name in ("Special Feature", "Power Source") and not reads_as_adjective(value):
         return None
     if entity and set(tokens(value)) & set(tokens(entity)):
         return None  # "Flip" of "Flip Cases": a second "flip" before the noun would read "a flip flip case"
     return speech_case(value)
 
 
-def quality_phrase(bounds: Mapping[str, RubricLike], rng: random.Random) -> str | None:
-    """The rating and review-count bounds folded into one phrase, or None without either.
+def quality_sentence(bounds: Mapping[str, RubricLike], rng: random.Random) -> str | None:
+    """The rating and review-count bounds folded into one sentence, or None without either.
 
-    "well rated (4 stars or more) with plenty of reviews (at least 100)"; an exclusive bound keeps
-    template-v1's wording.
+    "I'd like one rated at least 4 stars across 100 or more reviews.", "Show me options backed by 100 or
+    more ratings.": a lead, a verb, the floor, a link and the count drawn apart, so the same bounds rarely
+    read the same twice; an exclusive bound keeps template-v1's wording.
     """
     rating, count = bounds.get("average_rating"), bounds.get("rating_number")
+    if rating is None and count is None:
+        return None
     r = _floor(rating, "stars")
     n = _floor(count, "")
+    lead = rng.choice(QUALITY_LEADS)
     if rating is not None and r is None or count is not None and n is None:
         parts = [f"rated {bound_phrase(b.field, plain_value(b))}" if b.field == "average_rating"
                  else f"backed by {bound_phrase(b.field, plain_value(b))}" for b in (rating, count) if b is not None]
-        return join_words(parts)
-    if r and n:
-        return rng.choice((f"well rated ({r} stars or more) with plenty of reviews (at least {n})",
-                           f"rated at least {r} stars across {n} or more reviews",
-                           f"rated {r} stars and up, with at least {n} ratings",
-                           f"backed by {n} or more reviews averaging {r} stars or better"))
+        return lead.format(x=join_words(parts))
+    reviews = rng.choice(COUNT_FLOORS).format(n=n) if n else None
     if r:
-        return rng.choice((f"rated {r} stars or higher", f"rated at least {r} stars", f"rated {r} stars or better",
-                           f"rated {r} stars and up"))
-    if n:
-        return rng.choice((f"well reviewed, with at least {n} reviews", f"popular, with {n} or more ratings",
-                           f"backed by {n} or more reviews", f"tried by plenty of people, with at least {n} ratings"))
-    return None
+        stars = f"{rng.choice(RATING_VERBS)} {rng.choice(RATING_FLOORS).format(r=r)}"
+        return lead.format(x=f"{stars} {rng.choice(COUNT_LINKS)} {reviews}" if reviews else stars)
+    return lead.format(x=f"{rng.choice(COUNT_VERBS)} {reviews}")
 
 
 def _floor(rubric: RubricLike | None, unit: str) -> str | None:
@@ -108,7 +160,8 @@ def price_sentence(rubric: RubricLike, rng: random.Random) -> str:
     b = plain_value(rubric)
     if b.get("min") is not None or b.get("max") is None or not b.get("max_inclusive", True):
         return f"It should cost {bound_phrase(rubric.field, b)}."
-    return rng.choice(PRICE).format(p=f"${format_number(b['max'])}")
+    cap = rng.choice(PRICE_CAPS).format(p=f"${format_number(b['max'])}")
+    return f"{rng.choice(PRICE_LEADS)} {cap}."
 
 
 def join_clauses(parts: list[str]) -> str:
@@ -186,10 +239,8 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     if rest:
         middle.append(rng.choice(MORE).format(x=join_clauses(rest)))
     middle += exclusions
-    quality = quality_phrase(bounds, rng)
-    tail: list[str] = []
-    if quality:
-        tail.append(rng.choice(QUALITY).format(x=quality))
+    quality = quality_sentence(bounds, rng)
+    tail: list[str] = [quality] if quality else []
     if opinions:
         tail.append(rng.choice(OPINIONS).format(x=join_words(opinions)))
     if rng.random() < 0.5:  # the plan: details first, or what others say first
@@ -198,4 +249,5 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     for field, r in bounds.items():
         if field not in ("price", "average_rating", "rating_number"):
             money.append(f"It should be {bound_phrase(field, plain_value(r))}.")
-    return fix_articles(" ".join([first, *middle, *tail, *money, *budgets]))
+    later = linked([*middle, *tail, *money, *budgets], rng)
+    return fix_articles(" ".join([first, *later]))

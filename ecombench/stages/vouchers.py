@@ -78,21 +78,40 @@ def _coupon_text(c: dict[str, Any]) -> str:
     return f"{off} orders of ${format_number(c['threshold'])} or more"
 
 
-def describe_budget(budget: dict[str, Any]) -> str:
+# Wordings drawn by describe_budget; each keeps what the diligent agent reads (ecombench.sandbox.agents
+# `voucher_budget`): "$N off orders of $M or more", "tiered", "what is left", "at most $N after the coupons".
+HAVE = ("I have", "I've got", "I hold", "I can use", "I'm holding", "I also have", "There's", "I get")
+COUPON_LINKS = ("for", "worth", "giving", "that takes")
+STACK_TAILS = ("applied to what is left", "taken off what is left", "on what is left after that")
+PAY_LINKS = ("and", "so", "but", "which means", "and overall")
+PAY = ("I'll pay", "I'd spend", "I'll spend", "I'd pay", "I pay", "I'm spending", "I'm paying", "I spend")
+PAY_TAILS = ("after the coupons", "once the coupons apply", "with the coupons")
+
+
+def describe_budget(budget: dict[str, Any], rng: random.Random | None = None) -> str:
     """The voucher and budget in words.
 
-    For example "I have a shop coupon for $5 off orders of $20 or more, and I can pay at most $24
-    after it.".
+    For example "I have a shop coupon for $5 off orders of $20 or more, and I'll pay at most $24
+    after the coupons.".
+
+    Args:
+        budget: the budget rubric's value.
+        rng: the verbalisation stage's generator, which draws the wording; None says the first of each.
     """
+    def pick(options: tuple[str, ...]) -> str:
+        return rng.choice(options) if rng is not None else options[0]
+
     v = budget["voucher"]
     c = v["coupons"]
     # Every coupon is stated (the schema allows one to three), in the order apply_voucher uses them.
     if v["scenario"] == "tiered":
         have = f"a tiered {c[0]['voucher_type']} coupon: " + ", or ".join(_coupon_text(x) for x in c)
     else:
-        have = f"a {c[0]['voucher_type']} coupon for {_coupon_text(c[0])}" + "".join(
-            f", then a {x['voucher_type']} coupon for {_coupon_text(x)} applied to what is left" for x in c[1:])
-    return f"I have {have}, and I can pay at most ${format_number(budget['max_total'])} after the coupons."
+        have = f"a {c[0]['voucher_type']} coupon {pick(COUPON_LINKS)} {_coupon_text(c[0])}" + "".join(
+            f", then a {x['voucher_type']} coupon {pick(COUPON_LINKS)} {_coupon_text(x)} {pick(STACK_TAILS)}"
+            for x in c[1:])
+    total = f"${format_number(budget['max_total'])}"
+    return f"{pick(HAVE)} {have}, {pick(PAY_LINKS)} {pick(PAY)} at most {total} {pick(PAY_TAILS)}."
 
 
 def budget_numbers(budget: dict[str, Any]) -> list[str]:

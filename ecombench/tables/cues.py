@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -15,8 +16,12 @@ CUE_KINDS = ("knowledge", "scenario")
 
 
 @lru_cache(maxsize=8)
-def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str], dict[str, str]]:
-    """{(canonical field, normalised value): {"knowledge": clause, "scenario": clause}}.
+def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
+    """{(canonical field, normalised value): {"knowledge": clauses, "scenario": clauses}}.
+
+    A row's cue is one clause or a list of several phrasings of the same hint; the first is the cue's
+    canonical phrasing (template-v1 and `cue_for` without a generator say it), the others let template-v2
+    queries vary (`cue_options`).
 
     Raises:
         SettingError: a row names a field missing from the field table, has no cue, or a cue
@@ -25,26 +30,42 @@ def load_cues(table: FieldTable, path: str | None = None) -> dict[tuple[str, str
     """
     src = Path(path) if path else CUE_TABLE
     rows = tomllib.loads(src.read_text(encoding="utf-8")).get("cue", [])
-    out: dict[tuple[str, str], dict[str, str]] = {}
+    out: dict[tuple[str, str], dict[str, tuple[str, ...]]] = {}
     for i, row in enumerate(rows, 1):
         field, value = row.get("field"), row.get("value")
         where = f"{src}: cue {i} ({field!r} = {value!r})"
         if field not in table.fields or not value:
             raise SettingError(f"{where}: unknown field or empty value")
-        cues = {k: row[k] for k in CUE_KINDS if row.get(k)}
+        cues = {k: (row[k],) if isinstance(row[k], str) else tuple(row[k]) for k in CUE_KINDS if row.get(k)}
         if not cues:
             raise SettingError(f"{where}: needs a knowledge or scenario clause")
         banned = set().union(*(keywords(s) for s in table.spellings(value)))
-        for kind, clause in cues.items():
-            shared = keywords(clause) & banned
-            if shared:
-                raise SettingError(f"{where}: {kind} cue shares {sorted(shared)} with the value")
+        for kind, clauses in cues.items():
+            for clause in clauses:
+                shared = keywords(clause) & banned
+                if shared:
+                    raise SettingError(f"{where}: {kind} cue {clause!r} shares {sorted(shared)} with the value")
         out[(field, normalize(value))] = cues
     return out
 
 
-def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, field: str, value: object,
-            product_type: str | None = None, table: FieldTable | None = None) -> str | None:
+def cue_options(cues: dict[tuple[str, str], dict[str, tuple[str, ...]]], cue_kind: str | None, field: str,
+                value: object, product_type: str | None = None, table: FieldTable | None = None) -> tuple[str, ...]:
+    """Every phrasing of the clause of kind `cue_kind` that states (field, value) and suits the product; () if none.
+
+    Args: as `cue_for`.
+    """
+    if not cue_kind or not isinstance(value, str):
+        return ()
+    key = (field.removeprefix("details."), normalize(value))
+    if table is not None and not cue_suits(key, product_type, table):
+        return ()
+    return cues.get(key, {}).get(cue_kind, ())
+
+
+def cue_for(cues: dict[tuple[str, str], dict[str, tuple[str, ...]]], cue_kind: str | None, field: str, value: object,
+            product_type: str | None = None, table: FieldTable | None = None,
+            rng: random.Random | None = None) -> str | None:
     """The clause of kind `cue_kind` that states (field, value) without naming it and suits the product, or None.
 
     The one lookup the build (stage 3 choosing implicit fields, stage 5 writing them) and
@@ -58,13 +79,12 @@ def cue_for(cues: dict[tuple[str, str], dict[str, str]], cue_kind: str | None, f
         product_type: the task's product type; a cue whose row lists `product_types` suits only those
             (`cue_suits`). Checked when `table` is given.
         table: the field table the cue table was loaded with.
+        rng: a seeded generator drawing one of the row's phrasings; None says the first.
     """
-    if not cue_kind or not isinstance(value, str):
+    options = cue_options(cues, cue_kind, field, value, product_type, table)
+    if not options:
         return None
-    key = (field.removeprefix("details."), normalize(value))
-    if table is not None and not cue_suits(key, product_type, table):
-        return None
-    return cues.get(key, {}).get(cue_kind)
+    return rng.choice(options) if rng is not None else options[0]
 
 
 @lru_cache(maxsize=8)

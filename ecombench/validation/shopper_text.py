@@ -18,6 +18,7 @@ from typing import Any
 from ecombench.rubrics import as_rubrics
 from ecombench.stages.persona_fit import incoherences
 from ecombench.stages.phrasing import rubric_forms
+from ecombench.stages.product_naming import natural_type
 from ecombench.stages.replies import reply_form, speech_case, spoken_forms
 from ecombench.stages.reply_forms import PROFILE_NAMES
 from ecombench.tables.fields import FieldTable
@@ -69,7 +70,9 @@ def phrase_counts(tasks: list[dict[str, Any]]) -> Counter[str]:
     """In how many queries each run of PHRASE_WORDS words occurs (runs holding a product-type word are skipped)."""
     counts: Counter[str] = Counter()
     for t in tasks:
-        entity = {w for r in t["rubrics"] if r["type"] == "entity_match" for w in _words(str(r["expected_value"]))}
+        types = [str(r["expected_value"]) for r in t["rubrics"] if r["type"] == "entity_match"]
+        # the product type as the query names it too ("Mice" is said "a mouse"; stages/product_naming.py)
+        entity = {w for v in types for w in _words(v) + _words(natural_type(v))} - {"a", "an"}
         entity |= {w[:-1] for w in entity if w.endswith("s")} | {w + "s" for w in entity}
         ws = _words(t["user_query"])
         grams = {" ".join(ws[i:i + PHRASE_WORDS]) for i in range(len(ws) - PHRASE_WORDS + 1)

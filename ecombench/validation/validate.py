@@ -16,13 +16,14 @@ from typing import Any
 from ecombench.answers.index import CatalogIndex
 from ecombench.catalog.details import split_options
 from ecombench.catalog.type_vocabulary import TypeVocabulary
+from ecombench.lemmas import states_cue
 from ecombench.rubrics import as_rubrics, kind_of
 from ecombench.rubrics.checkers import failing_rubrics
 from ecombench.schemas import schema_errors, validator
 from ecombench.schemas.findings import STAGE_NAMES, Finding
 from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.rubrics import rubric_lock
-from ecombench.tables.cues import cue_for, load_cues
+from ecombench.tables.cues import cue_options, load_cues
 from ecombench.tables.fields import DETAIL_PREFIX, FieldTable
 from ecombench.tables.intents import load_intents
 from ecombench.validation.leakage import check_leakage
@@ -257,7 +258,9 @@ def _implicit_cues(task: dict[str, Any], table: FieldTable) -> tuple[dict[str, s
         r = by_id.get(rid)
         if r is None:  # task_problems reports an implicit id naming no rubric
             continue
-        cue = cue_for(cue_table, intent.cue_kind, r["field"], r["expected_value"], product_type, table)
+        options = cue_options(cue_table, intent.cue_kind, r["field"], r["expected_value"], product_type, table)
+        # the build drew one of the cue's phrasings: the one the query states, else the first (then reported)
+        cue = next((c for c in options if states_cue(task["user_query"], c)), options[0] if options else None)
         if cue is None:
             findings.append(Finding("no_implicit_cue",
                                     f"implicit rubric {rid} ({r['field']} = {r['expected_value']!r}) "

@@ -32,9 +32,12 @@ def target(full_catalog, task):
     return full_catalog.reviewed_product(task["target_product"]["parent_asin"])
 
 
-def cue_of(table, rubric, kind):
-    return load_cues(table).get((rubric["field"].removeprefix("details."), normalize(rubric["expected_value"])),
-                                {}).get(kind)
+def cue_of(table, rubric, kind, query=None):
+    """The cue phrasing the query holds (a row may give several, one drawn per task), else the row's first."""
+    options = load_cues(table).get((rubric["field"].removeprefix("details."), normalize(rubric["expected_value"])),
+                                   {}).get(kind, ())
+    return next((c for c in options if query is not None and contains_phrase(query, c)),
+                options[0] if options else None)
 
 
 # ---------------------------------------------------------------- every intent
@@ -195,7 +198,7 @@ def test_implicit_intents_state_a_requirement_only_through_its_cue(full_build, f
         if not implicit:
             bad.append((t["id"], "no implicit rubric"))
         for r in implicit:
-            cue = cue_of(table, r, CUE_KIND[intent])
+            cue = cue_of(table, r, CUE_KIND[intent], t["user_query"])
             # Token-aware, as stage 7 checks it: the writer may bend the cue's verb ("that draws" -> "that draw").
             if r["info_source"] != "query" or not cue or not contains_phrase(t["user_query"], cue):
                 bad.append((t["id"], r["id"], "cue", cue))
@@ -209,10 +212,12 @@ def test_a_query_without_its_cue_is_caught_as_implicit_cue_missing(full_build, f
     table = full_catalog.table
     task, r, cue = next((copy.deepcopy(t), r, cue) for t in full_build.of("knowledge_reasoning") for r in t["rubrics"]
                         if r["id"] in t["implicit_rubric_ids"]
-                        and (cue := cue_of(table, r, "knowledge")) in t["user_query"])
+                        and (cue := cue_of(table, r, "knowledge", t["user_query"])) in t["user_query"])
+    t_query = task["user_query"]
     task["user_query"] = task["user_query"].replace(cue, "that suits me")
     # every implicit rubric's cue (a task may now have up to three, issue #12); only r's is gone from the query
-    cues = {o["id"]: cue_of(table, o, "knowledge") for o in task["rubrics"] if o["id"] in task["implicit_rubric_ids"]}
+    cues = {o["id"]: cue_of(table, o, "knowledge", t_query) for o in task["rubrics"]
+            if o["id"] in task["implicit_rubric_ids"]}
     findings = check_sources(task, table, cues)
     assert [f.reason for f in findings] == ["implicit_cue_missing"]
 

@@ -6,11 +6,22 @@ phone cases, bottles and laptops); each reply must read like speech and still re
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from ecombench.stages.phrasing import slot_reply
-from ecombench.stages.replies import DEFAULT_RESPONSE, age_phrase, reply_states, speech_case
+from ecombench.stages.replies import (
+    DEFAULT_RESPONSE,
+    age_phrase,
+    reads_as_adjective,
+    reply_states,
+    speech_case,
+    value_reply,
+)
 from ecombench.tables.fields import load_field_table
+
+TABLE = load_field_table()
 
 
 def _reply(field, value, type_="attribute_match"):
@@ -57,7 +68,7 @@ def test_a_measure_reads_with_its_unit(field, value, reply):
 @pytest.mark.parametrize("field, value, reply", [
     ("details.Material", "Iron", "I'd like it made of iron."),
     ("details.Material", "TPU", "I'd like it made of TPU."),
-    ("details.Special Feature", "Shock-Absorbent", "One thing it really must have: shock-absorbent."),
+    ("details.Special Feature", "Shock-Absorbent", "It has to be shock-absorbent, that matters most."),
     ("details.Recommended Uses For Product", "Hunting", "I'll mainly use it for hunting."),
     ("details.Connectivity Technology", "Wi-Fi", "It needs to connect over Wi-Fi."),
     ("details.Operating System", "Windows 10", "It needs to run Windows 10."),
@@ -149,3 +160,31 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
         assert "profile" in reply or mode == "states"
         assert ("iPhone 8" in reply) == (mode == "states")
         assert "don't have" not in reply
+
+
+# Values of real shared-data tasks whose replies misfit their form ("I really need it to be built-in screen
+# protector.", "It has to be card slots, that matters most.", "I'd like it to use wired.").
+@pytest.mark.parametrize("field, value, wrong", [
+    ("details.Special Feature", "Built-in Screen Protector", ("to be built-in", "be a built-in")),
+    ("details.Special Feature", "Card Slots", ("be card slots",)),
+    ("details.Special Feature", "Kickstand", ("be kickstand", "be a kickstand", "have: kickstand", "with kickstand")),
+    ("details.Special Feature", "Microphone", ("be microphone", "be a microphone")),
+    ("details.Special Feature", "Durable", ("have: durable", "with durable", "have durable", "is durable.")),
+    ("details.Special Feature", "Waterproof", ("have: waterproof", "with waterproof", "have waterproof")),
+    ("details.Connectivity Technology", "Wired", ("use wired", "over wired", "Wired is how")),
+    ("details.Connectivity Technology", "Wireless", ("use wireless", "over wireless", "Wireless is how")),
+    ("details.Connectivity Technology", "Bluetooth", ("it Bluetooth.", "be Bluetooth")),
+])
+def test_every_reply_form_drawn_fits_the_kind_of_value(field, value, wrong):
+    replies = {value_reply(field, value, TABLE, random.Random(s)) for s in range(30)}
+    assert len(replies) >= 3
+    assert [r for r in replies if any(w in r for w in wrong) or not reply_states(r, value, field)] == []
+
+
+def test_a_feature_a_product_has_takes_an_article_when_countable():
+    assert reads_as_adjective("Shock-Absorbent") and reads_as_adjective("Microwave Safe")
+    assert not reads_as_adjective("Card Slots") and not reads_as_adjective("Wireless Charging")
+    said = {value_reply("details.Special Feature", "Kickstand", TABLE, random.Random(s)) for s in range(20)}
+    assert all("a kickstand" in r for r in said)
+    said = {value_reply("details.Special Feature", "Drop Protection", TABLE, random.Random(s)) for s in range(20)}
+    assert all("a drop" not in r for r in said)

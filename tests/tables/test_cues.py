@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 import tomllib
 
 import pytest
 
 from ecombench.errors import SettingError
-from ecombench.tables.cues import CUE_KINDS, CUE_TABLE, load_cues
+from ecombench.tables.cues import CUE_KINDS, CUE_TABLE, cue_for, cue_options, load_cues
 from ecombench.tables.fields import load_field_table
 from ecombench.text import contains_phrase, normalize
 
@@ -35,7 +36,7 @@ def test_the_bundled_cue_table_loads_with_one_entry_per_row(table, rows):
 
 def test_bundled_cues_are_keyed_by_canonical_field_and_normalised_value(table):
     cues = load_cues(table)
-    assert cues[("Connectivity Technology", normalize("Bluetooth"))]["knowledge"].startswith("that pairs")
+    assert cues[("Connectivity Technology", normalize("Bluetooth"))]["knowledge"][0].startswith("that pairs")
     assert cues[("Material", "stainless steel")]["scenario"]
 
 
@@ -49,8 +50,9 @@ def test_every_cue_row_has_a_knowledge_or_scenario_clause(rows):
 
 
 def test_no_bundled_cue_states_its_value_in_any_spelling(table, rows):
-    leaks = [(r["value"], k, r[k]) for r in rows for k in CUE_KINDS if r.get(k)
-             for s in table.spellings(r["value"]) if contains_phrase(r[k], s)]
+    leaks = [(r["value"], k, c) for r in rows for k in CUE_KINDS if r.get(k)
+             for c in ([r[k]] if isinstance(r[k], str) else r[k])
+             for s in table.spellings(r["value"]) if contains_phrase(c, s)]
     assert leaks == []
 
 
@@ -81,3 +83,24 @@ def test_a_cue_row_without_any_clause_is_refused(table, tmp_path):
     path = write(tmp_path, '[[cue]]\nfield = "Material"\nvalue = "Glass"\n')
     with pytest.raises(SettingError, match="knowledge or scenario"):
         load_cues(table, path)
+
+
+def test_a_row_may_give_several_phrasings_and_each_is_checked(table, tmp_path):
+    path = write(tmp_path, '[[cue]]\nfield = "Material"\nvalue = "Ceramic"\n'
+                           'knowledge = ["made of fired clay", "made of clay hardened in a kiln"]\n')
+    cues = load_cues(table, str(path))
+    assert cues[("Material", "ceramic")]["knowledge"] == ("made of fired clay", "made of clay hardened in a kiln")
+    (tmp_path / "leaky").mkdir()
+    leaky = write(tmp_path / "leaky", '[[cue]]\nfield = "Material"\nvalue = "Ceramic"\n'
+                            'knowledge = ["made of fired clay", "a ceramic mug"]\n')
+    with pytest.raises(SettingError, match="a ceramic mug"):
+        load_cues(table, str(leaky))
+
+
+def test_a_seeded_generator_draws_among_the_phrasings_and_none_says_the_first(table):
+    cues = load_cues(table)
+    first = cue_for(cues, "knowledge", "details.Material", "Polyester", "Curtains", table)
+    assert first == "made of the synthetic fibre called PET when it is a bottle"
+    drawn = {cue_for(cues, "knowledge", "details.Material", "Polyester", "Curtains", table, random.Random(s))
+             for s in range(40)}
+    assert len(drawn) >= 6 and drawn <= set(cue_options(cues, "knowledge", "details.Material", "Polyester"))
