@@ -79,7 +79,7 @@ OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Bu
             "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
 # One word that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break
 # vary, and a lead of three words after it still makes no five fixed words.
-LINKS = ("Also,", "And", "Plus,", "Besides,", "Oh,", "Anyway,", "Additionally,")
+LINKS = ("Also,", "And", "Plus,", "Besides,", "Moreover,", "Furthermore,", "Additionally,")
 LINK_SHARE = 0.35
 
 
