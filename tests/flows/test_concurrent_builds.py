@@ -18,7 +18,7 @@ from ecombench.pipeline.build import build_split
 from ecombench.pipeline.config import BuildConfig
 out = build_split(BuildConfig(min_hidden_division=1,
                               catalog=sys.argv[1], intents=["product_search"], candidates_per_intent=8),
-                  "same", root=Path(sys.argv[2]), artifacts=Path(sys.argv[3]))
+                  "same", root=Path(sys.argv[2]), artifacts=Path(sys.argv[3]), allow_empty=True)
 print(out.path.name)
 """
 
