@@ -238,3 +238,14 @@ def test_data_expectations_in_html_are_the_manifests(sample_split):
     rows = Tables((version_dir / "report.html").read_text(encoding="utf-8")).tables["expectations"]
     want = [(suite, e["name"]) for suite, s in manifest["expectations"]["suites"].items() for e in s["expectations"]]
     assert [(cells[0], cells[1].split(" (")[0]) for _, cells in rows] == want
+
+
+def test_an_oracle_check_of_no_validated_candidate_renders_a_dash_for_its_accuracy(sample_split):
+    # What `build --oracle-check --allow-empty` publishes when every candidate is rejected before the check.
+    _, manifest, _, _ = sample_split
+    checks = {"oracle": {"candidates": 0, "solved": 0, "accuracy": None, "rejected_oracle_failed": 0,
+                         "accuracy_on_published": None, "tool_calls": {"mean": None, "max": None}},
+              "null": {"tasks": 0, "correct": 0, "accuracy": None}}
+    empty = dict(manifest, counts=count_tasks([], [], list(manifest["counts"]["per_intent"])), agent_checks=checks)
+    rows = Tables(render_html(empty, [], [])).tables["agent-checks"]
+    assert [cells for _, cells in rows] == [["oracle (validated candidates)", "0", "0", "–"]]
