@@ -1,97 +1,215 @@
-"""Leave one file out: what the catalog-learned tables give on a metadata file they never saw.
+"""Leave one file out: what the catalog-learned knowledge gives on a metadata file it never saw.
 
-For each shared metadata file, the product-type vocabulary is learned twice: from every file (the
-snapshot a build over all shared data would use) and from the other files only. Both are applied to
-the held-out file's products, which are ingested alone; the script prints, per file, the share of
-products each vocabulary types and how often the two types agree (exact type, and same type noun).
+For each shared metadata file F, the product knowledge a build learns from the catalog (the product-type
+vocabulary, the fact vocabulary, the per-type statistics: ecombench.catalog.knowledge) is learned from the
+other files only and applied to F's products: F's products are typed with the others' type vocabulary and
+their facts read with the others' fact vocabulary, and the others' per-type statistics stand. That knowledge
+replaces the knowledge `ecombench ingest` stored in a snapshot of F alone (a copy of it; the build reads the
+stored knowledge when the snapshot's fingerprint and the statistics' digest match, and they do), and
+`ecombench build --oracle-check` with default settings runs over it.
 
-The held-out file is ingested into a snapshot of its own and the tables are learned from a snapshot of
-the others, so whole-build leave-one-file-out (a build over the held-out snapshot with every learned
-table taken from the others' snapshot) plugs in at `held_out_build` without changing the layout.
+The comparison is the full build (one build over every shared file, from its own snapshot) restricted to the
+tasks whose target comes from F. Printed per file: F's products, tasks full / leave-one-out, tasks per 1,000
+of F's products and their ratio, the candidates drawn from F and the tasks per candidate (the defaults draw a
+fixed number of candidates per intent, so a build over F alone draws all of them from F: tasks per 1,000
+products are not on the same footing, tasks per candidate are), the attribute rubrics on a value implied by
+the target's type and on a field rare for it (benchmarks/task_quality.py; both builds judged by the knowledge
+the full build read, stored at ingest or in the cache of ECOMBENCH_ARTIFACTS), `no_product_type` rejections,
+and F's products that the knowledge leaves untyped.
 
-    .venv/bin/python benchmarks/leave_one_out.py [--work /tmp/loo] [--json out.json]
+    .venv/bin/python benchmarks/leave_one_out.py --full-catalog /work/bench/cat-shared \
+        --full-build /work/bench/splits-device-5/sample/v1 --work /work/bench/loo [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import tempfile
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from ecombench.catalog.facts import CatalogFacts, extract_facts, label_options
 from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.knowledge import KNOWLEDGE_COLUMNS, ProductKnowledge, read_knowledge, write_knowledge
 from ecombench.catalog.product_type import product_types
-from ecombench.catalog.snapshot import load_snapshot
-from ecombench.catalog.type_vocabulary import TypeVocabulary, learn_type_vocabulary
+from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.tables.fields import load_field_table
+from ecombench.validation.catalog_stats import catalog_knowledge, snapshot_knowledge
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from task_quality import rubric_findings  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "amazon-reviews-2023"
+REVIEWS = SHARED / "with-reviews" / "reviews_electronics.jsonl"
 FILES = [SHARED / "meta_electronics_beauty_office.jsonl", SHARED / "meta_home_toys_sports.jsonl",
          SHARED / "with-reviews" / "meta_electronics_with_reviews.jsonl"]
+BIN = Path(sys.executable).parent
 
 
-def snapshot_of(files: list[Path], out: Path) -> pl.DataFrame:
-    """The products of `files` ingested into a snapshot at `out` (reused when it exists)."""
+def reviews_for(files: list[Path]) -> list[Path]:
+    """The review file goes with the metadata file it was collected for."""
+    return [REVIEWS] if FILES[2] in files else []
+
+
+def cli(*args: str, log: Path) -> None:
+    """Run the ecombench CLI of this environment, its output appended to `log`.
+
+    Raises:
+        subprocess.CalledProcessError: it failed (the log says why).
+    """
+    with log.open("a", encoding="utf-8") as out:
+        subprocess.run([str(BIN / "ecombench"), *args], check=True, stdout=out, stderr=subprocess.STDOUT)
+
+
+def held_out_snapshot(held: Path, work: Path) -> Path:
+    """F alone, ingested with its statistics (`ecombench ingest`; reused when it exists)."""
+    out = work / f"only-{held.stem}"
     if not (out / "manifest.json").is_file():
-        write_catalog_snapshot(files, [], out)
-    return load_snapshot(out)[0]
+        review_args = [a for r in reviews_for([held]) for a in ("--reviews", str(r))]
+        cli("ingest", "--meta", str(held), *review_args, "--out", str(out), log=work / "ingest.log")
+    return out
 
 
-def learned_tables(products: pl.DataFrame) -> TypeVocabulary:
-    """Every table a build learns from a catalog (today the product-type vocabulary)."""
-    return learn_type_vocabulary(products)[0]
+def others_knowledge(held: Path, work: Path) -> ProductKnowledge:
+    """The knowledge learned from every shared file but `held` (their snapshot, without statistics)."""
+    others = [f for f in FILES if f != held]
+    out = work / f"without-{held.stem}"
+    if not (out / "manifest.json").is_file():
+        write_catalog_snapshot(others, reviews_for(others), out)
+    return snapshot_knowledge(out, load_field_table())
 
 
-def compare(held_out: pl.DataFrame, full: TypeVocabulary, without: TypeVocabulary) -> dict[str, float | int]:
-    """Typed share and agreement on the held-out products, with the full vocabulary and without the file."""
-    not_entities = sorted(load_field_table().fields["title"].placeholders)
-    a = product_types(held_out, full, not_entities)
-    b = product_types(held_out, without, not_entities)
-    both = a.join(b, on="parent_asin", suffix="_without")
-    typed_both = both.filter(pl.col("product_type").is_not_null() & pl.col("product_type_without").is_not_null())
-    return {
-        "products": held_out.height,
-        "typed_with": a.get_column("product_type").is_not_null().sum(),
-        "typed_without": b.get_column("product_type").is_not_null().sum(),
-        "no_type_with": a.get_column("product_type").is_null().sum(),
-        "no_type_without": b.get_column("product_type").is_null().sum(),
-        "same_type": both.filter(pl.col("product_type").eq_missing(pl.col("product_type_without"))).height,
-        "same_type_noun_of_typed": typed_both.filter(pl.col("type_head") == pl.col("type_head_without")).height,
-        "typed_by_both": typed_both.height,
-        "nouns_with": len(full.nouns),
-        "nouns_without": len(without.nouns),
-    }
+def applied_knowledge(products: pl.DataFrame, learned: ProductKnowledge) -> ProductKnowledge:
+    """`learned` applied to `products`: their types and facts by its vocabularies, its per-type statistics."""
+    table = load_field_table()
+    not_entities = sorted(table.fields["title"].placeholders)
+    typed = product_types(products, learned.type_vocabulary, not_entities)
+    facts = extract_facts(products, table, learned.facts.vocabulary, labels=label_options(products, table))
+    return ProductKnowledge(facts=CatalogFacts(facts, learned.facts.vocabulary),
+                            type_vocabulary=learned.type_vocabulary, type_evidence=learned.type_evidence,
+                            product_types=typed, type_stats=learned.type_stats)
 
 
-def held_out_build(held_out_snapshot: Path, tables: TypeVocabulary) -> None:
-    """Where a whole build over the held-out snapshot, with `tables` learned from the other files, goes."""
-    raise NotImplementedError("whole-build leave-one-file-out is not written yet")
+def loo_snapshot(held: Path, work: Path) -> Path:
+    """A copy of F's snapshot whose stored knowledge is learned without F."""
+    source = held_out_snapshot(held, work)
+    out = work / f"loo-{held.stem}"
+    if (out / "stats" / "loo.json").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(source, out)
+    products = pl.read_parquet(out / "products.parquet", columns=list(KNOWLEDGE_COLUMNS))
+    write_knowledge(applied_knowledge(products, others_knowledge(held, work)), out / "stats")
+    (out / "stats" / "loo.json").write_text(json.dumps({"learned_without": held.name}) + "\n", encoding="utf-8")
+    return out
+
+
+def split_version(build: Path) -> Path:
+    """The split version directory of a build's --out (the one holding tasks.jsonl)."""
+    return next(p.parent for p in sorted(build.rglob("tasks.jsonl")))
+
+
+def build(catalog: Path, out: Path, work: Path) -> Path:
+    """`ecombench build --catalog catalog --oracle-check --out out` with default settings (reused when done).
+
+    With --allow-empty: a build that accepts nothing is a figure (0 tasks), not an error.
+    """
+    if not any(out.rglob("tasks.jsonl")):
+        shutil.rmtree(out, ignore_errors=True)
+        cli("build", "--catalog", str(catalog), "--oracle-check", "--allow-empty", "--out", str(out),
+            log=work / f"{out.name}.log")
+    return split_version(out)
+
+
+def build_figures(version: Path, asins: set[str], judge: ProductKnowledge) -> dict[str, Any]:
+    """Tasks, candidates and findings of a split version, over the targets in `asins`."""
+    tasks = [json.loads(line) for line in (version / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    tasks = [t for t in tasks if t["target_product"]["parent_asin"] in asins]
+    rejections = pl.read_parquet(version / "rejections.parquet").filter(pl.col("parent_asin").is_in(list(asins)))
+    manifest = json.loads((version / "manifest.json").read_text(encoding="utf-8"))
+    rules = manifest.get("config", {}).get("type_rules") or {}
+    settings = TypeRuleSettings(**rules) if rules else TypeRuleSettings()
+    stats = judge.type_stats.with_rules(settings.rules(catalog_products=judge.product_types.height))
+    found = rubric_findings(tasks, judge, stats)
+    return {"tasks": len(tasks), "candidates": len(tasks) + rejections.height,
+            "no_product_type": rejections.filter(pl.col("reason") == "no_product_type").height,
+            "implied": len(found["implied"]), "rare": len(found["rare"]),
+            "contradicted": len(found["contradicted"]), "task_ids": sorted(t["id"] for t in tasks)}
+
+
+def untyped(knowledge: ProductKnowledge, asins: set[str]) -> int:
+    """F's products that `knowledge` leaves without a type."""
+    return knowledge.product_types.filter(pl.col("parent_asin").is_in(list(asins))
+                                          & pl.col("product_type").is_null()).height
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=None, help="where the snapshots go (default: a temporary dir)")
+    parser.add_argument("--full-catalog", type=Path, required=True, help="snapshot of every shared file")
+    parser.add_argument("--full-build", type=Path, required=True,
+                        help="a build over it with --oracle-check and default settings (its --out or split version)")
+    parser.add_argument("--work", type=Path, required=True, help="where the snapshots and builds go (reused)")
+    parser.add_argument("--only", default=None, help="one held-out file name (default: every shared file)")
+    parser.add_argument("--own", action="store_true",
+                        help="also build over F alone with the knowledge learned from F itself (what a build of a "
+                             "new file learns from it), for comparison")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="loo-"))
-    everything = snapshot_of(FILES, work / "all")
-    full = learned_tables(everything)
+    args.work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("ECOMBENCH_ARTIFACTS", str(args.work / "artifacts"))
+    held_files = [f for f in FILES if not args.only or f.name == args.only]
+    # Every leave-one-out build first: the full build may still be running meanwhile.
+    versions = {held: build(loo_snapshot(held, args.work), args.work / f"splits-loo-{held.stem}", args.work)
+                for held in held_files}
+    owns = {held: build(held_out_snapshot(held, args.work), args.work / f"splits-own-{held.stem}", args.work)
+            for held in held_files if args.own}
+    # The knowledge the full build used: stored at ingest when current for this code, else its build cache.
+    judge = catalog_knowledge(args.full_catalog, load_field_table(),
+                              Path(os.environ["ECOMBENCH_ARTIFACTS"]) / "cache" / "knowledge")
+    full_version = split_version(args.full_build)
     rows = {}
-    for held in FILES:
-        others = [f for f in FILES if f != held]
-        held_out = snapshot_of([held], work / f"only-{held.stem}")
-        without = learned_tables(snapshot_of(others, work / f"without-{held.stem}"))
-        rows[held.name] = compare(held_out, full, without)
-    print("| held-out file | products | typed, learned with it | typed, learned without it | same type | "
-          "same type noun (typed by both) | no type with / without |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    for held, loo_version in versions.items():
+        catalog = args.work / f"loo-{held.stem}"
+        asins = set(pl.read_parquet(catalog / "products.parquet", columns=["parent_asin"])
+                    .get_column("parent_asin").to_list())
+        rows[held.name] = {"products": len(asins), "full": build_figures(full_version, asins, judge),
+                           "loo": build_figures(loo_version, asins, judge),
+                           "untyped_full": untyped(judge, asins),
+                           "untyped_loo": untyped(read_knowledge(catalog / "stats"), asins)}
+        if held in owns:
+            own_catalog = held_out_snapshot(held, args.work)
+            rows[held.name]["own"] = build_figures(owns[held], asins, judge)
+            rows[held.name]["untyped_own"] = untyped(read_knowledge(own_catalog / "stats"), asins)
+    print("| held-out file | products | tasks full / loo | per 1,000 products full / loo (ratio) | "
+          "candidates from it full / loo | tasks per candidate full / loo (ratio) | implied-value rubrics "
+          "full / loo | rare-field rubrics full / loo | no_product_type full / loo | untyped products full / loo |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r in rows.items():
-        n = r["products"]
-        print(f"| {name} | {n} | {r['typed_with'] / n:.1%} | {r['typed_without'] / n:.1%} | "
-              f"{r['same_type'] / n:.1%} | {r['same_type_noun_of_typed'] / max(r['typed_by_both'], 1):.1%} | "
-              f"{r['no_type_with']} / {r['no_type_without']} |")
+        n, f, o = r["products"], r["full"], r["loo"]
+        per_f, per_o = 1000 * f["tasks"] / n, 1000 * o["tasks"] / n
+        rate_f = f["tasks"] / max(f["candidates"], 1)
+        rate_o = o["tasks"] / max(o["candidates"], 1)
+        print(f"| {name} | {n} | {f['tasks']} / {o['tasks']} | {per_f:.1f} / {per_o:.1f} "
+              f"({per_o / per_f if per_f else float('nan'):.2f}) | {f['candidates']} / {o['candidates']} | "
+              f"{rate_f:.3f} / {rate_o:.3f} ({rate_o / rate_f if rate_f else float('nan'):.2f}) | "
+              f"{f['implied']} / {o['implied']} | {f['rare']} / {o['rare']} | "
+              f"{f['no_product_type']} / {o['no_product_type']} | {r['untyped_full']} / {r['untyped_loo']} |")
+    if args.own:
+        print()
+        print("| held-out file | tasks own | per 1,000 products own | candidates own | tasks per candidate own | "
+              "implied-value rubrics own | rare-field rubrics own | no_product_type own | untyped products own |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for name, r in rows.items():
+            n, w = r["products"], r["own"]
+            print(f"| {name} | {w['tasks']} | {1000 * w['tasks'] / n:.1f} | {w['candidates']} | "
+                  f"{w['tasks'] / max(w['candidates'], 1):.3f} | {w['implied']} | {w['rare']} | "
+                  f"{w['no_product_type']} | {r['untyped_own']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

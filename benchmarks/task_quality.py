@@ -25,26 +25,22 @@ from pathlib import Path
 import polars as pl
 
 from ecombench.catalog.devices import names_device
-from ecombench.catalog.knowledge import read_knowledge
-from ecombench.catalog.type_stats import type_groups
+from ecombench.catalog.knowledge import ProductKnowledge, read_knowledge
+from ecombench.catalog.type_stats import TypeStats, type_groups
 from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.tables.fields import load_field_table
 
 ACCESSORY_HEADS = frozenset("case cover band strap charger protector holder mount skin sleeve".split())
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("version", type=Path)
-    ap.add_argument("catalog", type=Path)
-    ap.add_argument("--show", type=int, default=5, help="examples printed per finding")
-    args = ap.parse_args()
-    tasks = [json.loads(line) for line in (args.version / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
-    manifest = json.loads((args.version / "manifest.json").read_text(encoding="utf-8"))
-    rules = manifest.get("config", {}).get("type_rules") or {}
-    knowledge = read_knowledge(args.catalog / "stats")
-    settings = TypeRuleSettings(**rules) if rules else TypeRuleSettings()
-    stats = knowledge.type_stats.with_rules(settings.rules(catalog_products=knowledge.product_types.height))
+def rubric_findings(tasks: list[dict], knowledge: ProductKnowledge, stats: TypeStats) -> dict[str, list]:
+    """What the product knowledge says of `tasks`' rubrics: lists of the findings, by kind.
+
+    Keys: implied (rubrics on a value carried by >= implied_share of the type), rare (a field the type states in
+    < min_coverage), contradicted (the target's page contradicts the value), accessories (device-accessory tasks
+    whose page states a device), named (those of them naming it), no_device (accessory-type tasks whose page states
+    none), by_model (accessory tasks whose page names a device model), heads (one type head per task).
+    """
     table = load_field_table()
     compat = {s.name for s in table.detail_fields() if s.compatibility}
     types = dict(knowledge.product_types.select("parent_asin", "product_type").iter_rows())
@@ -56,7 +52,6 @@ def main() -> None:
     fits_model = {a for a, v in stated_compat.select("parent_asin", "value").iter_rows() if names_device(v)}
     implied, rare, contradicted, accessories, named, no_device = [], [], [], [], [], []
     heads: Counter[str] = Counter()
-    targets = {t["id"]: t["target_product"]["parent_asin"] for t in tasks}
     for t in tasks:
         asin = t["target_product"]["parent_asin"]
         ptype = types.get(asin)
@@ -87,6 +82,28 @@ def main() -> None:
             if fields & compat:
                 named.append(t["id"])
 
+    targets = {t["id"]: t["target_product"]["parent_asin"] for t in tasks}
+    by_model = [tid for tid in accessories if targets[tid] in fits_model]
+    return {"implied": implied, "rare": rare, "contradicted": contradicted, "accessories": accessories,
+            "named": named, "no_device": no_device, "by_model": by_model, "heads": list(heads.elements())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("version", type=Path)
+    ap.add_argument("catalog", type=Path)
+    ap.add_argument("--show", type=int, default=5, help="examples printed per finding")
+    args = ap.parse_args()
+    tasks = [json.loads(line) for line in (args.version / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    manifest = json.loads((args.version / "manifest.json").read_text(encoding="utf-8"))
+    rules = manifest.get("config", {}).get("type_rules") or {}
+    knowledge = read_knowledge(args.catalog / "stats")
+    settings = TypeRuleSettings(**rules) if rules else TypeRuleSettings()
+    stats = knowledge.type_stats.with_rules(settings.rules(catalog_products=knowledge.product_types.height))
+    found = rubric_findings(tasks, knowledge, stats)
+    implied, rare, contradicted = found["implied"], found["rare"], found["contradicted"]
+    accessories, named, no_device = found["accessories"], found["named"], found["no_device"]
+    heads = Counter(found["heads"])
     sizes = [len(t["answer_set"]) for t in tasks]
     print(f"{len(tasks)} tasks; intents {dict(Counter(t['intent'] for t in tasks))}")
     print(f"answer-set size: median {statistics.median(sizes) if sizes else 0}, size 1: {sizes.count(1)}, "
@@ -106,7 +123,7 @@ def main() -> None:
     share = 100 * len(named) / len(accessories) if accessories else 100.0
     print(f"device-accessory tasks naming the device: {len(named)} of {len(accessories)} ({share:.1f} %)")
     print(f"accessory-type tasks whose page states no device: {len(no_device)}")
-    by_model = [tid for tid in accessories if targets[tid] in fits_model]
+    by_model = found["by_model"]
     share = 100 * len(set(by_model) & set(named)) / len(by_model) if by_model else 100.0
     print(f"  of those whose page names a device model (ecombench.catalog.devices.names_device): "
           f"{len(set(by_model) & set(named))} of {len(by_model)} ({share:.1f} %)")

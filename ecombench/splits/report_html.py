@@ -331,6 +331,11 @@ def _expectations(manifest: dict[str, Any]) -> list[str]:
     return out + ["</tbody></table>"]
 
 
+def _share(value: float | None) -> str:
+    """A share as a percentage, "–" when there is none (an oracle check of no validated candidate)."""
+    return "–" if value is None else f"{value:.1%}"
+
+
 def _agent_checks(manifest: dict[str, Any]) -> list[str]:
     """The oracle, null and diligent agents' figures (manifest `agent_checks`), or nothing without a check."""
     checks = manifest.get("agent_checks") or {}
@@ -342,7 +347,7 @@ def _agent_checks(manifest: dict[str, Any]) -> list[str]:
             "<thead><tr><th>agent</th><th class=n>tasks</th><th class=n>correct</th>"
             "<th class=n>accuracy</th></tr></thead>",
             "<tbody>", f"<tr><td>oracle (validated candidates)</td><td class=n>{o['candidates']}</td>"
-                       f"<td class=n>{o['solved']}</td><td class=n>{o['accuracy']:.1%}</td></tr>"]
+                       f"<td class=n>{o['solved']}</td><td class=n>{_share(o['accuracy'])}</td></tr>"]
     for name, v in (("null", n), ("diligent", d), ("oracle_no_ask", checks.get("oracle_no_ask") or {}),
                     ("oracle_no_profile", checks.get("oracle_no_profile") or {})):
         if v.get("tasks"):

@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from ecombench.flows.cli.build import _print_summary
 from ecombench.hashing import sha256_hex
 from ecombench.pipeline.build import build_split
 from ecombench.pipeline.config import BuildConfig
@@ -238,3 +239,23 @@ def test_data_expectations_in_html_are_the_manifests(sample_split):
     rows = Tables((version_dir / "report.html").read_text(encoding="utf-8")).tables["expectations"]
     want = [(suite, e["name"]) for suite, s in manifest["expectations"]["suites"].items() for e in s["expectations"]]
     assert [(cells[0], cells[1].split(" (")[0]) for _, cells in rows] == want
+
+
+def test_an_oracle_check_of_no_validated_candidate_renders_a_dash_for_its_accuracy(sample_split):
+    # What `build --oracle-check --allow-empty` publishes when every candidate is rejected before the check.
+    _, manifest, _, _ = sample_split
+    checks = {"oracle": {"candidates": 0, "solved": 0, "accuracy": None, "rejected_oracle_failed": 0,
+                         "accuracy_on_published": None, "tool_calls": {"mean": None, "max": None}},
+              "null": {"tasks": 0, "correct": 0, "accuracy": None}}
+    empty = dict(manifest, counts=count_tasks([], [], list(manifest["counts"]["per_intent"])), agent_checks=checks)
+    rows = Tables(render_html(empty, [], [])).tables["agent-checks"]
+    assert [cells for _, cells in rows] == [["oracle (validated candidates)", "0", "0", "–"]]
+
+
+def test_the_build_summary_of_an_oracle_check_of_no_validated_candidate_prints_a_dash(sample_split, capsys):
+    version_dir, manifest, _, _ = sample_split
+    checks = {"budget": {"max_tool_calls": 100}, "null": {"tasks": 0, "correct": 0, "accuracy": None},
+              "oracle": {"candidates": 0, "solved": 0, "accuracy": None, "rejected_oracle_failed": 0}}
+    _print_summary(version_dir, dict(manifest, agent_checks=checks))
+    assert "oracle check: solved 0 of 0 validated tasks within 100 tool calls (0 rejected as oracle_failed); " \
+           "null agent 0 of 0 (–)" in capsys.readouterr().out

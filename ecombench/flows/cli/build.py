@@ -179,7 +179,8 @@ def _print_summary(path: Path, manifest: dict) -> None:
         o, n = checks["oracle"], checks["null"]
         typer.echo(f"  oracle check: solved {o['solved']} of {o['candidates']} validated tasks within "
                    f"{checks['budget']['max_tool_calls']} tool calls ({o['rejected_oracle_failed']} rejected as "
-                   f"oracle_failed); null agent {n['correct']} of {n['tasks']} ({n['accuracy']:.1%})")
+                   f"oracle_failed); null agent {n['correct']} of {n['tasks']} "
+                   f"({'–' if n['accuracy'] is None else format(n['accuracy'], '.1%')})")
     typer.echo(f"  tasks.jsonl sha256 {manifest['files']['tasks.jsonl']['sha256']}")
     if not manifest["catalog"].get("field_table_current", True):
         typer.echo("  warning: the catalog was ingested with another tables/fields.toml; re-ingest it so changed "
