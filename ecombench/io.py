@@ -125,3 +125,21 @@ def remove_stale_temps(folder: Path, target: str | None = None) -> list[Path]:
         if not entry.exists():
             removed.append(entry)
     return removed
+
+
+# What this process renamed into place, whole (split versions, catalog snapshots), oldest first: a command that
+# must stop at once (a lost Prefect server) says what is already complete instead of "nothing was published".
+_PUBLISHED: list[Path] = []
+_PUBLISHED_LOCK = threading.Lock()
+
+
+def mark_published(path: Path) -> None:
+    """Record that this process renamed `path` into place, complete (see `published`)."""
+    with _PUBLISHED_LOCK:
+        _PUBLISHED.append(path)
+
+
+def published() -> list[Path]:
+    """The folders this process renamed into place so far (`mark_published`), oldest first."""
+    with _PUBLISHED_LOCK:
+        return list(_PUBLISHED)

@@ -50,3 +50,20 @@ def test_only_the_named_targets_temporaries_are_removed(tmp_path):
     remove_stale_temps(tmp_path, "sample")
 
     assert [p.name for p in tmp_path.iterdir()] == [f".other.partial-{dead}-ab12cd34"]
+
+
+def test_a_lost_server_after_publishing_says_what_was_published(tmp_path):
+    # The lost-server exit (os._exit) runs in a process of its own: before anything is published it says
+    # nothing was; after a split version was renamed into place it names that version as complete.
+    import sys
+
+    code = ("import sys; from pathlib import Path; from ecombench.io import mark_published; "
+            "from ecombench.flows.cli.app import _exit_server_lost; "
+            "[mark_published(Path(p)) for p in sys.argv[1:]]; _exit_server_lost('the Prefect server at X stopped')")
+    before = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    version = tmp_path / "splits" / "s" / "v1"
+    after = subprocess.run([sys.executable, "-c", code, str(version)], capture_output=True, text=True, timeout=120)
+    assert before.returncode == after.returncode == 1
+    assert before.stderr.strip().startswith("error: the Prefect server at X stopped; nothing was published")
+    said = f"error: the Prefect server at X stopped; {version} was published complete before that"
+    assert after.stderr.strip() == said

@@ -50,6 +50,7 @@ from ecombench.catalog.records import (
 )
 from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from ecombench.errors import InputError
+from ecombench.io import mark_published
 from ecombench.tables.fields import FIELD_TABLE, FieldTable, load_field_table
 
 # products.parquet without review_count: what a block's conversion gives (the count is added as it is written).
@@ -676,6 +677,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             os.rename(tmp, out)
         except OSError as exc:  # another run created out_dir meanwhile (rename onto a non-empty dir)
             raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}") from exc
+        mark_published(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

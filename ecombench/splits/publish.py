@@ -18,7 +18,7 @@ from typing import Any
 
 from ecombench.errors import OutputError, SettingError
 from ecombench.hashing import sha256_hex
-from ecombench.io import name_problem, remove_stale_temps
+from ecombench.io import mark_published, name_problem, remove_stale_temps
 from ecombench.schemas import SchemaError, schema_errors
 from ecombench.schemas.evidence import REASON_FIELDS, flat_rejection, rejections_parquet, shape_rejection
 from ecombench.splits.card import render_card
@@ -236,4 +236,5 @@ def publish_split(root: Path, split: str, version: str, tasks: list[dict[str, An
             raise VersionExists(f"split version {final} was published by another process meanwhile; "
                                 "choose another --version (nothing was written)") from None
         raise OutputError(f"{final.parent}: cannot write the split version ({exc.strerror or exc})") from None
+    mark_published(final)
     return final

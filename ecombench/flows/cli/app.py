@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 from ecombench import __version__
 from ecombench.errors import EcombenchError, InputError, OutputError, ServerError, SettingError
 from ecombench.flows.settings import apply_prefect_defaults, artifacts_root
+from ecombench.io import published
 from ecombench.llm import LLM_OPTION_HELP
 from ecombench.timing import breakdown, phase
 
@@ -193,8 +194,13 @@ def _exit_server_lost(reason: str) -> None:
     into place only when complete, finished batches are kept, and what was being written is removed by the
     next run of the same command (ecombench.io.remove_stale_temps).
     """
-    typer.echo(f"error: {reason}; nothing was published (finished batches are kept: run the same command again, "
-               "which starts a new server)", err=True)
+    done = published()
+    if done:  # renamed into place whole before the server went: complete, only its Prefect records may lack the end
+        said = f"{', '.join(str(p) for p in done)} was published complete before that"
+    else:
+        said = ("nothing was published (finished batches are kept: run the same command again, which starts a new "
+                "server)")
+    typer.echo(f"error: {reason}; {said}", err=True)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
