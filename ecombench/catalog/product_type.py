@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from ecombench.catalog.type_vocabulary import WORD, TypeVocabulary, heads
+from ecombench.catalog.type_vocabulary import LINE_LABEL, WORD, TypeVocabulary, heads
 from ecombench.lemmas import lemmas
 from ecombench.text import keywords, tokens
 
@@ -39,23 +39,24 @@ VARIANT_FIELDS = ("Color", "Material")
 _SPEC = re.compile(r"\d")
 
 
-def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str, str, str, bool]]:
-    """Every (run, type phrase, the segment it came from, from a later segment) the title's head offers, best first.
+def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str, str, str, bool, bool]]:
+    """Every (run, type phrase, its segment, from a later segment, from a spec) the title's head offers, best first.
 
     In the first segment that has a run of type nouns, its last run; in later segments (when the first has
     none), every run, last first, and the next segment's after them: a run there may turn out to be the
-    product's own colour or material (`product_type`). The type phrase is the run's last `MAX_TYPE_WORDS`
-    words, with a modifier just before them ("Wall Mount", "Carrying Case"); the whole run is kept for the
-    category to confirm (`type_candidates`). A hyphenated word is a noun when its first part is; what follows
-    the hyphen is dropped unless it is a noun too ("Pens-Black" -> "Pens").
+    product's own colour or material (`product_type`). A later segment opening with a number is a spec ("500GB
+    Hard Drive" of a laptop): its runs are offered flagged, for the category to confirm or rule out
+    ("24AWG ... HDMI Extension Cable" under "HDMI Cables" is the product). The type phrase is the run's last
+    `MAX_TYPE_WORDS` words, with a modifier just before them ("Wall Mount", "Carrying Case"); the whole run is
+    kept for the category to confirm (`type_candidates`). A hyphenated word is a noun when its first part is;
+    what follows the hyphen is dropped unless it is a noun too ("Pens-Black" -> "Pens").
     """
     nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
-    out: list[tuple[str, str, str, bool]] = []
+    out: list[tuple[str, str, str, bool, bool]] = []
     for n, segment in enumerate(heads(title)[:MAX_SEGMENTS]):
-        if n and _SPEC.match(segment):
-            continue
+        spec = bool(n and _SPEC.match(segment))
         words = WORD.findall(segment)
-        singular = [_first_token(w) for w in words]
+        singular = [_noun_token(w, nouns, i == len(words) - 1) for i, w in enumerate(words)]
         runs, start = [], None
         for i, t in enumerate(singular + [""]):
             if t in nouns and start is None:
@@ -73,14 +74,21 @@ def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str,
             if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
                 short -= 1
             run = " ".join(_noun_part(w, nouns) for w in words[first:b])
-            out.append((run, " ".join(_noun_part(w, nouns) for w in words[short:b]), segment, n > 0))
+            out.append((run, " ".join(_noun_part(w, nouns) for w in words[short:b]), segment, n > 0, spec))
             if n == 0:
                 return out
     return out
 
 
-def _first_token(word: str) -> str:
+def _noun_token(word: str, nouns: frozenset[str], last: bool) -> str:
+    """A title word as the vocabulary holds it: its first token, or a hyphenated last word's last token.
+
+    The last token only when it alone is a noun and the word ends the segment ("... Disposable Pre-Filter" is a
+    filter; "Non-Stick Pan" stays a pan).
+    """
     t = tokens(word)
+    if last and len(t) > 1 and t[0] not in nouns and t[-1] in nouns and "-" in word:
+        return t[-1]
     return t[0] if t else ""
 
 
@@ -111,7 +119,9 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
     # glass ("Wine Glasses") names the product.
     ends = {lem for c in categories if (t := tokens(c)) for lem in lemmas(t[-1])}
     out: list[tuple[str | None, tuple[str, ...]]] = []
-    for run, phrase, segment, later in head_noun_phrases(title, vocabulary):
+    for run, phrase, segment, later, spec in head_noun_phrases(title, vocabulary):
+        if spec and not _names_category(run, segment, category, cat_tokens):
+            continue  # a spec's noun is the product only where the category names it too
         phrase_tokens = tokens(phrase)
         variant = phrase_tokens if later and phrase_tokens and not lemmas(phrase_tokens[-1]) & ends else ()
         out.append((_confirmed(run, phrase, segment, category, cat_tokens), variant))
@@ -119,18 +129,34 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
             return tuple(out)
     # No type noun in the head: the category names the type only if the head itself states it.
     first = heads(title)[:1]
-    out.append((category if category and first and keywords(category) <= keywords(first[0]) else None, ()))
+    if category and first and keywords(category) <= keywords(first[0]):
+        out.append((category, ()))
+        return tuple(out)
+    # Nor in the rest: a product-line label before a colon may name what the product is ("Christmas Ornament:
+    # Poodle, gray", "Funko Pop! Keychain: Marvel ...").
+    if LINE_LABEL.match(title):
+        text = title.partition(":")[0]
+        out.extend((_confirmed(run, phrase, text, category, cat_tokens), ())
+                   for run, phrase, _, later, _ in head_noun_phrases(text, vocabulary) if not later)
+    out.append((None, ()))
     return tuple(out)
+
+
+def _names_category(run: str, segment: str, category: str | None, cat_tokens: tuple[str, ...]) -> bool:
+    """Whether the category ends in the run's own noun and the segment states it.
+
+    "Wireless Headphones" for "... Wireless Bluetooth Headphones", never "Toothbrushes" for "Toothbrush Cover".
+    """
+    run_tokens = tokens(run)
+    return bool(category and cat_tokens and run_tokens and cat_tokens[-1] == run_tokens[-1]
+                and keywords(category) <= keywords(segment))
 
 
 def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_tokens: tuple[str, ...]) -> str:
     """The head's phrase, or the category's wording of it when the category names the same thing as the run."""
-    # Confirmed when the category ends in the head's own noun and the head segment states it: "Wireless
-    # Headphones" for "... Wireless Bluetooth Headphones", never "Toothbrushes" for "Toothbrush Cover".
     phrase_tokens = tokens(run)
-    if (category and cat_tokens and phrase_tokens and cat_tokens[-1] == phrase_tokens[-1]
-            and keywords(category) <= keywords(segment)):
-        return category
+    if _names_category(run, segment, category, cat_tokens):
+        return category  # type: ignore[return-value]
     # A run that says a noun twice is a list of search terms ("... Accent Pillow Throw Pillow Cover Pillow Cushion"):
     # the category is kept when the run states it and does not end in the repeated word ("Toothbrush Cases
     # Toothbrushes Holder" is no toothbrush).

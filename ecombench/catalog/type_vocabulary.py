@@ -343,11 +343,13 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
     A word is a type noun when the title heads of `t.head_stores` stores end in it and so do `t.head_share`
     of the titles holding it; or, when a leaf category name ends in it too, one store's and
     `t.category_head_share` of its titles; or when the leaf categories of `t.category_stores` stores end in
-    it, titles hold it and never before another word, and it is no form of a verb. It is a modifier when it
-    precedes the last word of a category name, or of the title heads of `t.modifier_stores` stores. Neither
-    when `_not_a_type` says so, nor when more stores give it as a whole colour, material or size value than
-    head titles or name categories with it. A type noun that "of" and a number follow in `t.collective_share`
-    of its titles is a collective ("Set of 4").
+    it, titles hold it and never before another word, and it is no form of a verb. A word the English lexicon
+    knows only as a verb or adjective is no noun, unless a leaf category name and a title head end in it
+    ("Saucepans", "... Stew Pan"), no category name puts it before another word and it is no form of another verb.
+    It is a modifier when it precedes the last word of a category name, or of the title heads of
+    `t.modifier_stores` stores. Neither when `_not_a_type` says so, nor when more stores give it as a whole
+    colour, material or size value than head titles or name categories with it. A type noun that "of" and a
+    number follow in `t.collective_share` of its titles is a collective ("Set of 4").
 
     Returns:
         (vocabulary, the evidence with columns role "noun" / "modifier" / "" and reason).
@@ -362,9 +364,15 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
             reason = "variant_value"
         if reason is None and w in override.remove:
             reason = "override_remove"
-        if reason is None and never_a_noun(w) and not row["category_before_stores"]:
+        # The lexicon misses nouns that are also verbs or adjectives ("pan", "chime", "binocular"): a word a leaf
+        # category name and a title head end in, that no category puts before another word ("Top Cover", "Audio
+        # Cables") and that is no form of another verb, is a noun whatever it says.
+        named = (row["category_stores"] > 0 and row["head_stores"] > 0 and share >= t.category_head_share
+                 and not row["category_before_stores"] and not verb_form(w))
+        lexical = never_a_noun(w) and not named
+        if reason is None and lexical and not row["category_before_stores"]:
             reason = "never_a_noun"  # a category name may still put it before its noun ("Carrying Cases")
-        noun = reason is None and not never_a_noun(w) and (
+        noun = reason is None and not lexical and (
             (row["head_stores"] >= t.head_stores and share >= t.head_share)
             or (row["category_stores"] > 0 and row["head_stores"] > 0 and share >= t.category_head_share)
             or (row["category_stores"] >= t.category_stores and row["titles"] and not row["before_stores"]

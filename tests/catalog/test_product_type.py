@@ -168,3 +168,33 @@ def test_a_vocabulary_learned_without_a_file_still_types_most_of_it(full_catalog
     assert loo.get_column("product_type").is_not_null().mean() >= 0.97
     assert (full.get_column("product_type") == loo.get_column("product_type")).mean() >= 0.85
     assert "jersey" not in without.nouns or "jersey" in vocabulary.nouns  # learned only from what it saw
+
+
+@pytest.mark.parametrize("asin, kind", [
+    # The noun sits in a later segment that opens with a number, and the category names it.
+    ("B00K4MSKGU", "HDMI Cables"),  # "AYA 25Ft (25 Feet) 24AWG High Speed HDMI ... Extension Cable Ethernet, ..."
+    ("B0000A33L7", "Paring Knives"),  # "Global GS-6-4 inch, 10cm Straight Knife 4" Paring, Stainless Steel"
+])
+def test_a_spec_segment_names_the_product_when_its_category_does(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+def test_a_spec_segment_the_category_does_not_name_is_no_type(real, typed):
+    # "HP 6305-SFF, A4-5300B 3.4GHz, 8GB RAM, 500GB Hard Drive, ..." (category Towers): a desktop, no hard drive.
+    assert typed(real, "B07GDTBHYW") != "Hard Drive"
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B004V2E5BS", "Pan"),  # "Browne 1/2 qt Stainless Steel Stew Pan": the lexicon knows "pan" only as a verb
+    ("B07RQ9BJG4", "Wind Chimes"),  # "Beautiful Large Wind Chimes Outdoor Sound ... - Brass Bells, ..."
+])
+def test_a_noun_the_lexicon_misses_is_a_type_when_categories_and_titles_end_in_it(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B0093ANK1E", "Ornaments"),  # "Christmas Ornament: Poodle, gray"
+    ("B09YDFS62B", "Keychains"),  # "Funko Pop! Keychain: Marvel: Black Panther: Wakanda Forever - Ironheart MK1"
+])
+def test_a_product_line_label_names_the_type_when_nothing_after_it_does(real, typed, asin, kind):
+    assert typed(real, asin) == kind
