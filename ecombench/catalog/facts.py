@@ -50,7 +50,8 @@ from ecombench.catalog.details import (
     split_options,
     strip_markup,
 )
-from ecombench.catalog.devices import VARIANT_WORDS
+from ecombench.catalog.devices import VARIANT_WORDS, names_device
+from ecombench.catalog.fitted import fitted_device_facts
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import normalize
 
@@ -532,8 +533,9 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                                                                                      pl.lit(0)) + CONTEXT_CHARS)
                           .str.strip_chars().alias("evidence"))
             .drop("norm"))
-    known = vocabulary.values.select("field", "norm").unique()
     compat = [s.name for s in table.detail_fields() if s.compatibility]
+    text = pl.concat([text, _fitted_facts(products, vocabulary, table, labels, compat).select(text.columns)])
+    known = vocabulary.values.select("field", "norm").unique()
     # A label value outside the field's shared vocabulary (a product name as a colour, a category as a
     # department) is no fact, except a compatibility field's: device models are an open class.
     labels = pl.concat([labels.join(known, on=["field", "norm"], how="semi"),
@@ -552,6 +554,26 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
     all_facts = _absence_conflicts(all_facts, segments, table)
     asins = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin")
     return _resolve(all_facts).drop("parent_asin").join(asins, on="row", how="left").select(list(FACT_SCHEMA))
+
+
+def _fitted_facts(products: pl.DataFrame, vocabulary: FactVocabulary, table: FieldTable, labels: pl.DataFrame,
+                  compat: list[str]) -> pl.DataFrame:
+    """The devices the title and bullets say a product fits (ecombench.catalog.fitted), as text facts with evidence.
+
+    Only for products whose labels name no device model: a label is the stronger evidence where there is one.
+    """
+    compat_labels = labels.filter(pl.col("field").is_in(compat))
+    named = [names_device(v) for v in compat_labels.get_column("value").to_list()]
+    labelled = compat_labels.filter(pl.Series(named, dtype=pl.Boolean)).select("row")
+    found = fitted_device_facts(products, vocabulary.values, table, labelled)
+    norm, value = surface(pl.col("text")), surface(pl.col("value")).str.strip_chars()
+    start = pl.col("norm").str.find(value, literal=True).fill_null(0).cast(pl.Int32)
+    window = pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0))
+    return (found.with_columns(norm.alias("norm")).with_columns(start.alias("start"))
+            .with_columns((pl.col("start") + value.str.len_bytes()).cast(pl.Int32).alias("end"),
+                          pl.lit(True).alias("cued"), pl.lit(False).alias("imitation"))
+            .with_columns(pl.col("norm").str.slice(window, pl.col("end") - window + CONTEXT_CHARS).str.strip_chars()
+                          .alias("evidence")))
 
 
 def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:

@@ -1,0 +1,200 @@
+"""The device a product fits, read from its title and feature bullets where no label names one.
+
+Many accessories carry no compatibility label, and their page says what they fit only in words: "Maledan Bands
+Compatible with Fitbit Charge 3 and Charge 4", "Case for iPhone 14, 14 Pro". `fitted_device_facts` reads the
+phrase after a device opener ("for", "compatible with", "fits", "designed for" ...; ecombench.catalog.facts'
+DEVICE_OPENERS) in the title and each bullet, keeps the devices it names (ecombench.catalog.devices: a series and
+a model), each spelled as the page spells it ("Fitbit Charge 3", "Charge 4"), and makes each a fact of a
+compatibility field, with the text as its evidence. A negated opener ("NOT compatible with S20 Ultra", "Not for
+Galaxy S8") contradicts the device instead of stating it.
+
+"for" opens many phrases that name no device ("for Kids 3-5", "for Bedroom 52 x 84"), so a device counts only when
+the catalog's compatibility labels know its series, a maker's name precedes it ("Fitbit Charge 3") or its model
+mixes letters and digits ("S23", "PS5").
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+
+import polars as pl
+
+from ecombench.catalog.devices import MAKER_SERIES, DeviceModel, device_models, spell_plus
+from ecombench.tables.fields import FieldTable
+
+# What opens the device part ("compatible with Fitbit Charge 3"), longest first so "fit for" wins over "for".
+OPENERS = ("compatible with", "compatible for", "designed for", "made for", "works with", "work with",
+           "replacement for", "suitable for", "fit for", "fits", "fit", "for")
+_OPENER = re.compile(r"(?i)\b(" + "|".join(o.replace(" ", r"\s+") for o in OPENERS) + r")\s+")
+# Words before an opener that deny it: "NOT compatible with", "not for", "does not fit", "Not Fit S8".
+_NEGATED = re.compile(r"(?i)\b(?:not|no|non|never|isn'?t|doesn'?t|won'?t|cannot|except|excluding)\W+(?:\w+\W+)?$")
+# Where the device phrase ends: a bracket, a colon, a sentence end, a dash between words.
+_PHRASE_END = re.compile(r"[()\[\]{}【】:;!?|]|\.(?:\s|$)| [-–—] ")
+# What separates the devices of a list: "Charge 4/ Charge 3", "iPhone 14, 14 Pro", "S21 and S21+".
+_PARTS = re.compile(r"\s*(?:[,，/&]|\band\b|\bor\b)\s*", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z0-9+]+")
+_MIXED = re.compile(r"(?=.*[a-z])(?=.*\d)")
+_QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack|ft|oz|lb|lbs|k)$|^[wlhd]\d+$")
+_SIZE = re.compile(r"^\d+(?:\.\d+)?\"?$")
+_LEADING = frozenset("your my the a an all any both most select selected only".split())
+_SIZE_UNITS = frozenset({"inch", "inches", "in", "mm", "cm", ""})
+
+
+@lru_cache(maxsize=65536)
+def _devices(part: str) -> tuple[DeviceModel, ...]:
+    return device_models(spell_plus(part))
+
+
+def _device_words(part: str) -> str:
+    """The words of a part that spell its devices: "the iPhone 14 Pro Case" -> "iPhone 14 Pro".
+
+    The part up to the last word that changes what it names ("Charge 3 SE Fitness Tracker" -> "Charge 3 SE"), less
+    the words before that change nothing ("the", a size), but never a maker's name ("Fitbit Charge 3").
+    """
+    words = part.split()
+    last, named = 0, tuple[DeviceModel, ...]()
+    for i in range(len(words)):
+        now = _devices(" ".join(words[: i + 1]))
+        if now != named:
+            last, named = i + 1, now
+    words = words[:last]
+    while len(words) > 2 and _SIZE.match(words[0]) and words[1].lower().strip('"') in _SIZE_UNITS:
+        words = words[2:]  # "10.1 inch Samsung Galaxy Tab 3": the tablet's size is no part of its name
+    while len(words) > 1 and words[0].lower() in _LEADING:
+        words = words[1:]  # "your Fitbit Versa 3", "the iPhone 14"
+    while len(words) > 1 and words[0].lower() not in MAKER_SERIES and _devices(" ".join(words[1:])) == named:
+        words = words[1:]
+    return " ".join(words)
+
+
+def _one_each(part: str) -> list[str]:
+    """A part naming several devices cut into one spelling each ("Galaxy S20 Plus Galaxy S20 FE" -> two)."""
+    words = part.split()
+    cuts, named = [0], _devices(words[0]) if words else ()
+    for i in range(1, len(words)):
+        now = _devices(" ".join(words[: i + 1]))
+        if len(now) > len(named) and len(named):
+            cuts.append(i)
+        named = now
+    return [_device_words(" ".join(words[a:b])) for a, b in zip(cuts, [*cuts[1:], len(words)])]
+
+
+def device_spellings(phrase: str, known_series: frozenset[str]) -> list[str]:
+    """The devices a phrase after an opener names, each as the page spells it, in order.
+
+    The phrase is cut into parts at list separators; a part with no series of its own takes the words before the
+    previous part's model ("iPhone 14, 14 Pro" -> "iPhone 14", "iPhone 14 Pro"). Reading stops at the first part
+    that names no device ("... Charge 3, Breathable Sport Band"). A maker's name or a series the phrase already
+    named makes its later devices count ("Fitbit Charge 3 and Charge 4").
+
+    Example:
+        >>> device_spellings("Fitbit Charge 3 and Charge 4, Breathable Sport Band", frozenset())
+        ['Fitbit Charge 3', 'Charge 4']
+    """
+    out: list[str] = []
+    prefix = ""
+    trusted = set(known_series)
+    maker = False
+    for raw in _PARTS.split(phrase):
+        named_maker = bool({w.lower() for w in _WORD.findall(raw)} & set(MAKER_SERIES))
+        part = _device_words(raw.strip())
+        if not part and prefix:
+            part = _device_words(f"{prefix} {raw.strip()}")
+        devices = _devices(part) if part else ()
+        if not devices and named_maker and len(raw.split()) <= 3:
+            maker = True  # "Fitbit Versa/Versa 2": a maker's series before its models
+            continue
+        maker = maker or named_maker
+        if not devices or not all(maker or _plausible(d, part, trusted) for d in devices):
+            break
+        trusted.update(d.series for d in devices if d.series)
+        out.extend(s for s in _one_each(part) if len(_devices(s)) == 1)
+        words = part.split()
+        first_model = next((i for i, w in enumerate(words) if any(c.isdigit() for c in w)), 0)
+        prefix = " ".join(words[:first_model]) or prefix
+    return list(dict.fromkeys(out))
+
+
+def _plausible(device: DeviceModel, part: str, known_series: set[str]) -> bool:
+    """A device whose series the catalog (or the phrase) knows, named after a maker, or with a model code.
+
+    A model code is a word mixing letters and digits ("S23", "PS5"), not "of 14" nor a quantity ("240V", "10th", "W52").
+    """
+    words = _WORD.findall(part)
+    return bool(device.series in known_series or {w.lower() for w in words} & set(MAKER_SERIES)
+                or any(_MIXED.match(w.lower()) and not _QUANTITY.match(w.lower()) for w in words))
+
+
+def phrases(text: str) -> list[tuple[int, str, bool]]:
+    """(start, phrase, negated) of every device opener in `text`: the words after it up to a break or the next one."""
+    out = []
+    found = list(_OPENER.finditer(text))
+    for m, after in zip(found, [*found[1:], None]):
+        rest = text[m.end(): after.start() if after else len(text)]  # the next opener starts another phrase
+        end = _PHRASE_END.search(rest)
+        phrase = rest[: end.start()] if end else rest
+        out.append((m.start(), phrase.strip(), bool(_NEGATED.search(text[: m.start()]))))
+    return out
+
+
+def device_fields(values: pl.DataFrame, table: FieldTable) -> tuple[dict[str, str], str | None, frozenset[str]]:
+    """({series: the compatibility field whose labels name it most}, the field naming most devices, known series).
+
+    Read from a fact vocabulary's values (field, value, products).
+    """
+    compat = [s.name for s in table.detail_fields() if s.compatibility]
+    by_series: dict[str, Counter[str]] = {}
+    overall: Counter[str] = Counter()
+    rows = values.filter(pl.col("field").is_in(compat)).unique(["field", "value"]).sort("field", "value")
+    for field, value, products in rows.select("field", "value", "products").iter_rows():
+        for d in _devices(value):
+            overall[field] += int(products or 1)
+            if d.series:
+                by_series.setdefault(d.series, Counter())[field] += int(products or 1)
+    best = {s: max(sorted(c), key=lambda f: c[f]) for s, c in by_series.items()}
+    return best, (max(sorted(overall), key=lambda f: overall[f]) if overall else (compat[0] if compat else None)), \
+        frozenset(by_series)
+
+
+def fitted_device_facts(products: pl.DataFrame, values: pl.DataFrame, table: FieldTable,
+                        labelled: pl.DataFrame) -> pl.DataFrame:
+    """Facts of the devices the title and bullets say a product fits, for rows no label names a device of.
+
+    Args:
+        products: products.parquet frame (title, features); `row` is the position in it.
+        values: the fact vocabulary's values (which field names which series).
+        table: the field table.
+        labelled: (row) of the products whose labels name a device model already.
+
+    Returns:
+        (row, field, value, polarity, source, segment, text): `text` is the segment's raw text.
+    """
+    schema = {"row": pl.Int32, "field": pl.String, "value": pl.String, "polarity": pl.String, "source": pl.String,
+              "segment": pl.Int32, "text": pl.String}
+    fields, default, known = device_fields(values, table)
+    if default is None or products.is_empty():
+        return pl.DataFrame(schema=schema)
+    base = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "title",
+                           pl.col("features") if "features" in products.columns
+                           else pl.lit(None, dtype=pl.List(pl.String)).alias("features"))
+    base = base.join(labelled.select(pl.col("row").cast(pl.Int32)).unique(), on="row", how="anti")
+    title = base.select("row", pl.lit("title").alias("source"), pl.lit(0, dtype=pl.Int32).alias("segment"),
+                        pl.col("title").alias("text"))
+    bullets = (base.select("row", "features").explode("features").drop_nulls("features")
+               .with_columns(pl.int_range(pl.len(), dtype=pl.Int32).over("row").alias("segment"))
+               .select("row", pl.lit("feature").alias("source"), "segment", pl.col("features").alias("text")))
+    segments = pl.concat([title, bullets]).filter(pl.col("text").str.contains(r"(?i)\b(?:for|with|fits)\b"))
+    found: list[tuple[str, str, str, str]] = []
+    for text in segments.get_column("text").unique().sort().to_list():
+        for _, phrase, negated in phrases(text):
+            for spelling in device_spellings(phrase, known):
+                series = _devices(spelling)[0].series
+                found.append((text, fields.get(series, default), spelling, "contradicted" if negated else "stated"))
+    if not found:
+        return pl.DataFrame(schema=schema)
+    hits = pl.DataFrame(found, schema={"text": pl.String, "field": pl.String, "value": pl.String,
+                                       "polarity": pl.String}, orient="row")
+    return segments.join(hits, on="text").select(list(schema)).unique(["row", "field", "value", "polarity", "source",
+                                                                        "segment"]).sort("row", "segment", "value")

@@ -1,0 +1,79 @@
+"""The device a product fits, read from its title and bullets (ecombench.catalog.fitted), on real products.
+
+The phrases are the shared files' own text; the facts, answer sets and grades are those of the snapshot of every
+shared file (`full_catalog`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ecombench.catalog.fitted import device_spellings, phrases
+from ecombench.rubrics.checkers import check
+
+
+def _read(text: str, known: frozenset[str] = frozenset()) -> list[tuple[bool, list[str]]]:
+    """(negated, devices) of every device opener of `text`."""
+    return [(negated, device_spellings(phrase, known)) for _, phrase, negated in phrases(text)]
+
+
+def _rubric(field: str, value: str) -> dict[str, Any]:
+    return {"id": "r1", "type": "attribute_match", "field": f"details.{field}", "expected_value": value,
+            "info_source": "query"}
+
+
+def _facts(catalog, asin: str) -> dict[str, str]:
+    return {f["value"]: f["polarity"] for f in catalog.product(asin)["facts"]
+            if f["field"] in ("Compatible Phone Models", "Compatible Devices")}
+
+
+def test_a_band_names_the_tracker_it_fits_after_compatible_with():
+    # B08MLFZ58K's title: the maker named once covers the list; the bullets' text after it names no device.
+    title = ("Maledan Bands Compatible with Fitbit Charge 3 and Charge 4, Breathable Sport Band Replacement "
+             "Wristbands with Air Holes for Charge 4/ Charge 3/ Charge 3 SE Fitness Tracker Women Men, 3-Pack")
+    assert _read(title)[0] == (False, ["Fitbit Charge 3", "Charge 4"])
+
+
+def test_a_list_of_models_takes_the_series_named_first():
+    # B0B38CSBHJ: "Compatible with Fitbit Versa/Versa 2/Fitbit Versa Lite for Women and Men, ..."
+    assert _read("Neitooh 4 Packs Bands Compatible with Fitbit Versa/Versa 2/Fitbit Versa Lite for Women and Men")[0] \
+        == (False, ["Versa 2"])
+
+
+def test_not_for_a_device_denies_it():
+    # B0B38CSBHJ's bullet: "please note that our bands are not for Fitbit Versa 3/Fitbit Sense"
+    assert (True, ["Fitbit Versa 3"]) in _read("Please note that our bands are not for Fitbit Versa 3/Fitbit Sense")
+    # B09MQ7ZRBB's bullet (SUANPOT S22 wallet case, no compatibility label)
+    bullet = ("[The wallet case only designed for Samsung Galaxy S22 5G]---Not fit S22+/S22 Plus\uff0cIf you need "
+              "another model leather wallet case, click on the one next to the title [Visit the SUANPOT Store]")
+    assert _read(bullet)[:2] == [(False, ["Samsung Galaxy S22"]), (True, ["S22+", "S22 Plus"])]
+
+
+def test_for_a_person_or_an_age_names_no_device():
+    # B000PJ5ATC's bullet; a number after "for" is no model without a maker, a known series or a model code.
+    assert _read("Includes 1 Miniatures - Not for Children under the age of 14 Years.") == [(True, [])]
+    assert _read("Curtains for Bedroom 52 x 84") == [(False, [])]
+
+
+def test_an_unlabelled_band_gets_the_device_as_a_fact_and_is_graded_by_it(full_catalog):
+    # B08MLFZ58K has no details at all: the device it fits was a fragment ("SE") of the title before.
+    facts = _facts(full_catalog, "B08MLFZ58K")
+    assert facts["Fitbit Charge 3"] == "stated" and facts["Charge 4"] == "stated"
+    rubric = _rubric("Compatible Phone Models", "Fitbit Charge 3")
+    assert "B08MLFZ58K" in full_catalog.index.answer_set([rubric])
+    assert check(rubric, full_catalog.product("B08MLFZ58K"), full_catalog.table).status == "satisfied"
+    other = _rubric("Compatible Phone Models", "Fitbit Charge 5")
+    assert check(other, full_catalog.product("B08MLFZ58K"), full_catalog.table).status != "satisfied"
+
+
+@pytest.mark.parametrize(("asin", "value"), [
+    ("B0B38CSBHJ", "Fitbit Versa 3"),  # "our bands are not for fitbit versa 3 / fitbit sense"
+    ("B09MQ7ZRBB", "S22 Plus"),  # "NOT fit S22+/S22 Plus"
+])
+def test_a_device_the_page_denies_is_contradicted_and_fails_the_grade(full_catalog, asin, value):
+    assert _facts(full_catalog, asin).get(value) == "contradicted"
+    rubric = _rubric("Compatible Phone Models", value)
+    assert asin not in full_catalog.index.answer_set([rubric])
+    assert check(rubric, full_catalog.product(asin), full_catalog.table).status == "not_satisfied"
