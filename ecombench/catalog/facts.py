@@ -22,6 +22,10 @@ How the page is read (all of it polars over whole columns, Python only once per 
   needs a cue: the field's own cue words around it ("made of silicone", "silicone material", a bullet headed
   "MATERIAL:"), or for a compatibility field a "for / compatible with / fits" before it. Which fields' title
   mentions hold is learned from the products that carry a label (`learn_title_rates`).
+- **Fitted devices** (ecombench.catalog.fitted): where no label names a device model, the devices the title and
+  bullets name after a device opener ("Compatible with Fitbit Charge 3 and Charge 4") are compatibility facts,
+  each spelled as the page spells it; after a negated opener ("NOT compatible with", "not for") they are
+  contradicted.
 - **Contradictions**: a negated mention ("not waterproof", "NOT compatible with S20 Ultra", "BPA free"), an
   imitation qualifier ("PU leather" against a label "Leather"), in a field whose labels hold one value per
   product, a title or cued value other than the label's (a "Plaid" title against the label Pattern "Solid"), and
