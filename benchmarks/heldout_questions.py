@@ -1,6 +1,9 @@
-"""Held-out natural questions (benchmarks/data/heldout_questions.jsonl) asked through `ask_user` on a split.
+"""Held-out natural questions (benchmarks/data/heldout_questions*.jsonl) asked through `ask_user` on a split.
 
-The list was written before the matcher or the replies changed and is never used to tune them. For every
+Each list was written before the matcher or the replies it measures changed. The first list
+(heldout_questions.jsonl) has since been read while improving the matcher, so it serves as a development
+list; the second (heldout_questions_2.jsonl, `--questions 2`) was written before those changes and is never
+used to tune them. For every
 task, every hidden requirement and every held-out question about its field, one fresh sandbox episode
 asks the question once:
 
@@ -27,6 +30,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 HELDOUT = REPO / "benchmarks" / "data" / "heldout_questions.jsonl"
+LISTS = {"1": HELDOUT, "2": REPO / "benchmarks" / "data" / "heldout_questions_2.jsonl"}
 DENIAL = "don't have a particular"
 
 
@@ -95,6 +99,8 @@ def main() -> None:
     parser.add_argument("split", type=Path, help="a split version directory holding tasks.jsonl")
     parser.add_argument("--catalog", type=Path, required=True, help="the catalog snapshot the split was built on")
     parser.add_argument("--misses", action="store_true", help="list every miss and every denial")
+    parser.add_argument("--questions", default="1",
+                        help="which question list: 1 (the development list), 2 (the held-out list) or a path")
     args = parser.parse_args()
     tasks = [json.loads(line) for line in (args.split / "tasks.jsonl").open(encoding="utf-8")]
     catalog = SandboxCatalog.open(args.catalog)
@@ -105,9 +111,10 @@ def main() -> None:
         result = episode.call("ask_user", {"question": question})
         return [r["slot_id"] for r in episode.revealed], result["user_response"]
 
-    result = measure(tasks, load_heldout(), ask, lambda r: table.by_rubric_field(r["field"]).name)
+    questions = LISTS.get(args.questions, Path(args.questions))
+    result = measure(tasks, load_heldout(questions), ask, lambda r: table.by_rubric_field(r["field"]).name)
     c, p = result["clarification"], result["persona"]
-    print(f"{len(tasks)} tasks of {args.split}")
+    print(f"{len(tasks)} tasks of {args.split}, questions {questions.name}")
     print(f"clarification: {c['asks']} asks, recall {c['recall']:.1%}, false openings {c['false_rate']:.1%}")
     print(f"persona: {p['asks']} asks, {p['denied']} denials ({p['denial_rate']:.1%}), "
           f"{p['wrong']} opened a clarification slot")
