@@ -57,10 +57,11 @@ def measure(tasks: list[dict[str, Any]], heldout: dict[str, list[str]],
 
     Returns:
         {"clarification": {asks, intended, wrong, recall, false_rate, misses: [(field, question, opened)]},
-         "persona": {asks, denied, wrong, denial_rate, denials: [(task id, field, question, reply)]}}.
+         "persona": {asks, denied, wrong, denial_rate, denials: [(task id, field, question, reply)],
+                     openings: [(task id, field, question, slot fields opened)]}}.
     """
     clar = {"asks": 0, "intended": 0, "wrong": 0, "misses": []}
-    pers = {"asks": 0, "denied": 0, "wrong": 0, "denials": []}
+    pers = {"asks": 0, "denied": 0, "wrong": 0, "denials": [], "openings": []}
     for task in tasks:
         slots = task["clarification_script"]["clarification_slots"]
         field_of = {s["slot_id"]: s["field"].removeprefix("details.") for s in slots}
@@ -82,6 +83,8 @@ def measure(tasks: list[dict[str, Any]], heldout: dict[str, list[str]],
                 opened, reply = ask(task, q)
                 pers["asks"] += 1
                 pers["wrong"] += bool(opened)
+                if opened:
+                    pers["openings"].append((task["id"], name, q, [field_of[o] for o in opened]))
                 if DENIAL in reply:
                     pers["denied"] += 1
                     pers["denials"].append((task["id"], name, q, reply))
@@ -123,6 +126,8 @@ def main() -> None:
             print(f"miss {name}: {q!r} opened {opened}")
         for tid, name, q, reply in p["denials"][:40]:
             print(f"denial {tid} {name}: {q!r} -> {reply!r}")
+        for tid, name, q, opened in p["openings"]:
+            print(f"persona opening {tid} {name}: {q!r} opened {opened}")
 
 
 if __name__ == "__main__":
