@@ -1,6 +1,9 @@
-"""Held-out natural questions (benchmarks/data/heldout_questions.jsonl) asked through `ask_user` on a split.
+"""Held-out natural questions (benchmarks/data/heldout_questions*.jsonl) asked through `ask_user` on a split.
 
-The list was written before the matcher or the replies changed and is never used to tune them. For every
+Each list was written before the matcher or the replies it measures changed. The first list
+(heldout_questions.jsonl) has since been read while improving the matcher, so it serves as a development
+list; the second (heldout_questions_2.jsonl, `--questions 2`) was written before those changes and is never
+used to tune them. For every
 task, every hidden requirement and every held-out question about its field, one fresh sandbox episode
 asks the question once:
 
@@ -27,6 +30,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 HELDOUT = REPO / "benchmarks" / "data" / "heldout_questions.jsonl"
+LISTS = {"1": HELDOUT, "2": REPO / "benchmarks" / "data" / "heldout_questions_2.jsonl"}
 DENIAL = "don't have a particular"
 
 
@@ -53,10 +57,11 @@ def measure(tasks: list[dict[str, Any]], heldout: dict[str, list[str]],
 
     Returns:
         {"clarification": {asks, intended, wrong, recall, false_rate, misses: [(field, question, opened)]},
-         "persona": {asks, denied, wrong, denial_rate, denials: [(task id, field, question, reply)]}}.
+         "persona": {asks, denied, wrong, denial_rate, denials: [(task id, field, question, reply)],
+                     openings: [(task id, field, question, slot fields opened)]}}.
     """
     clar = {"asks": 0, "intended": 0, "wrong": 0, "misses": []}
-    pers = {"asks": 0, "denied": 0, "wrong": 0, "denials": []}
+    pers = {"asks": 0, "denied": 0, "wrong": 0, "denials": [], "openings": []}
     for task in tasks:
         slots = task["clarification_script"]["clarification_slots"]
         field_of = {s["slot_id"]: s["field"].removeprefix("details.") for s in slots}
@@ -78,6 +83,8 @@ def measure(tasks: list[dict[str, Any]], heldout: dict[str, list[str]],
                 opened, reply = ask(task, q)
                 pers["asks"] += 1
                 pers["wrong"] += bool(opened)
+                if opened:
+                    pers["openings"].append((task["id"], name, q, [field_of[o] for o in opened]))
                 if DENIAL in reply:
                     pers["denied"] += 1
                     pers["denials"].append((task["id"], name, q, reply))
@@ -95,6 +102,8 @@ def main() -> None:
     parser.add_argument("split", type=Path, help="a split version directory holding tasks.jsonl")
     parser.add_argument("--catalog", type=Path, required=True, help="the catalog snapshot the split was built on")
     parser.add_argument("--misses", action="store_true", help="list every miss and every denial")
+    parser.add_argument("--questions", default="1",
+                        help="which question list: 1 (the development list), 2 (the held-out list) or a path")
     args = parser.parse_args()
     tasks = [json.loads(line) for line in (args.split / "tasks.jsonl").open(encoding="utf-8")]
     catalog = SandboxCatalog.open(args.catalog)
@@ -105,9 +114,10 @@ def main() -> None:
         result = episode.call("ask_user", {"question": question})
         return [r["slot_id"] for r in episode.revealed], result["user_response"]
 
-    result = measure(tasks, load_heldout(), ask, lambda r: table.by_rubric_field(r["field"]).name)
+    questions = LISTS.get(args.questions, Path(args.questions))
+    result = measure(tasks, load_heldout(questions), ask, lambda r: table.by_rubric_field(r["field"]).name)
     c, p = result["clarification"], result["persona"]
-    print(f"{len(tasks)} tasks of {args.split}")
+    print(f"{len(tasks)} tasks of {args.split}, questions {questions.name}")
     print(f"clarification: {c['asks']} asks, recall {c['recall']:.1%}, false openings {c['false_rate']:.1%}")
     print(f"persona: {p['asks']} asks, {p['denied']} denials ({p['denial_rate']:.1%}), "
           f"{p['wrong']} opened a clarification slot")
@@ -116,6 +126,8 @@ def main() -> None:
             print(f"miss {name}: {q!r} opened {opened}")
         for tid, name, q, reply in p["denials"][:40]:
             print(f"denial {tid} {name}: {q!r} -> {reply!r}")
+        for tid, name, q, opened in p["openings"]:
+            print(f"persona opening {tid} {name}: {q!r} opened {opened}")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ full-text search over title, features and details with true totals (§15.7, §15
 attribute filtering with the checkers' own matching (§15.8, §15.25); `ask_user` through the slot
 matcher validation uses (validation/slots.py), a too-long question costs no turn, revealed slots
 are logged (§15.23), a question about more than three fields gets "one thing at a time", one about
-a requirement the profile holds gets the script's profile reply (it points to the profile or states the
-value, never denies it), one about a field the shopper keeps nothing hidden on says so for that field
+a requirement the profile holds (or about a field that falls back to it, as slots fall back) gets the script's
+profile reply (it points to the profile or states the value, never denies it), one about a field the shopper keeps nothing hidden on says so for that field
 only, and anything else gets the
 default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic
 through `ast`, never `exec` (§15.24); limits
@@ -281,9 +281,16 @@ class Episode:
         table = self.catalog.table
         answer = answer_question(question, slots, table)
         profile = self._profile_replies()
-        asked = [f for f in answer.reading.fields if f in profile]
+        opened_fields = {_field_name(s) for s in slots if s["slot_id"] in answer.opened}
+        asked = []
+        for name in answer.reading.fields:  # a field, else its first fallback the profile holds, as slots fall back
+            spec = table.fields.get(name)
+            related = (name, *(spec.fallback if spec else ()))
+            hit = name if name in profile else None if set(related) & opened_fields else next(
+                (f for f in related if f in profile), None)
+            if hit is not None and hit not in asked:
+                asked.append(hit)
         for group in answer.reading.topics:  # a topic is about its first field the profile holds, if no slot answered
-            opened_fields = {_field_name(s) for s in slots if s["slot_id"] in answer.opened}
             hit = next((f for f in group if f in profile), None)
             if hit is not None and not set(group) & opened_fields and hit not in asked:
                 asked.append(hit)
