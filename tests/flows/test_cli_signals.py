@@ -32,10 +32,12 @@ def test_a_signal_turned_into_another_error_still_ends_as_the_interruption(tmp_p
     assert info.value.signal_name == "SIGINT"  # type: ignore[attr-defined]
 
 
-def test_a_signal_swallowed_after_the_work_was_published_says_so(tmp_path):
-    # Prefect's flow engine drops a BaseException that lands once the run's state is final.
+def test_a_signal_after_the_snapshot_was_renamed_into_place_withdraws_it(tmp_path):
+    # The rename published the snapshot, then the signal landed (in the flow's last lines, or in Prefect's flow
+    # engine, which drops a BaseException once the run is final): the command stops and leaves nothing published.
     target = tmp_path / "snap"
     target.mkdir()
+    (target / "manifest.json").write_text("{}")
     mark_published(target)
     try:
         with pytest.raises(KeyboardInterrupt) as info, signals_end_the_command(target):
@@ -45,7 +47,9 @@ def test_a_signal_swallowed_after_the_work_was_published_says_so(tmp_path):
                 pass
     finally:
         forget_published(target)
-    assert str(info.value).startswith(f"interrupted by SIGTERM after {target} was published complete")
+    assert str(info.value).startswith(f"interrupted by SIGTERM; nothing was published ({target}, complete just "
+                                      "before the signal, was withdrawn)")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_user_error_after_a_signal_keeps_its_own_line(tmp_path):

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -29,7 +30,7 @@ from typer.core import TyperGroup
 from ecombench import __version__
 from ecombench.errors import EcombenchError, InputError, OutputError, ServerError, SettingError
 from ecombench.flows.settings import apply_prefect_defaults, artifacts_root
-from ecombench.io import published
+from ecombench.io import forget_published, published
 from ecombench.llm import LLM_OPTION_HELP
 from ecombench.timing import breakdown, phase
 
@@ -71,11 +72,11 @@ def signals_end_the_command(target: Path) -> Iterator[None]:
     then fail with another exception (which would reach the user as a traceback and exit 1), and one landing
     once a run is final is swallowed by the engine. Here the first signal is remembered: any exception that
     leaves the block after it becomes the one-line interruption (exit 128 + its number), and a block that
-    ends normally after it still stops the command, saying that `target` was published complete. Logged
-    tracebacks are dropped from then on (the CLI prints one line). Main thread only.
+    ends normally after it still stops the command. Either way nothing stays published (`_interruption`).
+    Logged tracebacks are dropped from then on (the CLI prints one line). Main thread only.
 
     Args:
-        target: what the block publishes (a snapshot directory), named when it was published complete.
+        target: what the block publishes (a snapshot directory); withdrawn if it was published before the stop.
 
     Raises:
         KeyboardInterrupt: a signal arrived during the block (its message is the command's one line).
@@ -111,13 +112,29 @@ def signals_end_the_command(target: Path) -> Iterator[None]:
 
 
 def _interruption(name: str, target: Path) -> KeyboardInterrupt:
-    """The KeyboardInterrupt `UserErrorsAsOneLine` prints: whether `target` was published complete before it."""
-    if Path(target) in published() and Path(target).exists():
-        message = (f"interrupted by {name} after {target} was published complete (nothing was lost; it stays as "
-                   "it is)")
-    else:
-        message = (f"interrupted by {name}; nothing was published (what a command writes appears whole or not at "
-                   "all: run it again)")
+    """The KeyboardInterrupt `UserErrorsAsOneLine` prints, once `target` is withdrawn if it was published already.
+
+    A signal can land after the rename that published `target` but before the command reported it. The
+    command stops as interrupted, so what it published goes too: renamed back to a hidden name (readers never
+    see a half-removed folder) and removed, or by the next run of the same command if this process dies first
+    (`ecombench.io.remove_stale_temps`). The same command then runs again as after any interruption.
+    """
+    target, note = Path(target), ""
+    if target in published() and target.exists():
+        hidden = target.with_name(f".{target.name}.staging-{os.getpid()}")
+        try:
+            os.rename(target, hidden)
+        except OSError as exc:
+            return _signal_exit(name, f"interrupted by {name} after {target} was published complete (it could not "
+                                      f"be withdrawn: {exc.strerror})")
+        forget_published(target)
+        shutil.rmtree(hidden, ignore_errors=True)
+        note = f" ({target}, complete just before the signal, was withdrawn)"
+    return _signal_exit(name, f"interrupted by {name}; nothing was published{note} (what a command writes appears "
+                              "whole or not at all: run it again)")
+
+
+def _signal_exit(name: str, message: str) -> KeyboardInterrupt:
     exc = KeyboardInterrupt(message)
     exc.signal_name = name  # type: ignore[attr-defined]
     return exc
