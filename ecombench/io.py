@@ -139,6 +139,13 @@ def mark_published(path: Path) -> None:
         _PUBLISHED.append(path)
 
 
+def forget_published(path: Path) -> None:
+    """Withdraw `path` from what this process published (a staging folder renamed on to its final name)."""
+    with _PUBLISHED_LOCK:
+        while path in _PUBLISHED:
+            _PUBLISHED.remove(path)
+
+
 def published() -> list[Path]:
     """The folders this process renamed into place so far (`mark_published`), oldest first."""
     with _PUBLISHED_LOCK:

@@ -20,7 +20,7 @@ from prefect.cache_policies import NO_CACHE
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.errors import OutputError
 from ecombench.flows.prefect_server import progress_logger
-from ecombench.io import remove_stale_temps
+from ecombench.io import forget_published, mark_published, remove_stale_temps
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.catalog_stats import write_catalog_stats
 
@@ -130,6 +130,9 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
                 os.rename(staging, out)
             except OSError as exc:  # another ingest published this snapshot meanwhile
                 raise FileExistsError(f"catalog snapshot already exists, not overwriting: {out}") from exc
+            # What this process published is the snapshot, not its staging name (a stop line names it).
+            mark_published(out)
+            forget_published(staging)
     except BaseException:
         if staging != out:
             shutil.rmtree(staging, ignore_errors=True)

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -29,7 +30,7 @@ from typer.core import TyperGroup
 from ecombench import __version__
 from ecombench.errors import EcombenchError, InputError, OutputError, ServerError, SettingError
 from ecombench.flows.settings import apply_prefect_defaults, artifacts_root
-from ecombench.io import published
+from ecombench.io import forget_published, published
 from ecombench.llm import LLM_OPTION_HELP
 from ecombench.timing import breakdown, phase
 
@@ -61,6 +62,98 @@ def terminate_as_interrupt() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
+def signals_end_the_command(target: Path) -> Iterator[None]:
+    """SIGINT or SIGTERM during the block ends the command as an interruption, whatever instant it lands.
+
+    A signal can land inside Prefect's task or flow engine or its HTTP client; recording the crash there can
+    then fail with another exception (which would reach the user as a traceback and exit 1), and one landing
+    once a run is final is swallowed by the engine. Here the first signal is remembered: any exception that
+    leaves the block after it becomes the one-line interruption (exit 128 + its number), and a block that
+    ends normally after it still stops the command. Either way nothing stays published (`_interruption`).
+    Logged tracebacks are dropped from then on (the CLI prints one line). Main thread only.
+
+    Args:
+        target: what the block publishes (a snapshot directory); withdrawn if it was published before the stop.
+
+    Raises:
+        KeyboardInterrupt: a signal arrived during the block (its message is the command's one line).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[str] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if not arrived:
+            arrived.append(name)
+            LAST_SIGNAL["name"] = name
+            _hide_logged_tracebacks()
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except BaseException as exc:
+        if not arrived and type(exc).__name__ == "TerminationSignal":  # Prefect's SIGTERM handler inside a run
+            arrived.append("SIGTERM")
+            LAST_SIGNAL["name"] = "SIGTERM"
+        if not arrived or isinstance(exc, USER_ERRORS):
+            raise
+        raise _interruption(arrived[0], target) from None
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    if arrived:  # the engine swallowed it after the run was final
+        raise _interruption(arrived[0], target)
+
+
+def _interruption(name: str, target: Path) -> KeyboardInterrupt:
+    """The KeyboardInterrupt `UserErrorsAsOneLine` prints, once `target` is withdrawn if it was published already.
+
+    A signal can land after the rename that published `target` but before the command reported it. The
+    command stops as interrupted, so what it published goes too: renamed back to a hidden name (readers never
+    see a half-removed folder) and removed, or by the next run of the same command if this process dies first
+    (`ecombench.io.remove_stale_temps`). The same command then runs again as after any interruption.
+    """
+    target, note = Path(target), ""
+    if target in published() and target.exists():
+        hidden = target.with_name(f".{target.name}.staging-{os.getpid()}")
+        try:
+            os.rename(target, hidden)
+        except OSError as exc:
+            return _signal_exit(name, f"interrupted by {name} after {target} was published complete (it could not "
+                                      f"be withdrawn: {exc.strerror})")
+        forget_published(target)
+        shutil.rmtree(hidden, ignore_errors=True)
+        note = f" ({target}, complete just before the signal, was withdrawn)"
+    return _signal_exit(name, f"interrupted by {name}; nothing was published{note} (what a command writes appears "
+                              "whole or not at all: run it again)")
+
+
+def _signal_exit(name: str, message: str) -> KeyboardInterrupt:
+    exc = KeyboardInterrupt(message)
+    exc.signal_name = name  # type: ignore[attr-defined]
+    return exc
+
+
+class _DropTracebacks(logging.Filter):
+    """Drops every log record that carries a traceback (set once a signal is stopping the command)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.exc_info
+
+
+def _hide_logged_tracebacks() -> None:
+    # Prefect's console handlers hang on the "prefect" logger and the root; a filter on a handler sees every
+    # record that reaches it, whichever logger made it.
+    for logger in (logging.getLogger("prefect"), logging.getLogger()):
+        for handler in logger.handlers:
+            if not any(isinstance(f, _DropTracebacks) for f in handler.filters):
+                handler.addFilter(_DropTracebacks())
 
 
 class _HideUserErrorTracebacks(logging.Filter):
@@ -339,17 +432,43 @@ def main() -> None:
         else:
             print(exc.code, file=sys.stderr)
             code = 1
-    try:
-        getattr(threading, "_shutdown")()  # noqa: B009 - private: what a normal exit does first: join non-daemon threads
-    except AttributeError:
-        pass
-    atexit._run_exitfuncs()
+    late = _shut_down()
+    if late and code == 0:
+        # The command had finished: what it printed and published is complete; the exit status says it was stopped.
+        typer.echo(f"error: interrupted by {late} while exiting, after the command had finished (what it printed "
+                   "and published is complete)", err=True)
+        code = signal_exit_code(late)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _shut_down() -> str | None:
+    """What a normal exit does first (join non-daemon threads, run atexit handlers), undisturbed by a signal.
+
+    A SIGINT or SIGTERM arriving now would raise inside a thread join or an atexit handler (Prefect flushes its
+    logs and events and stops its server there) and print their tracebacks; it is remembered instead.
+
+    Returns:
+        The name of the first signal that arrived meanwhile, or None.
+    """
+    arrived: list[str] = []
+
+    def remember(signum: int, frame: Any) -> None:
+        arrived.append(signal.Signals(signum).name)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, remember)
+    try:
+        getattr(threading, "_shutdown")()  # noqa: B009 - private: what a normal exit does first: join non-daemon threads
+    except AttributeError:
+        pass
+    atexit._run_exitfuncs()
+    return arrived[0] if arrived else None
 
 
 def _model_option(flag: str, who: str) -> Any:

@@ -16,6 +16,7 @@ from ecombench.flows.cli.app import (
     resolve_version_dir,
     server_watched,
     shared_server,
+    signals_end_the_command,
     wait_for_server,
 )
 from ecombench.flows.prefect_server import temporary_server
@@ -64,7 +65,8 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     wait_for_server()
     try:
-        with phase("ingest flow"), temporary_server(artifacts_root()) as url, server_watched(url):
+        with (phase("ingest flow"), signals_end_the_command(out), temporary_server(artifacts_root()) as url,
+              server_watched(url)):
             return ingest_flow(meta, reviews, out, batch_size, workers, reader)
     except FileNotFoundError as exc:  # an input vanished after the check above
         raise InputError(str(exc).splitlines()[0]) from exc
