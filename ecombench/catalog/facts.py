@@ -181,11 +181,17 @@ MARKETING = frozenset("premium gift gifts upgraded upgrade new latest best quali
                       "version edition deluxe luxury".split())
 
 
+# Labels that must carry a field's own keyword for it to be a value of the field (stage 2 calls a value carried by
+# fewer products than this rare: `min_value_support`).
+OWN_KEYWORD_PRODUCTS = 3
+
+
 def _without_field_words(counts: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
     """Label values without those that only name a field ("Material", "Compatible") or only praise ("Premium").
 
-    A field's own keywords are the exception in that field: the words a shopper asks about it with include its
-    common values (Hand Orientation "ambidextrous", "left hand").
+    A field's own keywords are the exception in that field where at least OWN_KEYWORD_PRODUCTS products' labels
+    carry them: the words a shopper asks about it with include its common values (Hand Orientation
+    "ambidextrous", "left hand"), and a keyword only two labels carry is more often the topic ("laundry").
     """
     blocked = _field_words(table) | MARKETING
     own = pl.DataFrame([(spec.name, word) for spec in table.detail_fields()
@@ -193,7 +199,7 @@ def _without_field_words(counts: pl.DataFrame, table: FieldTable) -> pl.DataFram
                         - {surface_text(w).strip() for w in (spec.name, spec.label, *spec.text_cues())}],
                        schema={"field": pl.String, "word": pl.String}, orient="row")
     counts = counts.with_columns(pl.col("norm").str.strip_chars().alias("word"))
-    kept = counts.join(own, on=["field", "word"], how="semi")
+    kept = counts.join(own, on=["field", "word"], how="semi").filter(pl.col("products") >= OWN_KEYWORD_PRODUCTS)
     return pl.concat([counts.filter(~pl.col("word").is_in(list(blocked))), kept]).unique(
         ["field", "norm"], maintain_order=True).drop("word")
 
@@ -482,6 +488,14 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     openers = "|".join(sorted((o.replace(" ", r"\s") for o in DEVICE_OPENERS), key=len, reverse=True))
     titles = (segments.filter(pl.col("source") == "title").select(
         "row", pl.col("norm").str.find(rf" (?:{openers}) ").fill_null(-1).cast(pl.Int32).alias("device_at")))
+    # Two values of one field that share a word ("rose gold white" holds "Rose Gold" and "Gold White"): the first
+    # claims it, so the one that starts inside it is no mention (mentions side by side share only a space); an
+    # imitated inner value ("leather" of "pu leather") stays, as its denial. Device names are left to
+    # ecombench.catalog.devices ("Apple iPad Mini" holds "Apple iPad" and "iPad Mini").
+    place = ["row", "source", "segment", "field"]
+    overlaps = pl.col("start") + 1 < pl.col("end").cum_max().shift(1).over(place)
+    mentions = (mentions.sort(*place, "start", pl.col("end"), descending=[False] * 5 + [True])
+                .filter(pl.col("imitated") | pl.col("field").is_in(compat) | ~overlaps.fill_null(False)))
     m = (mentions.join(titles, on="row", how="left").with_columns(pl.col("device_at").fill_null(-1))
          .filter(~(pl.col("field").is_in(measures) & ~pl.col("norm").str.contains(r"\d")))
          # "for OnePlus 10 Pro" names the OnePlus 10 Pro, not the series "OnePlus": a device value the text runs on

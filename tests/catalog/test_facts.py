@@ -180,3 +180,10 @@ def test_a_fields_own_keyword_is_a_value_of_it(full_catalog):
     # or right hand". The word is one a shopper asks about handedness with, and the field's commonest label value.
     assert _facts(full_catalog, "B06VTRXYGW", "Hand Orientation").get("Ambidextrous") == "stated"
     assert "B06VTRXYGW" in full_catalog.index.answer_set([_rubric("Hand Orientation", "Ambidextrous")])
+
+
+def test_two_colours_that_share_a_word_do_not_make_a_third(full_catalog):
+    # Tinsel garland: title "... Christmas Garland Rose Gold White Iridescent": "Rose Gold" claims "gold", so the
+    # catalog's colour "Gold White" is not read across the two.
+    facts = _facts(full_catalog, "B07YGPJWJB", "Color")
+    assert facts.get("Rose Gold") == "stated" and "Gold White" not in facts
