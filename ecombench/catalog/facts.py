@@ -91,6 +91,9 @@ DEVICE_OPENERS = ("for", "compatible with", "compatible for", "fits", "fit for",
 COMPATIBILITY_CUES = DEVICE_OPENERS + ("support", "supports", "compatible", "compatibility")
 # Words after a device name that make it another model: "Galaxy S8 Active" is no "Galaxy S8".
 MODEL_SUFFIXES = VARIANT_WORDS | {"note"}
+# The variant words that do not also open the next model of a list ("iPhone XS XR X", "Galaxy Note 9 Note 8",
+# "printer's"): after a device label, these make it another device wherever the page names it.
+LIST_SAFE_VARIANTS = frozenset(w for w in VARIANT_WORDS if len(w) > 1 and w not in {"x", "xs", "xr"})
 # Words that end the device part of a title: after them the title speaks of the product again.
 DEVICE_PART_END = frozenset({"with", "and"})
 
@@ -183,9 +186,27 @@ MARKETING = frozenset("premium gift gifts upgraded upgrade new latest best quali
                       "version edition deluxe luxury".split())
 
 
+# Labels that must carry a field's own keyword for it to be a value of the field (stage 2 calls a value carried by
+# fewer products than this rare: `min_value_support`).
+OWN_KEYWORD_PRODUCTS = 3
+
+
 def _without_field_words(counts: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
-    """Label values without those that only name a field ("Material", "Compatible") or only praise ("Premium")."""
-    return counts.filter(~pl.col("norm").str.strip_chars().is_in(list(_field_words(table) | MARKETING)))
+    """Label values without those that only name a field ("Material", "Compatible") or only praise ("Premium").
+
+    A field's own keywords are the exception in that field where at least OWN_KEYWORD_PRODUCTS products' labels
+    carry them: the words a shopper asks about it with include its common values (Hand Orientation
+    "ambidextrous", "left hand"), and a keyword only two labels carry is more often the topic ("laundry").
+    """
+    blocked = _field_words(table) | MARKETING
+    own = pl.DataFrame([(spec.name, word) for spec in table.detail_fields()
+                        for word in {surface_text(k).strip() for k in spec.keywords}
+                        - {surface_text(w).strip() for w in (spec.name, spec.label, *spec.text_cues())}],
+                       schema={"field": pl.String, "word": pl.String}, orient="row")
+    counts = counts.with_columns(pl.col("norm").str.strip_chars().alias("word"))
+    kept = counts.join(own, on=["field", "word"], how="semi").filter(pl.col("products") >= OWN_KEYWORD_PRODUCTS)
+    return pl.concat([counts.filter(~pl.col("word").is_in(list(blocked))), kept]).unique(
+        ["field", "norm"], maintain_order=True).drop("word")
 
 
 def _owned_values(counts: pl.DataFrame, min_share: float) -> pl.DataFrame:
@@ -299,10 +320,12 @@ def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int 
 
 
 def product_segments(products: pl.DataFrame) -> pl.DataFrame:
-    """The page's text segments: (row, source, segment, norm, header).
+    """The page's text segments: (row, source, segment, norm, header, for_from, for_to).
 
     One for the title, each feature bullet, each description paragraph and the store; `header` is the `surface`
-    of a short label that opens a bullet ("MATERIAL:", "[Wide Compatibility]").
+    of a short label that opens a bullet ("MATERIAL:", "[Wide Compatibility]"); of a title, `for_from` and `for_to`
+    list the spans that a device opener ("for", "compatible with") opens up to the title's next break
+    (`_title_for_parts`).
 
     Args:
         products: products.parquet frame (title, features, description, store); rows numbered in order.
@@ -323,9 +346,45 @@ def product_segments(products: pl.DataFrame) -> pl.DataFrame:
                         pl.col("store").alias("text")).drop_nulls("text")
     opening = r"^\s*[\[【(]?\s*([A-Za-z][A-Za-z &/'+-]{1,40}?)\s*(?::|：|\]|】|\)| - | – )"
     header = pl.col("text").str.extract(opening, 1)
+    parts_for = _title_for_parts(base)
     return (pl.concat([title, *parts, store]).filter(pl.col("text").str.len_chars() > 0)
             .with_columns(surface(pl.col("text")).alias("norm"), surface(header).alias("header"))
-            .drop("text"))
+            .drop("text").join(parts_for, on=["row", "source"], how="left"))
+
+
+# What breaks a title into parts: after one, a title that spoke of what the product is for speaks of it again.
+TITLE_BREAKS = r"[,;|()\[\]【】]| - | – "
+
+
+def _title_for_parts(base: pl.DataFrame) -> pl.DataFrame:
+    """(row, source "title", for_from, for_to): each span of the title's `norm` from a device opener to its part's end.
+
+    "Red Curtains for Bedroom Living Room Kitchen, Abstract Painting Curtains": the span runs from " for " to the
+    comma, so "Abstract" describes the curtains again; a later "Watch for Android iOS Phone" opens a span of its
+    own. Offsets are those of `surface(title)`, which is the parts' surfaces joined by single spaces.
+    """
+    openers = "|".join(sorted((o.replace(" ", r"\s") for o in DEVICE_OPENERS), key=len, reverse=True))
+    pieces = (base.select("row", pl.col("title").str.replace_all(TITLE_BREAKS, "\x00").str.split("\x00")
+                          .alias("piece"))
+              .explode("piece").with_columns(surface(pl.col("piece")).str.strip_chars().alias("piece"))
+              .filter(pl.col("piece").str.len_bytes() > 0)
+              .with_columns(pl.col("piece").str.len_bytes().cast(pl.Int32).alias("len"))
+              .with_columns(((pl.col("len") + 1).cum_sum().over("row") - pl.col("len")).alias("at"))
+              .with_columns(pl.concat_str([pl.lit(" "), pl.col("piece"), pl.lit(" ")])
+                            .str.find(rf" (?:{openers}) ").cast(pl.Int32).alias("opener"))
+              .drop_nulls("opener"))
+    return (pieces.group_by("row").agg((pl.col("at") + pl.col("opener") - 1).alias("for_from"),
+                                       (pl.col("at") + pl.col("len")).alias("for_to"))
+            .with_columns(pl.lit("title").alias("source")).select("row", "source", "for_from", "for_to"))
+
+
+def _in_for_part(mentions: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
+    """`mentions` (with `_mid`, source, row, start) -> (_mid, in_for_part True) of title mentions in a for-part."""
+    spans = (segments.filter(pl.col("source") == "title").select("row", "for_from", "for_to")
+             .drop_nulls("for_from").explode("for_from", "for_to"))
+    return (mentions.filter(pl.col("source") == "title").select("_mid", "row", "start").join(spans, on="row")
+            .filter((pl.col("start") >= pl.col("for_from")) & (pl.col("start") < pl.col("for_to")))
+            .select("_mid").unique().with_columns(pl.lit(True).alias("in_for_part")))
 
 
 def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:
@@ -416,6 +475,10 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     """
     compat = [s.name for s in table.detail_fields() if s.compatibility]
     measures = [s.name for s in table.detail_fields() if s.measure]
+    # The first words of the device models the vocabulary holds ("galaxy" of "Galaxy S21").
+    device_openers = set(vocabulary.values.filter(pl.col("field").is_in(compat) & pl.col("norm").str.contains(r"\d"))
+                         .get_column("norm").str.strip_chars().str.split(" ").list.first().unique().to_list())
+    device_openers -= {w for w in device_openers if any(c.isdigit() for c in w)}
     evident_fields = [s.name for s in table.detail_fields() if s.self_evident]
     cues = _cue_table(table)
     last_pre = pl.col("pre").list.last().fill_null("")
@@ -430,21 +493,39 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     openers = "|".join(sorted((o.replace(" ", r"\s") for o in DEVICE_OPENERS), key=len, reverse=True))
     titles = (segments.filter(pl.col("source") == "title").select(
         "row", pl.col("norm").str.find(rf" (?:{openers}) ").fill_null(-1).cast(pl.Int32).alias("device_at")))
+    # Two values of one field that share a word ("rose gold white" holds "Rose Gold" and "Gold White"): the first
+    # claims it, so the one that starts inside it is no mention (mentions side by side share only a space); an
+    # imitated inner value ("leather" of "pu leather") stays, as its denial. Device names are left to
+    # ecombench.catalog.devices ("Apple iPad Mini" holds "Apple iPad" and "iPad Mini").
+    place = ["row", "source", "segment", "field"]
+    overlaps = pl.col("start") + 1 < pl.col("end").cum_max().shift(1).over(place)
+    mentions = (mentions.sort(*place, "start", pl.col("end"), descending=[False] * 5 + [True])
+                .filter(pl.col("imitated") | pl.col("field").is_in(compat) | ~overlaps.fill_null(False)))
     m = (mentions.join(titles, on="row", how="left").with_columns(pl.col("device_at").fill_null(-1))
          .filter(~(pl.col("field").is_in(measures) & ~pl.col("norm").str.contains(r"\d")))
          # "for OnePlus 10 Pro" names the OnePlus 10 Pro, not the series "OnePlus": a device value the text runs on
          # from into a model number is no mention of its own (ecombench.catalog.devices reads the whole name)
-         .filter(~(pl.col("field").is_in(compat) & pl.col("post").str.contains(r"^\d"))))
+         .filter(~(pl.col("field").is_in(compat) & pl.col("post").str.contains(r"^\d")))
+         # ... and the word that opens a device name ("Galaxy A42", "Galaxy S20 Ultra") is no pattern or theme there
+         # (a maker's name there is still its brand).
+         .filter(~(~pl.col("field").is_in([*compat, "Brand"])
+                   & pl.col("norm").str.strip_chars().is_in(list(device_openers))
+                   & pl.col("post").str.contains(r"\d"))))
     # "for Galaxy S8 Active" names another model than "Galaxy S8": it denies the shorter one (a plain mention
     # elsewhere still states it).
     m = m.with_columns((pl.col("field").is_in(compat) & pl.col("post").is_in(list(MODEL_SUFFIXES)))
                        .alias("other_model"))
+    m = m.with_row_index("_mid")
+    m = (m.join(_in_for_part(m, segments), on="_mid", how="left")
+         .with_columns(pl.col("in_for_part").fill_null(False)))
+    # For a compatibility field the device part runs to the end of the title ("for Galaxy S21, S21+, S21 Ultra");
+    # for the others it is each for-part, up to the title's next break (`_title_for_parts`).
     in_device_part = ((pl.col("source") == "title") & (pl.col("device_at") >= 0)
-                      & (pl.col("start") >= pl.col("device_at")))
+                      & (pl.col("start") >= pl.col("device_at"))
+                      & (pl.col("field").is_in(compat) | pl.col("in_for_part")))
     compat_cued = pl.col("field").is_in(compat) & pl.col("compat_cue")
     # A cue of the field: a one-word cue just before or just after the value, a longer cue among the words before,
     # or any cue in the bullet's header. Matched by joins on the cue text (no pattern per mention).
-    m = m.with_row_index("_mid")
     keyed = m.select("_mid", "field", "pre", "post", "header")
     grams = pl.concat([
         keyed.select("_mid", "field", pl.col("pre").list.last().alias("cue"), pl.lit(True).alias("single"),
@@ -470,8 +551,12 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
                        # a value in a bullet's header ("[Wireless Charging Compatible]:") labels the product
                        | pl.col("header").str.contains(pl.col("norm"), literal=True).fill_null(False)
                        | (pl.col("field").is_in(evident_fields) & ~pl.col("norm").is_in(list(vocabulary.common)))))
+    # A title value opening with a number is a size or a model code unless the field table lists it ("2.4G").
+    reviewed = vocabulary.values.filter(pl.col("products") == 0).select("field", "norm").unique()
+    m = (m.join(reviewed.with_columns(pl.lit(True).alias("reviewed")), on=["field", "norm"], how="left")
+         .with_columns(pl.col("reviewed").fill_null(False)))
     title_ok = ((pl.col("source") == "title") & pl.col("field").is_in(list(vocabulary.title_fields() - {"Brand"}))
-                & ~in_device_part & ~gift & ~pl.col("norm").str.contains(r"^ \d"))
+                & ~in_device_part & ~gift & (~pl.col("norm").str.contains(r"^ \d") | pl.col("reviewed")))
     device_ok = pl.col("field").is_in(compat) & (in_device_part | compat_cued)
     cued = pl.col("field_cued") & ~gift & (~in_device_part | pl.col("field").is_in(compat))
     brand = (pl.col("field") == "Brand") & (pl.col("source") == "title") & (pl.col("start") == 0)
@@ -550,7 +635,8 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                                 .cast(pl.Int32).alias("end"), pl.lit(True).alias("cued"),
                                 pl.col("value").alias("evidence"), pl.lit(False).alias("imitation"))
     canonical = vocabulary.values.select("field", "norm", pl.col("value").alias("canonical"))
-    all_facts = (pl.concat([label_facts, text.select(label_facts.columns)])
+    other_model = _other_model_conflicts(labels.filter(pl.col("field").is_in(compat)), segments)
+    all_facts = (pl.concat([label_facts, text.select(label_facts.columns), other_model.select(label_facts.columns)])
                  .with_columns(surface(pl.col("value")).alias("norm"))
                  .join(canonical, on=["field", "norm"], how="left")
                  .with_columns(pl.coalesce("canonical", "value").alias("value")).drop("canonical", "norm"))
@@ -603,22 +689,88 @@ def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) ->
     return pl.concat([facts, conflicts.select(facts.columns)])
 
 
+def _other_model_conflicts(labels: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
+    """Contradictions of device labels the page names only as another model ("Galaxy S8" on an "S8 Active" part).
+
+    A compatibility label is an open class, often outside the vocabulary, so the product's own text is searched for
+    it: where every mention runs on into a variant word (LIST_SAFE_VARIANTS: "active", "plus", "ultra"), the page
+    names another device and contradicts the label.
+
+    Returns the contradictions (row, field, value, polarity, source, segment, start, end, cued, evidence, imitation).
+
+    Args:
+        labels: the compatibility `label_options` (row, field, value, norm) of the products.
+        segments: `product_segments` of the same products.
+    """
+    empty = pl.DataFrame(schema={"row": pl.Int32, "field": pl.String, "value": pl.String, "polarity": pl.String,
+                                 "source": pl.String, "segment": pl.Int32, "start": pl.Int32, "end": pl.Int32,
+                                 "cued": pl.Boolean, "evidence": pl.String, "imitation": pl.Boolean})
+    if labels.is_empty():
+        return empty
+    variants = "|".join(sorted(LIST_SAFE_VARIANTS))
+    # Counted in text whose words stand two spaces apart, so that back-to-back mentions in a list ("11 pro 11 pro
+    # max") do not share the space between them; surface text holds only [a-z0-9_ ], so a norm is its own regex.
+    wide = pl.concat_str([pl.lit(" "), pl.col("norm").str.strip_chars().str.replace_all(" ", "  ", literal=True),
+                          pl.lit(" ")])
+    hits = (labels.select("row", "field", "value", "norm").join(segments.select("row", "source", "segment",
+                                                                                 pl.col("norm").alias("text")),
+                                                                 on="row")
+            .with_columns(pl.col("text").str.replace_all(" ", "  ", literal=True).alias("wide_text"),
+                          wide.alias("wide"))
+            .with_columns(pl.col("wide_text").str.count_matches(pl.col("wide"), literal=True).alias("all"),
+                          pl.col("wide_text").str.count_matches(pl.concat_str([pl.col("wide"),
+                                                                               pl.lit(f" (?:{variants}) ")]))
+                          .alias("other"))
+            .filter(pl.col("all") > 0))
+    denied = (hits.group_by("row", "field", "value").agg((pl.col("all").sum() == pl.col("other").sum()).alias("only"))
+              .filter(pl.col("only")).drop("only"))
+    if denied.is_empty():
+        return empty
+    order = {s: i for i, s in enumerate(SOURCES)}
+    first = (hits.filter(pl.col("other") > 0).join(denied, on=["row", "field", "value"])
+             .with_columns(pl.col("source").replace_strict(order, default=len(SOURCES)).alias("_rank"),
+                           pl.col("text").str.find(pl.col("norm"), literal=True).cast(pl.Int32).alias("start"))
+             .sort("row", "field", "value", "_rank", "segment").group_by("row", "field", "value", maintain_order=True)
+             .first())
+    start = pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0))
+    conflicts = first.select(
+        "row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"), "source", "segment", "start",
+        (pl.col("start") + pl.col("norm").str.len_bytes()).cast(pl.Int32).alias("end"), pl.lit(True).alias("cued"),
+        pl.concat_str([pl.lit("names another model: "),
+                       pl.col("text").str.slice(start, pl.col("norm").str.len_bytes() + 2 * CONTEXT_CHARS)
+                       .str.strip_chars()]).alias("evidence"),
+        pl.lit(False).alias("imitation"))
+    return conflicts.select(empty.columns).cast(empty.schema)
+
+
 def _absence_conflicts(facts: pl.DataFrame, segments: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
     """Contradictions of label values that say the field is absent (FieldSpec.absence_values: Pattern "Solid").
 
-    A title that names one of the field's cue words and not the value ("... Wolf Print Curtains" against "Solid")
-    contradicts the label; the evidence quotes the cue word and the title.
+    A title that names one of the field's cue words or absence cues and not the value ("... Wolf Print Curtains",
+    "... Abstract Painting Curtains" against "Solid") contradicts the label, unless the word sits in the part of
+    the title that says what the product is for ("Drop Cloth for Painting"); the evidence quotes the word and the
+    title.
     """
     specs = [s for s in table.detail_fields() if s.absence_values]
     labels = facts.filter((pl.col("source") == "details") & (pl.col("polarity") == STATED))
     titles = segments.filter(pl.col("source") == "title").select("row", "segment", pl.col("norm").alias("title"))
+    spans = (segments.filter(pl.col("source") == "title").select("row", "for_from", "for_to")
+             .drop_nulls("for_from").explode("for_from", "for_to"))
     conflicts = []
     for spec in specs:
         absent = [v.lower() for v in spec.absence_values]
-        cue = "|".join(sorted({surface_text(c).strip() for c in spec.text_cues()}))
+        cues = sorted({surface_text(c) for c in (*spec.text_cues(), *spec.absence_cues)})
         found = (labels.filter((pl.col("field") == spec.name) & pl.col("value").str.to_lowercase().is_in(absent))
-                 .drop("segment").join(titles, on="row")
-                 .with_columns(pl.col("title").str.extract(rf" ({cue}) ", 1).alias("cue"))
+                 .drop("segment").join(titles, on="row"))
+        # Every cue word of the title outside its for-parts, the first one quoted.
+        hits = (found.select("row", pl.col("title").str.extract_many(cues, overlapping=True).alias("cue"),
+                             pl.col("title").str.find_many(cues, overlapping=True).alias("at"))
+                .explode("cue", "at").drop_nulls("cue").with_row_index("_hit"))
+        inside = (hits.join(spans, on="row").filter((pl.col("at") >= pl.col("for_from"))
+                                                    & (pl.col("at") < pl.col("for_to"))).select("_hit"))
+        first = (hits.join(inside, on="_hit", how="anti").sort("row", "at").group_by("row", maintain_order=True)
+                 .agg(pl.col("cue").first().str.strip_chars()))
+        found = (found.join(first, on="row", how="left")
                  .filter(pl.col("cue").is_not_null()
                          & ~pl.col("title").str.contains(pl.concat_str([pl.lit(" "), pl.col("value").str.to_lowercase(),
                                                                          pl.lit(" ")]), literal=True)))

@@ -61,6 +61,8 @@ class FieldSpec:
         absence_values: values that say the page has none of what the field describes (Pattern "Solid"): a title
             that names one of the field's cue words ("print", "patterned") and not the value contradicts such a
             label (reviewed; ecombench.catalog.facts).
+        absence_cues: words besides the cue words that, in a title outside the part naming what the product is
+            for, name what an absence value denies ("Abstract Painting Curtains" against Pattern "Solid").
     """
 
     name: str
@@ -85,6 +87,7 @@ class FieldSpec:
     measure: bool = False
     text_values: tuple[str, ...] = ()
     absence_values: tuple[str, ...] = ()
+    absence_cues: tuple[str, ...] = ()
 
     def text_cues(self) -> tuple[str, ...]:
         """The cue words of the field in product text: `cues`, else its label."""
@@ -229,6 +232,7 @@ def _load_field_table(path: str) -> FieldTable:
                 measure=bool(row.get("measure", False)),
                 text_values=tuple(row.get("text_values", ())),
                 absence_values=tuple(row.get("absence_values", ())),
+                absence_cues=tuple(row.get("absence_cues", ())),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

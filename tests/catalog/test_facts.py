@@ -108,6 +108,9 @@ def test_imitation_decides_a_material_only(full_catalog):
     ("B09W2BGTV6", "a wolf-print curtain"),
     # Ombre kitchen curtains: label "Solid"; title "... Pink Gray Gradient Textured Art Pattern Curtains".
     ("B09R4N4N8M", "an art-pattern curtain"),
+    # Peakman curtains: label "Solid"; title "... Grey Curtains for Bedroom Living Room Kitchen, Abstract Painting
+    # Curtains & Drapes ..." (no print word: a picture word, after the "for ..." part has ended at the comma).
+    ("B0B6P27RKC", "an abstract-painting curtain"),
 ])
 def test_a_printed_page_contradicts_a_solid_pattern_label(full_catalog, asin, why):
     assert "Solid" in _labels(full_catalog, asin, "Pattern")
@@ -121,3 +124,66 @@ def test_a_solid_title_keeps_its_solid_pattern_label(full_catalog):
     asin = "B0181K1RSO"
     assert _facts(full_catalog, asin, "Pattern").get("Solid") == "stated"
     assert asin in full_catalog.index.answer_set([_rubric("Pattern", "Solid")])
+
+
+def test_a_title_speaks_of_the_product_again_after_the_break_that_ends_its_for_part(full_catalog):
+    # "... Grey Curtains for Bedroom Living Room Kitchen, Abstract Painting Curtains ...": the theme is read after
+    # the comma; before the break it would be where the curtains go.
+    facts = [f for f in full_catalog.product("B0B6P27RKC")["facts"] if f["field"] == "Theme"]
+    assert [(f["value"], f["polarity"], "title" in f["sources"]) for f in facts] == [("Abstract", "stated", True)]
+
+
+def test_each_for_part_of_a_title_names_what_the_product_serves(full_catalog):
+    # Smart watch: "Smart Watches for Men (Dial/Answer Calls) ... Waterproof Watch for Android iOS Phone with 2
+    # Straps": the phones it pairs with, in a second for-part, are no operating system of the watch.
+    assert _facts(full_catalog, "B0BBPTY7Y7", "Operating System") == {}
+
+
+def test_the_word_that_opens_a_device_name_is_no_pattern(full_catalog):
+    # YOOBSTAR case: "Case for Samsung Galaxy A42 5G CASE,Galaxy A42 CASE, Cartoon Cute 3D ...": after the comma
+    # "Galaxy A42" is still the phone; the cartoon is the pattern.
+    facts = _facts(full_catalog, "B09MVNDX68", "Pattern")
+    assert "Galaxy" not in facts and facts.get("Cartoon") == "stated"
+
+
+@pytest.mark.parametrize(("asin", "label", "why"), [
+    # GinTai charging port: label "Samsung Galaxy S8"; title and description "for Samsung Galaxy S8 Active".
+    ("B079HRZXYW", "Samsung Galaxy S8", "an S8 Active part"),
+    # AUPAI case: label "Samsung Galaxy S10"; title "for Galaxy S10 Plus Case ... Phone Case for Samsung Galaxy S10
+    # Plus ...".
+    ("B08ZHZX1SQ", "Samsung Galaxy S10", "an S10 Plus case"),
+    # Tech21 Evo Wallet: label "Samsung Galaxy S7"; title "for Samsung Galaxy S7 Edge".
+    ("B01A9EOF98", "Samsung Galaxy S7", "an S7 Edge wallet"),
+])
+def test_a_device_label_the_page_names_only_as_another_model_is_contradicted(full_catalog, asin, label, why):
+    field = next(d["key"] for d in full_catalog.product(asin)["details"] if d["value"] == label)
+    assert _facts(full_catalog, asin, field).get(label) == "contradicted", why
+    assert asin not in full_catalog.index.answer_set([_rubric(field, label)]), why
+
+
+@pytest.mark.parametrize("asin", [
+    # "2.4 GHz Wireless Mouse, Six-Button Silent Wireless Computer Mice ..." (no label).
+    "B07R32PZZ6",
+    # "Wireless Gaming Keyboard Mouse Combo,2.4G Wireless Rechargeable Backlit Keyboard ..." (no label).
+    "B07QD6JRBN",
+])
+def test_a_title_states_the_receiver_band_that_few_labels_carry(full_catalog, asin):
+    value = "2.4 GHz Radio Frequency"
+    assert value not in _labels(full_catalog, asin, "Connectivity Technology")
+    assert _polarities(full_catalog, asin, "Connectivity Technology", value) == {"stated"}
+    assert asin in full_catalog.index.answer_set([_rubric("Connectivity Technology", value)])
+    assert _graded(full_catalog, asin, "Connectivity Technology", value) == "satisfied"
+
+
+def test_a_fields_own_keyword_is_a_value_of_it(full_catalog):
+    # Ace Case 1911-A1 holster: label Hand Orientation "Ambidextrous", a bullet "ambidextrous universal fit for left
+    # or right hand". The word is one a shopper asks about handedness with, and the field's commonest label value.
+    assert _facts(full_catalog, "B06VTRXYGW", "Hand Orientation").get("Ambidextrous") == "stated"
+    assert "B06VTRXYGW" in full_catalog.index.answer_set([_rubric("Hand Orientation", "Ambidextrous")])
+
+
+def test_two_colours_that_share_a_word_do_not_make_a_third(full_catalog):
+    # Tinsel garland: title "... Christmas Garland Rose Gold White Iridescent": "Rose Gold" claims "gold", so the
+    # catalog's colour "Gold White" is not read across the two.
+    facts = _facts(full_catalog, "B07YGPJWJB", "Color")
+    assert facts.get("Rose Gold") == "stated" and "Gold White" not in facts
