@@ -6,9 +6,9 @@ full-text search over title, features and details with true totals (§15.7, §15
 attribute filtering with the checkers' own matching (§15.8, §15.25); `ask_user` through the slot
 matcher validation uses (validation/slots.py), a too-long question costs no turn, revealed slots
 are logged (§15.23), a question about more than three fields gets "one thing at a time", one about
-a requirement the profile holds (or about a field that falls back to it, as slots fall back) gets the script's
-profile reply (it points to the profile or states the value, never denies it), one about a field the shopper keeps nothing hidden on says so for that field
-only, and anything else gets the
+a requirement the profile holds (or about a field that falls back to it, as slots fall back) gets the
+script's profile reply (it points to the profile or states the value, never denies it), one about a
+field the shopper keeps nothing hidden on says so for that field only, and anything else gets the
 default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic
 through `ast`, never `exec` (§15.24); limits
 are stated in the schemas and enforced with an error, never by silent truncation (§15.25); an
