@@ -237,14 +237,14 @@ class FullBuild(SplitVersion):
 
 @pytest.fixture(scope="session")
 def full_build(full_catalog, tmp_path_factory, artifacts) -> FullBuild:
-    """`build_split` of every intent in intents.toml, 150 candidates each, over the full snapshot, with the
+    """`build_split` of every intent in intents.toml, 100 candidates each, over the full snapshot, with the
     sandbox's oracle check (~1-2 min; 60 before issue #12's checks, which accept about 10 %)."""
     from ecombench.pipeline.build import build_split
     from ecombench.pipeline.config import BuildConfig
     from ecombench.tables.intents import load_intents
 
     # min_hidden_division=1 (the rule before the k-fold division): see rich_plan.
-    config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=150,
+    config = BuildConfig(catalog=str(full_catalog.path), intents=list(load_intents()), candidates_per_intent=100,
                          oracle_check=True, min_hidden_division=1)
     outcome = build_split(config, "all", root=tmp_path_factory.mktemp("splits"), artifacts=artifacts)
     version = load_version(outcome.path)

@@ -40,7 +40,7 @@ def test_ctrl_c_stops_a_build_and_the_runs_logs_are_in_prefect(sample_catalog, t
     env.pop("PREFECT_API_URL", None)
     env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
     args = [sys.executable, "-m", "ecombench.flows.cli", "build", "--catalog", str(sample_catalog.path),
-            "--split", "sig", "--intent", "product_search", "--intent", "rating_quality", "--candidates", "30",
+            "--split", "sig", "--intent", "product_search", "--intent", "rating_quality", "--candidates", "12",
             "--batch-size", "2"]
     err = tmp_path / "first.err"
     with open(err, "w") as fh:
