@@ -62,12 +62,28 @@ HEAVY_FIXTURE_GROUPS = (("full", ("full_catalog", "full_build")),
                         ("rich", ("rich_catalog", "rich_plan", "rich_results", "accepted_tasks")))
 
 
+# Modules that take longest beside the heavy groups, longest first (--durations of a full run, 2026-12-06: 40-60 s
+# each, most of it in subprocesses and Prefect servers). Only the order of the run depends on this list.
+SLOW_MODULES = ("tests/flows/test_dask_runner.py", "tests/flows/test_build_real.py", "tests/flows/test_cli_build.py",
+                "tests/flows/test_fault_drill.py", "tests/test_wheel.py", "tests/flows/test_prefect_logs.py",
+                "tests/flows/test_server.py", "tests/flows/test_resume.py", "tests/validation/test_expectations.py",
+                "tests/flows/test_ingest_flow.py")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(config, items):
+    rank: dict[str, int] = {}
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
-        group = next((g for g, fixtures in HEAVY_FIXTURE_GROUPS if names & set(fixtures)), item.nodeid.split("::")[0])
-        item.add_marker(pytest.mark.xdist_group(group))
+        heavy = next((i for i, (_, fixtures) in enumerate(HEAVY_FIXTURE_GROUPS) if names & set(fixtures)), None)
+        module = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(module if heavy is None else HEAVY_FIXTURE_GROUPS[heavy][0]))
+        slow = SLOW_MODULES.index(module) if module in SLOW_MODULES else len(SLOW_MODULES)
+        rank[item.nodeid] = heavy if heavy is not None else len(HEAVY_FIXTURE_GROUPS) + slow
+    # Longest first: pytest-xdist hands out groups in collection order (with --no-loadscope-reorder, in
+    # pyproject.toml; by default it orders them by their number of tests, which left the few-test slow modules
+    # for last, the run's tail on one core).
+    items.sort(key=lambda item: rank[item.nodeid])
 
 
 @dataclass
