@@ -8,7 +8,8 @@ matcher validation uses (validation/slots.py), a too-long question costs no turn
 are logged (§15.23), a question about more than three fields gets "one thing at a time", one about
 a requirement the profile holds (or about a field that falls back to it, as slots fall back) gets the
 script's profile reply (it points to the profile or states the value, never denies it), one about a
-field the shopper keeps nothing hidden on says so for that field only, and anything else gets the
+field the shopper keeps nothing hidden on says so for that field only (a guess at one of its values
+gets the inviting reply), and anything else gets the
 default reply inviting a more specific question (stages/replies.py); `calculate` evaluates arithmetic
 through `ast`, never `exec` (§15.24); limits
 are stated in the schemas and enforced with an error, never by silent truncation (§15.25); an
@@ -303,7 +304,7 @@ class Episode:
                              + [profile[f] for f in asked])
         elif answer.too_many:  # a list of field names gains nothing (validation/slots.py)
             reply = ONE_AT_A_TIME
-        elif answer.reading.fields:  # about fields the shopper has no hidden requirement on: say so for those only
+        elif answer.reading.fields and not answer.reading.guess:  # no hidden requirement there: say so for those only
             reply = no_preference_reply([table.fields[f].label for f in answer.reading.fields])
         else:
             reply = script.get("default_response") or DEFAULT_RESPONSE

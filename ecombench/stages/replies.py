@@ -196,9 +196,26 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
         return "measure", {}
     if spec.name == "Size" and _COUNT.search(value):
         return "count", {}
+    if spec.name == "Product Care Instructions":
+        return _care_kind(value), {}
     if "adjective" in FORMS.get(spec.name, {}) and reads_as_adjective(value):
         return "adjective", {}  # "It has to be waterproof." where a feature noun reads "It has to have a kickstand."
     return "plain", {}
+
+
+def _care_kind(value: str) -> str:
+    """The kind of a care instruction, so its reply reads as English.
+
+    "adjective" ("Dishwasher Safe", "Machine Washable"), "label" (words that are no action: "Hand Wash Only",
+    "Do Not Bleach", "Water") or "plain" (an action: "Machine Wash", "Wipe with Dry Cloth"); the examples are the
+    shared catalog's Product Care Instructions labels.
+    """
+    words = value.lower().replace("_", " ").split()
+    if words and (words[-1] == "safe" or words[-1].endswith("able")):
+        return "adjective"
+    if len(words) < 2 or {"only", "not", "no", "it"} & set(words):
+        return "label"
+    return "plain"
 
 
 def _join(parts: list[str], word: str = "or") -> str:

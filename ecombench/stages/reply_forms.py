@@ -15,8 +15,8 @@ from __future__ import annotations
 
 # Per field and value kind: "plain", "adjective" (a value that describes the product, stages/replies.py
 # `reads_as_adjective`, for fields whose values are nouns or adjectives), "measure", "count" (for Size), "age"
-# (age fields), "max" / "min" (a one-ended inclusive bound). A kind absent falls back to "plain"; a field absent
-# to GENERIC.
+# (age fields), "label" (a care label's wording), "max" / "min" (a one-ended inclusive bound). A kind absent falls
+# back to "plain"; a field absent to GENERIC.
 FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Material": {"plain": ("I'd like it made of {value}.", "I'm after one made from {value}.",
                            "{value} would be my pick for the material.", "Ideally it's made of {value}.")},
@@ -71,8 +71,15 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Manufacturer recommended age": {"plain": ("The recommended age is {value}.", "It should be meant for {value}."),
                                      "age": ("It's for {age}.", "I'm buying it for {age}.",
                                              "It has to be suitable for {age}.")},
+    # "plain": what one does to clean it ("machine wash", "wipe with dry cloth"); "adjective": what it withstands
+    # ("dishwasher safe"); "label": the label's own words, not something one does ("hand wash only", "do not bleach")
     "Product Care Instructions": {"plain": ("The care label should say {value}.", "It has to be fine to {value}.",
-                                            "I only buy things I can {value}.", "I want to be able to {value} it.")},
+                                            "I only buy things I can {value}.", "I need something I can {value}."),
+                                  "adjective": ("It has to be {value}.", "I only buy things that are {value}.",
+                                                "I need it to be {value}."),
+                                  "label": ("The care label should say {value}.",
+                                            "I'd like the care label to say {value}.",
+                                            "It should say {value} on the care label.")},
     "Indoor/Outdoor Usage": {"plain": ("It's for {value} use.", "I'll be using it {value}s.",
                                        "It's going to be used {value}s.")},
     "Reusability": {"plain": ("It should be {value}.", "I want something {value}.", "I'd rather it be {value}.")},

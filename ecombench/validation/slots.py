@@ -7,9 +7,10 @@ person hears it, deterministically and explainably:
   "children" is "child", and "use" never matches inside "user" (the reference's two-way substring
   test opened slots on "the" and "use", §15.23);
 - a question *names a field* through the field table's vocabulary for it (label, keywords,
-  paraphrases in tables/fields.toml, so the vocabulary is data in the config hash); a field's
-  common value alone ("Is it glossy?") is a guess and names nothing, two of its values ("glossy
-  or matte?") ask about the field; topics ("How old is the child?") name a group of fields;
+  paraphrases in tables/fields.toml, so the vocabulary is data in the config hash); two of a
+  field's common values ("glossy or matte?") ask about the field, and so does a guess at one of
+  them ("Is it glossy?") when the question names nothing else and no other field has that value:
+  a person answers it with what they want; topics ("How old is the child?") name a group of fields;
 - a match overlapping a longer one is dropped, so "What screen size?" names screen size, not
   size (and of two as long, a field's term beats a topic or value);
 - a slot opens when its field is named (or, when the task has no slot of the named field, the
@@ -43,11 +44,14 @@ class Reading:
         fields: canonical names of the fields the question names, in question order.
         topics: for each topic it raises, the topic's fields.
         matched: (phrase of the vocabulary, what it named) for every match kept, for explanations.
+        guess: the one field named comes from a guess at one of its values ("Is it glossy?"): a shopper with
+            nothing hidden on that field answers it with the inviting reply, not "no preference" on the field.
     """
 
     fields: tuple[str, ...]
     topics: tuple[tuple[str, ...], ...]
     matched: tuple[tuple[str, str], ...]
+    guess: bool = False
 
     @property
     def subjects(self) -> int:
@@ -144,15 +148,22 @@ def read_question(question: str, table: FieldTable) -> Reading:
             (topics if kind == "topic" else weak)[int(owner)] = None
             matched.append((phrase, f"topic {table.topics[int(owner)].name}"))
     for owner, phrases in values.items():
-        if len(phrases) >= 2:  # a choice between two values asks about the field; one value is a guess
+        if len(phrases) >= 2:  # a choice between two values asks about the field
             fields[owner] = None
             matched.append((" or ".join(sorted(phrases)), owner))
+    guess = not fields and not topics and len(values) == 1
+    if guess:
+        # A guess at one field's value ("Does it need to be waterproof?") asks about that field: a person answers
+        # it with what they want. A value that several fields share names none of them.
+        owner, phrases = next(iter(values.items()))
+        fields[owner] = None
+        matched.append((" or ".join(sorted(phrases)), owner))
     if not fields and not topics and not values:  # a value in the question makes it a guess, not a vague ask
         topics = weak
     # A topic whose group holds a field the question names is that field ("How big a screen?").
     topics = {i: None for i in topics if not set(table.topics[i].fields) & set(fields)}
     return Reading(fields=tuple(fields), topics=tuple(table.topics[i].fields for i in topics),
-                   matched=tuple(matched))
+                   matched=tuple(matched), guess=guess)
 
 
 def _slot_field(slot: dict[str, Any]) -> str:

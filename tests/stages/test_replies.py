@@ -163,7 +163,9 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
 
 
 # Values of real shared-data tasks whose replies misfit their form ("I really need it to be built-in screen
-# protector.", "It has to be card slots, that matters most.", "I'd like it to use wired.").
+# protector.", "It has to be card slots, that matters most.", "I'd like it to use wired.", "I want to be able to
+# dishwasher safe it." in negative_constraint-019b2444e9d2, "I only buy things I can do not bleach." in
+# knowledge_reasoning-7c55521c2c17); "Wipe with Dry Cloth" is the shared catalog's fifth care label.
 @pytest.mark.parametrize("field, value, wrong", [
     ("details.Special Feature", "Built-in Screen Protector", ("to be built-in", "be a built-in")),
     ("details.Special Feature", "Card Slots", ("be card slots",)),
@@ -174,6 +176,10 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
     ("details.Connectivity Technology", "Wired", ("use wired", "over wired", "Wired is how")),
     ("details.Connectivity Technology", "Wireless", ("use wireless", "over wireless", "Wireless is how")),
     ("details.Connectivity Technology", "Bluetooth", ("it Bluetooth.", "be Bluetooth")),
+    ("details.Product Care Instructions", "Dishwasher Safe", ("can dishwasher safe", "safe it", "to dishwasher safe")),
+    ("details.Product Care Instructions", "Hand Wash Only", ("can hand wash only", "to hand wash only", "only it")),
+    ("details.Product Care Instructions", "Do Not Bleach", ("can do not bleach", "to do not bleach", "bleach it")),
+    ("details.Product Care Instructions", "Wipe with Dry Cloth", ("cloth it",)),
 ])
 def test_every_reply_form_drawn_fits_the_kind_of_value(field, value, wrong):
     replies = {value_reply(field, value, TABLE, random.Random(s)) for s in range(30)}

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.slot_questions import load_suite, measure, table_markdown, totals
 from ecombench.stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME
-from ecombench.validation.slots import answer_question
+from ecombench.validation.slots import answer_question, read_question
 
 
 def _slot(table, name, i):
@@ -68,5 +68,17 @@ def test_questions_listing_more_than_three_fields_open_nothing(suite_result):
     assert block["opened"] == 0 and set(block["replies"]) == {ONE_AT_A_TIME}
 
 
-def test_value_guesses_open_nothing(suite_result):
-    assert suite_result["guesses"]["opened"] == 0
+def test_a_value_guess_asks_about_the_field_of_its_value(rich_catalog):
+    # A person asked "Is it blue?" answers with the colour they want; "Christmas" is a value of Occasion and of
+    # Theme, so "Is it for Christmas?" names neither.
+    want = {"Is it blue?": "Color", "Do you want it glossy?": "Finish Type",
+            "Is it wireless?": "Connectivity Technology", "Should it be leather?": "Material",
+            "Is it for Christmas?": None, "Do you want a zipper?": "Closure", "Is it round?": "Shape",
+            "Portrait?": "Orientation", "Do you want it in black?": "Color",
+            "Will it be used outdoors?": "Indoor/Outdoor Usage", "Should it be automatic?": "Operation Mode",
+            "Is single use okay?": "Reusability"}
+    questions = load_suite()["guesses"]["questions"]
+    assert set(want) <= set(questions)
+    for question, field in want.items():
+        reading = read_question(question, rich_catalog.table)
+        assert reading.fields == ((field,) if field else ()) and not reading.topics, (question, reading)

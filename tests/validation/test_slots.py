@@ -50,9 +50,9 @@ def test_words_match_whole_and_as_lemmas(rich_catalog):
     assert opened_slots("What will you use it for?", _slots(table, "Recommended Uses For Product")) == ["s1"]
 
 
-def test_a_value_guess_alone_opens_nothing_and_a_choice_of_two_values_asks_about_the_field(rich_catalog):
+def test_a_value_guess_and_a_choice_of_two_values_ask_about_the_field(rich_catalog):
     slots = _slots(rich_catalog.table, "Finish Type")
-    assert opened_slots("Do you want it glossy?", slots) == []
+    assert opened_slots("Do you want it glossy?", slots) == ["s1"]
     assert opened_slots("Glossy or matte?", slots) == ["s1"]
     assert opened_slots("What finish do you want?", slots) == ["s1"]
 
