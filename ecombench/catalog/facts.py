@@ -546,11 +546,17 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
                    .join(compat_keys, on="cue").select("_mid").unique()
                    .with_columns(pl.lit(True).alias("compat_cue")))
     m = (m.join(compat_hits, on="_mid", how="left").with_columns(pl.col("compat_cue").fill_null(False)))
+    # A brand named in a bullet or the description is mostly one the product works with ("compatible with Brother
+    # QL label printers", "Apple TV mount", "Universal Compatibility:"), not its maker: there it counts only with
+    # the field's cue ("Upstart Battery brand"); the title and the details name the maker.
+    by_header_or_evidence = ~((pl.col("field") == "Brand") & (pl.col("source") != "title"))
     m = (m.join(field_cues, on="_mid", how="left")
          .with_columns(pl.col("field_cued").fill_null(False)
                        # a value in a bullet's header ("[Wireless Charging Compatible]:") labels the product
-                       | pl.col("header").str.contains(pl.col("norm"), literal=True).fill_null(False)
-                       | (pl.col("field").is_in(evident_fields) & ~pl.col("norm").is_in(list(vocabulary.common)))))
+                       | (pl.col("header").str.contains(pl.col("norm"), literal=True).fill_null(False)
+                          & by_header_or_evidence)
+                       | (pl.col("field").is_in(evident_fields) & ~pl.col("norm").is_in(list(vocabulary.common))
+                          & by_header_or_evidence)))
     # A title value opening with a number is a size or a model code unless the field table lists it ("2.4G").
     reviewed = vocabulary.values.filter(pl.col("products") == 0).select("field", "norm").unique()
     m = (m.join(reviewed.with_columns(pl.lit(True).alias("reviewed")), on=["field", "norm"], how="left")

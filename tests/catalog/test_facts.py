@@ -187,3 +187,11 @@ def test_two_colours_that_share_a_word_do_not_make_a_third(full_catalog):
     # catalog's colour "Gold White" is not read across the two.
     facts = _facts(full_catalog, "B07YGPJWJB", "Color")
     assert facts.get("Rose Gold") == "stated" and "Gold White" not in facts
+
+
+def test_a_brand_named_in_a_bullet_counts_only_where_the_page_calls_it_the_brand(full_catalog):
+    # CC Store's mouse: the bullet "Universal Compatibility: works with Windows XP, Vista, 7, 8 ..." names no maker
+    # (it gave a task the persona brand "Universal").
+    assert "Universal" not in _facts(full_catalog, "B09RZHD8Q8", "Brand")
+    # A Makita replacement battery whose bullet says "Upstart Battery brand": that is its maker.
+    assert _facts(full_catalog, "B00F4K2WDY", "Brand").get("Upstart Battery") == "stated"
