@@ -76,7 +76,7 @@ WINDOW_CHARS = 48  # the text read around a mention for its context words (a wor
 NEGATIONS = frozenset("not no non without never nor neither isn aren doesn don won cannot excluding except".split())
 NEGATION_BRIDGE = frozenset("a an the any be been is are was support supports supported compatible compatibility "
                             "with for work works working fit fits include includes included come comes have has "
-                            "made of use used".split())
+                            "made of by use used".split())
 # A value followed by "free" is denied ("BPA free", "latex free"), unless "<value> free" is a value itself.
 DENYING_SUFFIXES = frozenset({"free"})
 # Words before a material that make it an imitation of that material: "PU leather" is no leather.
@@ -630,6 +630,11 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
             .drop("norm"))
     compat = [s.name for s in table.detail_fields() if s.compatibility]
     text = pl.concat([text, _fitted_facts(products, vocabulary, table, labels, compat).select(text.columns)])
+    # The details name the maker; a brand the bullets or description name beside it is one the product works with
+    # ("PhotoHighQuality" adapter "Compatible for Canon"), so it neither states nor contradicts the label.
+    branded = labels.filter(pl.col("field") == "Brand").get_column("row").unique().to_list()
+    text = text.filter(~((pl.col("field") == "Brand") & pl.col("source").is_in(["feature", "description"])
+                         & pl.col("row").is_in(branded)))
     known = vocabulary.values.select("field", "norm").unique()
     # A label value outside the field's shared vocabulary (a product name as a colour, a category as a
     # department) is no fact, except a compatibility field's: device models are an open class.

@@ -195,3 +195,11 @@ def test_a_brand_named_in_a_bullet_counts_only_where_the_page_calls_it_the_brand
     assert "Universal" not in _facts(full_catalog, "B09RZHD8Q8", "Brand")
     # A Makita replacement battery whose bullet says "Upstart Battery brand": that is its maker.
     assert _facts(full_catalog, "B00F4K2WDY", "Brand").get("Upstart Battery") == "stated"
+
+
+def test_a_brand_the_bullets_name_beside_the_labelled_maker_is_one_the_product_works_with(full_catalog):
+    # PhotoHighQuality's AC adapter, "Compatible for Canon HFS20 ...": its bullets name Canon, its details its maker
+    # (a brand too rare in the catalog to be a fact itself).
+    assert "Canon" not in _facts(full_catalog, "B01DD4A9N2", "Brand")
+    # PREMIUM BLADEZ shaver heads for Philips Norelco, "generic brand not made by Philips": denied, not stated.
+    assert _facts(full_catalog, "B07GLJYSDT", "Brand").get("PHILIPS") == "contradicted"
