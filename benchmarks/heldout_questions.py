@@ -5,7 +5,8 @@ Each list was written before the matcher or the replies it measures changed. The
 list; the second (heldout_questions_2.jsonl, `--questions 2`) was written before those changes; its misses
 have since informed the matcher too. The third (heldout_questions_3.jsonl, `--questions 3`) was written by
 someone who had not read the field table or the matcher; its miss categories informed the value-guess rule
-(benchmarks/RESULTS.md), so the next held-out figure needs a fourth list written before the next change. For every
+(benchmarks/RESULTS.md). The fourth (heldout_questions_4.jsonl, `--questions 4`) was written the same way, before
+the next matcher change; it is the held-out list now. For every
 task, every hidden requirement and every held-out question about its field, one fresh sandbox episode
 asks the question once:
 
@@ -33,7 +34,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 HELDOUT = REPO / "benchmarks" / "data" / "heldout_questions.jsonl"
 LISTS = {"1": HELDOUT, "2": REPO / "benchmarks" / "data" / "heldout_questions_2.jsonl",
-         "3": REPO / "benchmarks" / "data" / "heldout_questions_3.jsonl"}
+         "3": REPO / "benchmarks" / "data" / "heldout_questions_3.jsonl",
+         "4": REPO / "benchmarks" / "data" / "heldout_questions_4.jsonl"}
 DENIAL = "don't have a particular"
 
 
