@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--catalog", type=Path, required=True, help="the catalog snapshot the split was built on")
     parser.add_argument("--misses", action="store_true", help="list every miss and every denial")
     parser.add_argument("--questions", default="1",
-                        help="which question list: 1, 2, 3 (benchmarks/data/heldout_questions*.jsonl) or a path")
+                        help="which question list: 1, 2, 3, 4 (benchmarks/data/heldout_questions*.jsonl) or a path")
     args = parser.parse_args()
     tasks = [json.loads(line) for line in (args.split / "tasks.jsonl").open(encoding="utf-8")]
     catalog = SandboxCatalog.open(args.catalog)
