@@ -35,7 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 HELDOUT = REPO / "benchmarks" / "data" / "heldout_questions.jsonl"
 LISTS = {"1": HELDOUT, "2": REPO / "benchmarks" / "data" / "heldout_questions_2.jsonl",
          "3": REPO / "benchmarks" / "data" / "heldout_questions_3.jsonl",
-         "4": REPO / "benchmarks" / "data" / "heldout_questions_4.jsonl"}
+         "4": REPO / "benchmarks" / "data" / "heldout_questions_4.jsonl",
+         "5": REPO / "benchmarks" / "data" / "heldout_questions_5.jsonl"}
 DENIAL = "don't have a particular"
 
 
@@ -108,7 +109,7 @@ def main() -> None:
     parser.add_argument("--catalog", type=Path, required=True, help="the catalog snapshot the split was built on")
     parser.add_argument("--misses", action="store_true", help="list every miss and every denial")
     parser.add_argument("--questions", default="1",
-                        help="which question list: 1, 2, 3, 4 (benchmarks/data/heldout_questions*.jsonl) or a path")
+                        help="which question list: 1 to 5 (benchmarks/data/heldout_questions*.jsonl) or a path")
     args = parser.parse_args()
     tasks = [json.loads(line) for line in (args.split / "tasks.jsonl").open(encoding="utf-8")]
     catalog = SandboxCatalog.open(args.catalog)

@@ -57,6 +57,7 @@ from ecombench.tables.fields import load_field_table
 from ecombench.tables.intents import load_intents
 from ecombench.timing import phase, record
 from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats
+from ecombench.validation.slots import catalog_values
 
 
 class NoCandidates(InputError):
@@ -354,7 +355,9 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
     type_vocabulary = knowledge.type_vocabulary
     cues = load_cues(table) if any(i.implicit or i.max_implicit for i in chosen) else {}
     fingerprint = catalog_manifest["fingerprint"]
-    ctx = BuildContext(config=config, table=table, intents=intents, index=index,
+    # The question matcher of stage 6 knows the values the catalog's labels carry, as the sandbox's `ask_user` does.
+    ctx = BuildContext(config=config, table=table.with_catalog_values(catalog_values(catalog_facts, table)),
+                       intents=intents, index=index,
                        catalog_fingerprint=fingerprint, config_hash=config.config_hash(fingerprint),
                        vocabulary=vocabulary, type_vocabulary=type_vocabulary, cues=cues,
                        llm=llm_client(config, artifacts), artifacts=artifacts,

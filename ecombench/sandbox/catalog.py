@@ -19,13 +19,14 @@ from typing import Any
 
 import polars as pl
 
-from ecombench.catalog.facts import build_catalog_facts, with_facts
+from ecombench.catalog.facts import CatalogFacts, build_catalog_facts, with_facts
 from ecombench.catalog.schema import REVIEW_TEXT_COLUMNS, SANDBOX_PRODUCT_COLUMNS
 from ecombench.hashing import digest, sha256_hex, source_digest
 from ecombench.io import atomic_path
 from ecombench.tables.fields import FieldTable, load_field_table
 from ecombench.text import STOPWORDS, normalize, tokens
 from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats, stats_digest
+from ecombench.validation.slots import catalog_values
 
 MAX_QUERY_TERMS = 32
 # Words a shopper's sentence is full of that name nothing about a product (besides ecombench.text.STOPWORDS);
@@ -63,7 +64,7 @@ def _index_key(path: Path, table: FieldTable) -> str:
     return digest(fingerprint, source_digest("ecombench.sandbox.catalog"), table_sha, stats_digest(table))
 
 
-def _stored_facts(path: Path, table: FieldTable, cache_dir: Path | None) -> pl.DataFrame | None:
+def _stored_facts(path: Path, table: FieldTable, cache_dir: Path | None) -> CatalogFacts | None:
     """The snapshot's product facts, or None when none is stored (the caller reads them from the products frame).
 
     Read where `ecombench ingest` stored them, else beside the sandbox cache (<cache_dir>/../knowledge, learned once
@@ -74,9 +75,9 @@ def _stored_facts(path: Path, table: FieldTable, cache_dir: Path | None) -> pl.D
     except (OSError, ValueError, KeyError):
         return None
     if cache_dir is not None:
-        return catalog_knowledge(path, table, Path(cache_dir).parent / "knowledge").facts.facts
+        return catalog_knowledge(path, table, Path(cache_dir).parent / "knowledge").facts
     stats = load_catalog_stats(path, fingerprint, table, with_norms=False)
-    return stats.knowledge.facts.facts if stats is not None and stats.knowledge is not None else None
+    return stats.knowledge.facts if stats is not None and stats.knowledge is not None else None
 
 
 def _fts(terms: list[str], op: str) -> str:
@@ -149,7 +150,7 @@ class SandboxCatalog:
     @classmethod
     def build(cls, products: pl.DataFrame, reviews: pl.DataFrame | None, table: FieldTable,
               path: Path | None = None, index_file: Path | None = None,
-              facts: pl.DataFrame | None = None) -> SandboxCatalog:
+              facts: CatalogFacts | None = None) -> SandboxCatalog:
         """Index a products frame and an optional reviews frame in memory.
 
         The frames hold at least `ecombench.catalog.schema.SANDBOX_PRODUCT_COLUMNS` and `REVIEW_TEXT_COLUMNS`.
@@ -158,11 +159,13 @@ class SandboxCatalog:
         tokenise and index, 1 s to load rows; with `index_file` present the index is read from it
         (and written there, whole, after a build). Each row carries its product facts ("facts": `facts`, rows
         numbered as in `products`, else read from the frame itself: ecombench.catalog.facts), which the tools'
-        attribute filters and the grader read.
+        attribute filters and the grader read. The catalog's `table` knows the values its labels carry
+        (ecombench.validation.slots.catalog_values), so `ask_user` reads questions as stage 6 does.
         """
         if facts is None:
-            facts = build_catalog_facts(products, table).facts
-        with_page = with_facts(products.select(SANDBOX_PRODUCT_COLUMNS), facts)
+            facts = build_catalog_facts(products, table)
+        table = table.with_catalog_values(catalog_values(facts, table))
+        with_page = with_facts(products.select(SANDBOX_PRODUCT_COLUMNS), facts.facts)
         rows = {r["parent_asin"]: r for r in with_page.to_dicts()}
         by_product: dict[str, list[dict[str, Any]]] = {}
         if reviews is not None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,8 +43,9 @@ class FieldSpec:
         persona_key: key under `product_requirements` in a persona.
         keywords: clarification trigger keywords, label first (written into each slot).
         paraphrases: further words and phrases that name the field in a question (matcher only).
-        values: common values of the field: one alone in a question is a guess and names nothing;
-            two ("glossy or matte") ask about the field.
+        values: common values of the field, the table's then those learned from a catalog's labels
+            (`FieldTable.with_catalog_values`): two ("glossy or matte") ask about the field, and so does one
+            alone when the question names nothing else (a guess, ecombench.validation.slots).
         fallback: fields whose slot a question about this field opens when the task has no slot
             of this field ("What size?" of a bottle whose capacity is hidden).
         questions: natural questions about the field that stage 6 asks every slot besides the
@@ -128,6 +130,20 @@ class FieldTable:
     value_aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     topics: tuple[QuestionTopic, ...] = ()
     max_fields_per_question: int = 3
+    amount_field: str = ""  # the field a money amount in a question names ("Under $50?"); "" for none
+
+    def with_catalog_values(self, learned: Mapping[str, Sequence[str]]) -> FieldTable:
+        """This table with each field's `values` extended by the values learned from a catalog's labels.
+
+        The table's own values come first; the question matcher reads them all (ecombench.validation.slots,
+        `catalog_values`). Returns a new table (caches keyed by table identity start afresh), or this one when
+        nothing is learned.
+        """
+        if not any(learned.values()):
+            return self
+        fields = {name: replace(spec, values=(*spec.values, *learned[name])) if learned.get(name) else spec
+                  for name, spec in self.fields.items()}
+        return replace(self, fields=fields)
 
     def spellings(self, value: str) -> tuple[str, ...]:
         """Every spelling of `value` from the table's value alias groups (the value itself first).
@@ -276,6 +292,7 @@ def _load_field_table(path: str) -> FieldTable:
         value_aliases=value_aliases,
         topics=topics,
         max_fields_per_question=int(clarification.get("max_fields_per_question", 3)),
+        amount_field=str(clarification.get("amount_field", "")),
     )
 
 

@@ -11,6 +11,10 @@ person hears it, deterministically and explainably:
   field's common values ("glossy or matte?") ask about the field, and so does a guess at one of
   them ("Is it glossy?") when the question names nothing else and no other field has that value:
   a person answers it with what they want; topics ("How old is the child?") name a group of fields;
+- besides the table's values, a field's values include those its catalog's labels carry often enough
+  (`catalog_values`: "Are you thinking stainless steel?" guesses a material on a snapshot where 500
+  products' labels say so), so a new category brings its own;
+- a money amount ("Under $50?") names the table's `amount_field` (price);
 - a match overlapping a longer one is dropped, so "What screen size?" names screen size, not
   size (and of two as long, a field's term beats a topic or value);
 - a slot opens when its field is named (or, when the task has no slot of the named field, the
@@ -25,11 +29,15 @@ matched as whole lemma phrases.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ecombench.lemmas import lemma_key, lemmas, words
+import polars as pl
+
+from ecombench.catalog.facts import CatalogFacts, surface_text
+from ecombench.lemmas import lemma_key, lemmas, same_phrase, words
 from ecombench.schemas.findings import Finding
 from ecombench.tables.fields import FieldTable, load_field_table
 
@@ -110,6 +118,10 @@ def _matches(ws: tuple[str, ...],
     return sorted(found)
 
 
+# A money amount: "$50", "£ 20", "40 dollars", "30 bucks".
+_AMOUNT = re.compile(r"[$£€]\s?\d|\b\d+(?:\.\d+)?\s?(?:dollars?|bucks|usd)\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=20_000)
 def read_question(question: str, table: FieldTable) -> Reading:
     """What a question is about (see the module docstring for the rules).
@@ -128,8 +140,12 @@ def read_question(question: str, table: FieldTable) -> Reading:
         # A match yields to a field term or topic it overlaps that is longer, or as long and naming a
         # field ("what age range": the field "age range", not the topic "what age"). Values and weak
         # topics never push a field term out: they count only in pairs or when nothing else is named.
-        return any(k in rank and s < m[1] and m[0] < e
-                   and ((e - s) > (m[1] - m[0]) or ((e - s) == (m[1] - m[0]) and rank[k] > rank.get(m[3], -1)))
+        # A value also yields to a longer value it overlaps ("stainless steel", a material, not "stainless", a
+        # handle material).
+        return any(s < m[1] and m[0] < e
+                   and ((k in rank and ((e - s) > (m[1] - m[0])
+                                        or ((e - s) == (m[1] - m[0]) and rank[k] > rank.get(m[3], -1))))
+                        or (k == m[3] == "value" and (e - s) > (m[1] - m[0])))
                    for s, e, _, k, _ in found)
 
     kept = [m for m in found if not beaten(m)]
@@ -147,6 +163,10 @@ def read_question(question: str, table: FieldTable) -> Reading:
         else:
             (topics if kind == "topic" else weak)[int(owner)] = None
             matched.append((phrase, f"topic {table.topics[int(owner)].name}"))
+    amount = _AMOUNT.search(question) if table.amount_field in table.fields else None
+    if amount:  # "Under $50?" asks about the price
+        fields[table.amount_field] = None
+        matched.append((amount.group(0), table.amount_field))
     for owner, phrases in values.items():
         if len(phrases) >= 2:  # a choice between two values asks about the field
             fields[owner] = None
@@ -164,6 +184,63 @@ def read_question(question: str, table: FieldTable) -> Reading:
     topics = {i: None for i in topics if not set(table.topics[i].fields) & set(fields)}
     return Reading(fields=tuple(fields), topics=tuple(table.topics[i].fields for i in topics),
                    matched=tuple(matched), guess=guess)
+
+
+# A value the matcher learns from a catalog: carried by at least this many products' labels, and by at least this
+# share of the labelled products among the fields whose labels carry it ("Natural" is a colour, a scent and a
+# finish, so a guess at it names none). Measured with the held-out question lists (benchmarks/RESULTS.md).
+MIN_VALUE_PRODUCTS = 5
+MIN_VALUE_SHARE = 0.6
+
+
+def catalog_values(facts: CatalogFacts, table: FieldTable, min_products: int = MIN_VALUE_PRODUCTS,
+                   min_share: float = MIN_VALUE_SHARE) -> dict[str, tuple[str, ...]]:
+    """The values a question may name or guess at, learned from a catalog's labels (`FieldTable.with_catalog_values`).
+
+    Args:
+        facts: a catalog's product facts (ecombench.catalog.facts); only the values stated by a product's
+            `details` labels count.
+        table: the field table: a learned value that reads as one of its phrases (a field term, a value or a
+            topic term), that is one of the field's placeholders, or that holds no letter is left out, and so is
+            a one-word value the catalog's text uses everywhere (`FactVocabulary.common`: "right", "love",
+            "full"), which a question uses as a plain word.
+        min_products: how many products' labels must carry the value.
+        min_share: the share of those products, among every field whose labels carry the value (compared as
+            lemmas), that the field must hold.
+
+    Returns:
+        field -> values, most carried first (ties by value); fields the table does not know are left out.
+    """
+    if facts.facts.height == 0:
+        return {}
+    common = facts.vocabulary.common
+    counts = (facts.facts.filter((pl.col("source") == "details") & (pl.col("polarity") == "stated")
+                           & pl.col("field").is_in(list(table.fields)))
+              .group_by("field", "value").agg(pl.col("parent_asin").n_unique().alias("products"))
+              .sort(["products", "field", "value"], descending=[True, False, False]))
+    vocabulary = _vocabulary(table)
+    rows: list[tuple[str, str, int, tuple[frozenset[str], ...]]] = []
+    for name, value, products in counts.iter_rows():
+        key = lemma_key(value)
+        if (not key or not any(c.isalpha() for c in value) or value.casefold() in table.fields[name].placeholders
+                or (len(key) == 1 and surface_text(value) in common)
+                or any(same_phrase(key, other) for lemma in key[0] for other, *_ in vocabulary.get(lemma, ()))):
+            continue
+        rows.append((name, value, products, key))
+    by_first: dict[str, list[int]] = {}
+    for i, (_, _, _, key) in enumerate(rows):
+        for lemma in key[0]:
+            by_first.setdefault(lemma, []).append(i)
+    learned: dict[str, list[str]] = {}
+    for name, value, products, key in rows:
+        if products < min_products:
+            continue
+        alike = {j for lemma in key[0] for j in by_first[lemma] if same_phrase(key, rows[j][3])}
+        total = sum(rows[j][2] for j in alike)
+        held = sum(rows[j][2] for j in alike if rows[j][0] == name)
+        if held >= min_share * total:
+            learned.setdefault(name, []).append(value)
+    return {name: tuple(values) for name, values in learned.items()}
 
 
 def _slot_field(slot: dict[str, Any]) -> str:

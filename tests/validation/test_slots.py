@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from ecombench.validation.catalog_stats import snapshot_facts
 from ecombench.validation.slots import (
     answer_question,
     canonical_question,
+    catalog_values,
     check_reachability,
     opened_slots,
     reachability_questions,
@@ -155,3 +157,29 @@ def test_a_field_whose_questions_do_not_name_it_leaves_its_slots_unreachable(tmp
     findings = check_reachability({"clarification_slots": _slots(table, "Shape")}, table)
     assert ([(f.reason, f.evidence["question"]) for f in findings]
             == [("slot_unreachable", "Anything else I should know?")])
+
+
+def test_the_values_a_catalogs_labels_carry_name_their_field(rich_catalog):
+    table = rich_catalog.table
+    learned = catalog_values(snapshot_facts(rich_catalog.path, table), table)
+    assert "Stainless Steel" in learned["Material"] and "OtterBox" in learned["Brand"]
+    # "Natural" is the Scent of 8 products' labels and the Finish Type of 8 more: a guess at it names neither.
+    assert not any("Natural" in values for values in learned.values())
+    taught = table.with_catalog_values(learned)
+    assert taught.fields["Material"].values[:len(table.fields["Material"].values)] == table.fields["Material"].values
+    slots = _slots(taught, "Material", "Brand", "Handle Material")
+    assert opened_slots("Are you thinking stainless steel?", slots, table) == []
+    assert opened_slots("Are you thinking stainless steel?", slots, taught) == ["s1"]
+    # the longer value wins over a shorter one inside it ("Stainless", the Handle Material of 29 products' labels
+    # in the home and kitchen file)
+    both = taught.with_catalog_values({"Handle Material": ("Stainless",)})
+    assert opened_slots("Are you thinking stainless steel?", slots, both) == ["s1"]
+    assert opened_slots("Are you thinking stainless?", slots, both) == ["s3"]
+    assert opened_slots("Would an OtterBox work?", slots, taught) == ["s2"]
+
+
+def test_a_money_amount_asks_about_the_price(rich_catalog):
+    slots = _slots(rich_catalog.table, "price", "Color")
+    for question in ("Under $50?", "$20 or $40?", "Would 30 bucks do it?", "Is anything up to 25 dollars fine?"):
+        assert opened_slots(question, slots, rich_catalog.table) == ["s1"], question
+    assert opened_slots("Do you need 2 USB ports?", slots, rich_catalog.table) == []
