@@ -164,7 +164,7 @@ class LLMShopper:
         """
         script = task["clarification_script"]
         slots = script["clarification_slots"]
-        scripted = opened_slots(question, slots)
+        scripted = opened_slots(question, slots, self.table)
         scripted_reply = (" ".join(s["user_response"] for s in slots if s["slot_id"] in scripted) if scripted
                           else script.get("default_response") or DEFAULT_RESPONSE)
         ids = [s["slot_id"] for s in slots]
@@ -173,7 +173,7 @@ class LLMShopper:
                                         shopper_schema(ids), purpose="shopper")
         except LLMError as exc:
             if exc.reason == "llm_error":  # the server, not the model: no run is labelled llm without it
-                raise self._server_error(exc, "stopped answering") from None
+                raise self._server_error(exc, "did not answer a chat request") from None
             return ShopperTurn(turn, question, "scripted", "call_failed", scripted_reply, scripted, scripted,
                                error=f"{exc.reason}: {str(exc)[:200]}")
         reply, claimed = out["reply"].strip(), [i for i in ids if i in out["revealed_slot_ids"]]

@@ -124,7 +124,7 @@ def test_a_server_that_stops_answering_stops_the_run_naming_its_url(sandbox_cata
     with ScriptedLLM(["server_error"]) as server:  # lists its models, then fails every chat call
         shopper = _shopper(server, tmp_path, sandbox_catalog.table)
         shopper.check_server()
-        with pytest.raises(ServerError, match=re.escape(f"server at {server.base_url} stopped answering")):
+        with pytest.raises(ServerError, match=re.escape(f"server at {server.base_url} did not answer a chat request")):
             run_episodes(tasks, sandbox_catalog, lambda ep: run_oracle(ep, sandbox_catalog.table),
                          episode=lambda c, t, lim: ShopperEpisode(c, t, lim, shopper))
 

@@ -91,8 +91,19 @@ def export(
             except FileNotFoundError as exc:
                 raise InputError(f"--graded: {exc}") from None
         out = out or source.with_name(f"{stem}.dialogues.json")
+        table = load_field_table()
+        cat = Path(version.manifest.get("config", {}).get("catalog", ""))
+        if (cat / "products.parquet").is_file():
+            # deferred: commands import what they run (polars, prefect) only when run: `ecombench --help` stays fast
+            from ecombench.validation.catalog_stats import catalog_knowledge
+            from ecombench.validation.slots import catalog_values
+
+            # Questions are annotated with the slots they ask about as the run's `ask_user` read them: with the
+            # values the catalog's labels carry.
+            known = catalog_knowledge(cat, table, ctx.obj.artifacts / "cache" / "knowledge").facts
+            table = table.with_catalog_values(catalog_values(known, table))
         try:
-            result = write_dialogues(records, version.tasks, load_field_table(), out, grades)
+            result = write_dialogues(records, version.tasks, table, out, grades)
         except OSError as exc:
             raise OutputError(f"dialoguekit export to {out}: {str(exc).splitlines()[0]}") from exc
         typer.echo(f"dialoguekit export: {out}")
