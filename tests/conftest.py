@@ -49,6 +49,14 @@ def _private_artifacts(artifacts):
         yield artifacts
 
 
+def pytest_xdist_auto_num_workers(config):
+    """Workers for `-n auto` (the README's test command): three for every two cores. Many tests wait on a
+    subprocess, a Prefect server or the disk; a third worker keeps both cores busy then (on 2 cores the suite took
+    527 s with three workers where two took 542-570 s, benchmarks/RESULTS.md)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2, cores * 3 // 2)
+
+
 def pytest_configure(config):
     # Registered here because pyproject.toml belongs to the skeleton; move it there if preferred.
     config.addinivalue_line("markers", "prefect: runs a Prefect flow (starts a temporary Prefect server, 10-30 s)")

@@ -127,7 +127,7 @@ from ecombench.pipeline.config import BuildConfig
 from ecombench.flows.settings import artifacts_root
 from ecombench.hashing import canonical_json
 ctx, products, sampling, _ = plan_build(BuildConfig(min_hidden_division=1,
-                                                    catalog=sys.argv[1], candidates_per_intent=8), artifacts_root())
+                                                    catalog=sys.argv[1], candidates_per_intent=5), artifacts_root())
 rows = {r["parent_asin"]: r for r in products.to_dicts()}
 out = []
 for intent, s in sampling.items():

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import pytest
 from typer.testing import CliRunner
 
 from ecombench.flows.cli import app
@@ -48,19 +50,34 @@ class Page(HTMLParser):
         self.stack.pop()
 
 
-def _run_and_grade(runner, split, tmp_path, name, *args):
-    out = tmp_path / f"{name}.trajectories.jsonl"
+def _run_and_grade(runner, split, folder, name, *args):
+    out = folder / f"{name}.trajectories.jsonl"
     assert runner.invoke(app, ["run-agent", str(split), *args, "--out", str(out)]).exit_code == 0
     assert runner.invoke(app, ["grade", str(out), "--split", str(split)]).exit_code == 0
-    return tmp_path / f"{name}.metrics.json"
+    return folder / f"{name}.metrics.json"
 
 
-def test_compare_ranks_oracle_above_a_budgeted_oracle_above_null(full_build, tmp_path):
+@pytest.fixture(scope="module")
+def graded_runs(full_build, tmp_path_factory):
+    """The oracle, the null agent and an oracle held to 12 tool calls, each run once over the full build and graded
+    (their metrics.json paths, by name); a test that changes a run copies it first (`_copy`)."""
+    runner, folder = CliRunner(), tmp_path_factory.mktemp("runs")
+    return {name: _run_and_grade(runner, full_build.path, folder, name, *args)
+            for name, args in (("oracle", ("--agent", "oracle")), ("null", ("--agent", "null")),
+                               ("oracle-12calls", ("--agent", "oracle", "--max-tool-calls", "12")))}
+
+
+def _copy(metrics, folder, name=None):
+    """A run's metrics.json and graded.jsonl copied into `folder` (as `name`, else under their own name)."""
+    stem = metrics.name.removesuffix(".metrics.json")
+    for suffix in ("metrics.json", "graded.jsonl"):
+        shutil.copyfile(metrics.with_name(f"{stem}.{suffix}"), folder / f"{name or stem}.{suffix}")
+    return folder / f"{name or stem}.metrics.json"
+
+
+def test_compare_ranks_oracle_above_a_budgeted_oracle_above_null(full_build, graded_runs, tmp_path):
     runner = CliRunner()
-    runs = [_run_and_grade(runner, full_build.path, tmp_path, "oracle", "--agent", "oracle"),
-            _run_and_grade(runner, full_build.path, tmp_path, "null", "--agent", "null"),
-            _run_and_grade(runner, full_build.path, tmp_path, "oracle-12calls", "--agent", "oracle",
-                           "--max-tool-calls", "12")]
+    runs = [graded_runs["oracle"], graded_runs["null"], graded_runs["oracle-12calls"]]
     out = tmp_path / "cmp"
     res = runner.invoke(app, ["compare", *map(str, runs), "--out", str(out), "--bootstrap", "300"])
     assert res.exit_code == 0, res.output
@@ -94,12 +111,10 @@ def test_compare_ranks_oracle_above_a_budgeted_oracle_above_null(full_build, tmp
         (out / "compare.json").read_text(encoding="utf-8").replace(str(out), "")
 
 
-def test_compare_refuses_runs_of_different_task_sets(full_build, tmp_path):
+def test_compare_refuses_runs_of_different_task_sets(graded_runs, tmp_path):
     runner = CliRunner()
-    a = _run_and_grade(runner, full_build.path, tmp_path, "oracle", "--agent", "oracle")
-    other = tmp_path / "other"
-    other.mkdir()
-    b = _run_and_grade(runner, full_build.path, other, "null", "--agent", "null")
+    a = graded_runs["oracle"]
+    b = _copy(graded_runs["null"], tmp_path)
     graded = b.with_name("null.graded.jsonl")
     graded.write_text("".join(graded.read_text(encoding="utf-8").splitlines(keepends=True)[1:]), encoding="utf-8")
     res = runner.invoke(app, ["compare", str(a), str(b)])
@@ -107,11 +122,10 @@ def test_compare_refuses_runs_of_different_task_sets(full_build, tmp_path):
     assert runner.invoke(app, ["compare", str(a)]).exit_code == 1
 
 
-def test_two_identical_runs_are_even_not_one_better(full_build, tmp_path):
+def test_two_identical_runs_are_even_not_one_better(graded_runs, tmp_path):
     runner = CliRunner()
-    first = _run_and_grade(runner, full_build.path, tmp_path, "oracle", "--agent", "oracle")
-    for suffix in ("metrics.json", "graded.jsonl"):
-        (tmp_path / f"again.{suffix}").write_bytes((tmp_path / f"oracle.{suffix}").read_bytes())
+    first = _copy(graded_runs["oracle"], tmp_path)
+    _copy(graded_runs["oracle"], tmp_path, "again")
     out = tmp_path / "cmp"
     res = runner.invoke(app, ["compare", str(first), str(tmp_path / "again.metrics.json"), "--out", str(out),
                               "--bootstrap", "100"])
