@@ -40,6 +40,9 @@ VARIANT_WORDS = frozenset("ultra plus pro max mini xl lite fe play forge power s
                           "e s c t r x xs xr".split())
 # Letter models of a series without a digit: "iPhone XR", "iPhone SE".
 LETTER_MODELS = frozenset({"x", "xr", "xs", "se"})
+# Series whose one-letter lines are models when a variant word or a year follows: "Moto G Stylus 2021" (the year
+# tells one Moto G Stylus from the next, so it stays part of such a model).
+LETTER_LINE_SERIES = frozenset(s for s in MAKER_SERIES.values() if s)
 # Words that neither name nor change the device: the network ("Galaxy S23 5G" is the S23), release, filler.
 NEUTRAL_WORDS = frozenset("5g 4g lte version model edition release released new generation gen the only and or for "
                           "with compatible phone cell case cover st nd rd th".split())
@@ -83,7 +86,8 @@ def _words(text: str) -> list[str]:
     the checker and the answer-set filters find one device in either. A letter or two before a whole number
     opens a model ("s 23") and one letter after it ends one ("6 a"); between two numbers a letter ends the model
     before it ("6 a 6") when it is an ending letter that model did not open with ("s 23 s 23", "8 n 950");
-    "5 g" is the network, a neutral word; a size ("6.3 inch") is dropped; "+" after a model is its "Plus".
+    a letter before a year opens no model ("moto e 2020"); "5 g" is the network, a neutral word; a size
+    ("6.3 inch") is dropped; "+" after a model is its "Plus".
     """
     toks = list(tokens(_PLUS.sub(" plus ", text)))
     out: list[str] = []
@@ -94,7 +98,7 @@ def _words(text: str) -> list[str]:
             i += 2
             continue
         if (t.isalpha() and len(t) <= 2 and t not in _NOT_PREFIX and _WHOLE.match(nxt) and later not in _UNITS
-                and not (nxt in ("4", "5") and later == "g")):
+                and not (nxt in ("4", "5") and later == "g") and not _YEAR.match(nxt)):
             model, i = t + nxt, i + 2
         elif _NUMBER.match(t) and nxt not in _UNITS:
             model, i = t, i + 1
@@ -103,7 +107,7 @@ def _words(text: str) -> list[str]:
             i += 1
             continue
         after, beyond = _at(toks, i), _at(toks, i + 1)
-        if len(after) == 1 and after.isalpha() and (not _NUMBER.match(beyond)
+        if len(after) == 1 and after.isalpha() and (not _NUMBER.match(beyond) or (model in ("4", "5") and after == "g")
                                                     or (after in _ENDINGS and not model.startswith(after))):
             model += after  # "6 a" is the 6a; "5 g" becomes "5g", a neutral word
             i += 1
@@ -127,13 +131,23 @@ def _parse(words: list[str]) -> list[DeviceModel]:
     A run may list several models ("Galaxy S23 S23+ S23 Ultra S22", "iPhone 14 14 Pro Max", "iPhone 7 8 SE"):
     the words between one device's variant and the next model are that model's series.
     """
-    words = [w for w in words if w not in NEUTRAL_WORDS and not _YEAR.match(w)]
+    words = [w for w in words if w not in NEUTRAL_WORDS]
     found: list[DeviceModel] = []
     series_words: list[str] = []
     makers: list[str] = []
     i = 0
     while i < len(words):
         w = words[i]
+        if _letter_line(words, i, series_words):
+            end = i + 1
+            while end < len(words) and (words[end] in VARIANT_WORDS or _YEAR.match(words[end])):
+                end += 1
+            found.append(DeviceModel(series_words[-1], w, tuple(sorted(set(words[i + 1:end])))))
+            series_words, makers, i = [], [], end
+            continue
+        if _YEAR.match(w):  # a release year names nothing on its own ("Galaxy S23 2023" is the S23)
+            i += 1
+            continue
         if not _is_model(w):
             (makers if w in MAKER_SERIES else series_words).append(w)
             i += 1
@@ -149,6 +163,13 @@ def _parse(words: list[str]) -> list[DeviceModel]:
             found.append(DeviceModel(series, w, tuple(sorted(set(words[i + 1:end])))))
         series_words, makers, i = [], [], end
     return found
+
+
+def _letter_line(words: list[str], i: int, series_words: list[str]) -> bool:
+    """Whether words[i] is a one-letter model of the series just named: "g" in "moto g stylus 2021"."""
+    w, nxt = words[i], _at(words, i + 1)
+    return (len(w) == 1 and w.isalpha() and bool(series_words) and series_words[-1] in LETTER_LINE_SERIES
+            and (nxt in VARIANT_WORDS or bool(_YEAR.match(nxt))))
 
 
 @lru_cache(maxsize=65536)

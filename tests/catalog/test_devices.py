@@ -28,6 +28,7 @@ from ecombench.text import normalize
     ("Samsung Galaxy Note 20", "Note 20"),  # B08FRD4BLH
     ("IPhone 14/14 Plus/14 Pro/14 Pro Max/13/13 Mini", "IPhone 14 Pro Max"),  # B0BG1T7XTQ
     ("Apple 7/8/SE", "iPhone SE"),
+    ("Motorola Moto G Stylus 2021 4G", "Moto G Stylus (2021)"),  # B09BB94YSK
 ])
 def test_one_device_in_other_spellings_holds(stated, required):
     assert device_holds(stated, required)
@@ -41,6 +42,8 @@ def test_one_device_in_other_spellings_holds(stated, required):
     ("Galaxy S23+", "Galaxy S23"),
     ("Moto G5 Plus", "Moto G5"),  # B085YB6FJ3
     ("Samsung Galaxy S21", "Samsung Galaxy S22"),
+    ("Moto G Stylus 5G 2022", "Motorola Moto G Stylus 2021 4G"),  # a letter line's year tells its models apart
+    ("Moto G Power 2022", "Motorola Moto G Stylus 2021 4G"),
 ])
 def test_another_variant_or_model_does_not_hold(stated, required):
     assert device_holds(stated, required) is False
