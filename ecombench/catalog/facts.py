@@ -39,6 +39,7 @@ How the page is read (all of it polars over whole columns, Python only once per 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -652,6 +653,7 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                  .join(canonical, on=["field", "norm"], how="left")
                  .with_columns(pl.coalesce("canonical", "value").alias("value")).drop("canonical", "norm"))
     all_facts = _single_valued_conflicts(all_facts, vocabulary)
+    all_facts = _exclusive_conflicts(all_facts)
     all_facts = _absence_conflicts(all_facts, segments, table)
     asins = products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "parent_asin")
     return _resolve(all_facts).drop("parent_asin").join(asins, on="row", how="left").select(list(FACT_SCHEMA))
@@ -698,6 +700,50 @@ def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) ->
                          pl.concat_str([pl.lit("states "), pl.col("text_values").list.join(", "), pl.lit(": "),
                                         pl.col("by")]).alias("evidence")))
     return pl.concat([facts, conflicts.select(facts.columns)])
+
+
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _other_way(only: str, other: str) -> bool:
+    """Whether `other` names another way of doing what the label `only` ("Hand Wash Only") allows alone.
+
+    It does when one of its words holds one of `only`'s (four letters or more) and another is no form of them:
+    "Machine Wash" and "Dishwasher Safe" against "Hand Wash Only"; "Hand Wash" and "Hand Washable" are the same way,
+    "Microwave Safe" no way of washing.
+    """
+    own = set(_LETTERS.findall(only.lower())) - {"only"}
+    words = set(_LETTERS.findall(other.lower()))
+    new = [b for b in words if not any(b.startswith(a) for a in own)]
+    return bool(new) and any(a in b for a in own if len(a) >= 4 for b in words)
+
+
+def _exclusive_conflicts(facts: pl.DataFrame) -> pl.DataFrame:
+    """Contradictions of labels that say they are the only way ("Hand Wash Only", "Dry Clean Only").
+
+    The page's text (not another label: a label list that holds both is no evidence either way) states another
+    value of the field that names another way of doing it (`_other_way`): "MICROWAVE AND DISHWASHER SAFE" in a
+    bullet contradicts a mug's "Hand Wash Only" (B07YLGSF7S).
+    """
+    labels = facts.filter((pl.col("source") == "details") & (pl.col("polarity") == STATED)
+                          & pl.col("value").str.to_lowercase().str.ends_with(" only"))
+    if labels.is_empty():
+        return facts
+    text = facts.filter((pl.col("source") != "details") & (pl.col("polarity") == STATED) & pl.col("cued")).select(
+        "row", "field", pl.col("value").alias("other"), "source", "segment", "start", "end", "evidence")
+    pairs = (labels.select("row", "field", "value").join(text, on=["row", "field"])
+             .filter(pl.col("other") != pl.col("value")))
+    if pairs.is_empty():
+        return facts
+    ways = [_other_way(v, o) for v, o in pairs.select("value", "other").iter_rows()]
+    conflicts = (pairs.filter(pl.Series(ways, dtype=pl.Boolean))
+                 .sort("row", "field", "value", "source", "segment", "start", "other")
+                 .group_by("row", "field", "value", maintain_order=True).first()
+                 .select("row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"), "source", "segment",
+                         "start", "end", pl.lit(True).alias("cued"), pl.lit(False).alias("imitation"),
+                         pl.concat_str([pl.lit("states "), pl.col("other"), pl.lit(": "), pl.col("evidence")])
+                         .alias("evidence")))
+    return pl.concat([facts, conflicts.select(facts.columns).cast(facts.schema)])
 
 
 def _other_model_conflicts(labels: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:

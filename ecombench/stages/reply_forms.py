@@ -61,7 +61,9 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Recommended Uses For Product": {"plain": ("I'll mainly use it for {value}.", "It's mostly for {value}.",
                                                "I need it for {value}.", "I want it for {value}, mainly.")},
     "Room Type": {"plain": ("It's for the {value}.", "It's going in the {value}.", "I'll put it in the {value}.")},
-    "Occasion": {"plain": ("It's for {value}.", "I'm getting it for {value}.", "I want it ready for {value}.")},
+    # "a birthday gift", "a Christmas gift": an occasion said before a noun takes "a" whether it is a holiday or not
+    "Occasion": {"plain": ("It's a {value} gift.", "I'm buying it as a {value} present.",
+                           "It's meant for a {value} celebration.")},
     "Ink Color": {"plain": ("I want it to write in {value}.", "{value} ink, please; that's what I use.",
                             "The ink should be {value}.")},
     "Sport Type": {"plain": ("It's for {value}.", "I'll use it for {value}.", "I need it for {value}.")},
