@@ -79,7 +79,8 @@ def speech_case(value: str) -> str:
     """A catalog value as a person says it.
 
     "Faux Leather" -> "faux leather", "Shock-Absorbent" -> "shock-absorbent"; acronyms and codes ("TPU",
-    "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth", "Windows 10", "Wi-Fi") keep their case.
+    "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth", "Windows 10", "Wi-Fi") keep their case, and so does the
+    word a proper word's possessive names ("Father's Day", "Valentine's Day").
     """
     def word(w: str) -> str:
         core = re.sub(r"['’]s$", "", w.strip("()[],.;:'\""))
@@ -91,7 +92,11 @@ def speech_case(value: str) -> str:
         if all(p[:1].isupper() and p[1:].islower() or p.islower() or not p for p in parts):
             return w.replace(core, core.lower())
         return w  # mixed case such as "iPhone": a name
-    return " ".join(word(w) for w in value.split())
+    out: list[str] = []
+    for w in value.split():
+        named = bool(out) and re.search(r"['’]s$", out[-1]) is not None and out[-1][:1].isupper()
+        out.append(w if named and w[:1].isupper() else word(w))
+    return " ".join(out)
 
 
 def _years(n: int, unit: str) -> tuple[int, str]:
@@ -314,7 +319,8 @@ def value_reply(field: str, value: str, table: FieldTable, rng: random.Random | 
             return _choose([_capital(fix_articles(f.format(age=phrase))) for f in ages], rng, states)
     value_kind, parts = _value_kind(spec, value)
     templates = forms.get(value_kind) or forms.get("plain") or (spec.reply,)
-    said = speech_case(re.sub(r"\s*\(([^()]*)\)", r", \1", value))  # "1 Count (Pack of 12)" -> "1 count, pack of 12"
+    said = re.sub(r"\s*\(([^()]*)\)", r", \1", value)  # "1 Count (Pack of 12)" -> "1 count, pack of 12"
+    said = said if spec.name == "Brand" else speech_case(said)  # a maker's name keeps its case, as in queries
     if value_kind == "plain" and spec.name in _THING_FIELDS:
         said = _thing(said)
     if "{number}" in templates[0]:
