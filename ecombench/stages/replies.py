@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ecombench.catalog.devices import MAKER_SERIES
 from ecombench.lemmas import states_bound
 from ecombench.stages.reply_forms import FORMS, POINTS, PROFILE_NAMES, STATES_TAIL
 from ecombench.stages.value_forms import bound_phrase, value_forms
@@ -41,7 +42,7 @@ PROPER_WORDS = frozenset({
     "valentine", "valentines", "velcro", "linux", "mac", "macos", "ios", "chrome", "chromebook", "apple", "iphone",
     "ipad", "samsung", "galaxy", "pixel", "lightning", "teflon", "kevlar", "lycra", "gore-tex", "father", "fathers",
     "mother", "mothers", "hanukkah", "diwali", "ramadan", "thrones", "game", "usb", "hdmi",
-})
+}) | frozenset(MAKER_SERIES) | frozenset(s for s in MAKER_SERIES.values() if s)  # device makers and their series
 
 # The reply forms per field and kind of value live in stages/reply_forms.py (several per field, drawn with
 # the verbalisation stage's generator); a field without any says its field table `reply`.
@@ -80,7 +81,8 @@ def speech_case(value: str) -> str:
 
     "Faux Leather" -> "faux leather", "Shock-Absorbent" -> "shock-absorbent"; acronyms and codes ("TPU",
     "DDR4", "802.11n") and PROPER_WORDS ("Bluetooth", "Windows 10", "Wi-Fi") keep their case, and so does the
-    word a proper word's possessive names ("Father's Day", "Valentine's Day").
+    word a proper word's possessive names ("Father's Day", "Valentine's Day") or a device maker's line ("Fitbit
+    Charge 3", "Apple Watch").
     """
     def word(w: str) -> str:
         core = re.sub(r"['’]s$", "", w.strip("()[],.;:'\""))
@@ -94,7 +96,8 @@ def speech_case(value: str) -> str:
         return w  # mixed case such as "iPhone": a name
     out: list[str] = []
     for w in value.split():
-        named = bool(out) and re.search(r"['’]s$", out[-1]) is not None and out[-1][:1].isupper()
+        named = bool(out) and out[-1][:1].isupper() and (re.search(r"['’]s$", out[-1]) is not None
+                                                         or out[-1].lower() in MAKER_SERIES)
         out.append(w if named and w[:1].isupper() else word(w))
     return " ".join(out)
 
