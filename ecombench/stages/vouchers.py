@@ -82,6 +82,9 @@ def _coupon_text(c: dict[str, Any]) -> str:
 # `voucher_budget`): "$N off orders of $M or more", "tiered", "what is left", "at most $N after the coupons".
 HAVE = ("I have", "I've got", "I hold", "I can use", "I'm holding", "I also have", "There's", "I get")
 COUPON_LINKS = ("for", "worth", "giving", "that takes")
+# What a coupon is called: with the holder's words and the voucher type, a single noun would make five fixed
+# words ("I have a platform coupon") that recur across a split's queries.
+COUPON_NOUNS = ("coupon", "voucher", "discount code", "promo code")
 STACK_TAILS = ("applied to what is left", "taken off what is left", "on what is left after that")
 PAY_LINKS = ("and", "so", "but", "which means", "and overall")
 PAY = ("I'll pay", "I'd spend", "I'll spend", "I'd pay", "I pay", "I'm spending", "I'm paying", "I spend")
@@ -105,11 +108,11 @@ def describe_budget(budget: dict[str, Any], rng: random.Random | None = None) ->
     c = v["coupons"]
     # Every coupon is stated (the schema allows one to three), in the order apply_voucher uses them.
     if v["scenario"] == "tiered":
-        have = f"a tiered {c[0]['voucher_type']} coupon: " + ", or ".join(_coupon_text(x) for x in c)
+        have = f"a tiered {c[0]['voucher_type']} {pick(COUPON_NOUNS)}: " + ", or ".join(_coupon_text(x) for x in c)
     else:
-        have = f"a {c[0]['voucher_type']} coupon {pick(COUPON_LINKS)} {_coupon_text(c[0])}" + "".join(
-            f", then a {x['voucher_type']} coupon {pick(COUPON_LINKS)} {_coupon_text(x)} {pick(STACK_TAILS)}"
-            for x in c[1:])
+        have = f"a {c[0]['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(c[0])}" + "".join(
+            f", then a {x['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(x)} "
+            f"{pick(STACK_TAILS)}" for x in c[1:])
     total = f"${format_number(budget['max_total'])}"
     return f"{pick(HAVE)} {have}, {pick(PAY_LINKS)} {pick(PAY)} at most {total} {pick(PAY_TAILS)}."
 

@@ -56,6 +56,21 @@ def test_no_bundled_cue_states_its_value_in_any_spelling(table, rows):
     assert leaks == []
 
 
+def test_no_two_phrasings_of_one_cue_share_a_run_of_five_words(rows):
+    # a shared run would recur in the split's queries whichever phrasing the generator draws
+    # (validation/shopper_text.py counts five-word phrases; 3 % of queries is the ceiling)
+    from ecombench.validation.shopper_text import PHRASE_WORDS, _words
+
+    def runs(text: str) -> set[str]:
+        ws = _words(text)
+        return {" ".join(ws[i:i + PHRASE_WORDS]) for i in range(len(ws) - PHRASE_WORDS + 1)}
+
+    shared = [(r["field"], r["value"], a, b) for r in rows for k in CUE_KINDS
+              if isinstance(r.get(k), list)
+              for i, a in enumerate(r[k]) for b in r[k][i + 1:] if runs(a) & runs(b)]
+    assert shared == []
+
+
 def test_a_cue_sharing_a_word_with_its_value_is_refused_naming_the_file(table, tmp_path):
     path = write(tmp_path, '[[cue]]\nfield = "Material"\nvalue = "Stainless Steel"\n'
                            'knowledge = "made of the steel that does not rust"\n')
