@@ -61,6 +61,33 @@ def lemmas(word: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=8192)
+def adjective_only(word: str) -> bool:
+    """Whether a lower-cased word reads only as an adjective in lemminflect's dictionary.
+
+    "cheap" and "wooden" do; "solid" (also a noun) and "fabric" do not; a word the dictionary does not know does not.
+    """
+    from lemminflect import getAllLemmas  # deferred, as in lemmas()
+
+    return set(getAllLemmas(word)) == {"ADJ"}
+
+
+@lru_cache(maxsize=8192)
+def adjective_of(word: str) -> frozenset[str]:
+    """The adjective a quality noun is made from, when lemminflect knows it as an adjective.
+
+    "portability" -> {"portable"}, "flexibility" -> {"flexible"}, "softness" -> {"soft"}, "coziness" -> {"cozy"};
+    "business" -> {} ("busi" is no word). For reading questions ("Is portability important?"), not for leakage.
+    """
+    from lemminflect import getAllLemmas  # deferred, as in lemmas()
+
+    stems = []
+    for suffix, ending in (("ability", "able"), ("ibility", "ible"), ("iness", "y"), ("ness", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stems.append(word[: -len(suffix)] + ending)
+    return frozenset(w for w in stems if "ADJ" in getAllLemmas(w))
+
+
 def lemma_key(phrase: str) -> tuple[frozenset[str], ...]:
     """The phrase as one lemma set per word, the form vocabulary entries are compared in."""
     return tuple(lemmas(w) for w in words(phrase))

@@ -291,7 +291,9 @@ class Episode:
                 (f for f in related if f in profile), None)
             if hit is not None and hit not in asked:
                 asked.append(hit)
-        for group in answer.reading.topics:  # a topic is about its first field the profile holds, if no slot answered
+        for group in (*answer.reading.topics, answer.reading.choices):
+            # a topic, or a guess several fields' values share, is about its first field the profile holds, if no
+            # slot answered
             hit = next((f for f in group if f in profile), None)
             if hit is not None and not set(group) & opened_fields and hit not in asked:
                 asked.append(hit)

@@ -131,6 +131,8 @@ class FieldTable:
     topics: tuple[QuestionTopic, ...] = ()
     max_fields_per_question: int = 3
     amount_field: str = ""  # the field a money amount in a question names ("Under $50?"); "" for none
+    idioms: tuple[str, ...] = ()  # phrases that name nothing, read before the words in them ("open to")
+    kind_words: tuple[str, ...] = ()  # words that, after another field's value, say "of that kind" ("wallet-style")
 
     def with_catalog_values(self, learned: Mapping[str, Sequence[str]]) -> FieldTable:
         """This table with each field's `values` extended by the values learned from a catalog's labels.
@@ -293,6 +295,8 @@ def _load_field_table(path: str) -> FieldTable:
         topics=topics,
         max_fields_per_question=int(clarification.get("max_fields_per_question", 3)),
         amount_field=str(clarification.get("amount_field", "")),
+        idioms=tuple(str(i) for i in clarification.get("idioms", [])),
+        kind_words=tuple(str(w).lower() for w in clarification.get("kind_words", [])),
     )
 
 

@@ -9,11 +9,18 @@ person hears it, deterministically and explainably:
 - a question *names a field* through the field table's vocabulary for it (label, keywords,
   paraphrases in tables/fields.toml, so the vocabulary is data in the config hash); two of a
   field's common values ("glossy or matte?") ask about the field, and so does a guess at one of
-  them ("Is it glossy?") when the question names nothing else and no other field has that value:
-  a person answers it with what they want; topics ("How old is the child?") name a group of fields;
+  them ("Is it glossy?") when the question names no field: a person answers it with what they want
+  (a topic beside it does not change that: "Would velcro be easier for your kid?"). A value several
+  fields hold ("Christmas": an occasion and a theme), or values of several fields ("solid wood": a
+  pattern and a material), guess at each of those fields, and the slot of whichever the task has
+  opens; topics ("How old is the child?") name a group of fields;
+- an adjective that names a field ("cheap") and stands right before another field's value
+  ("cheap plastic") describes that value, and a kind word after one ("wallet-style") only says "of that
+  kind" (`kind_words`): the question is about the value's field;
 - besides the table's values, a field's values include those its catalog's labels carry often enough
   (`catalog_values`: "Are you thinking stainless steel?" guesses a material on a snapshot where 500
   products' labels say so), so a new category brings its own;
+- an idiom of the table ("open to") names nothing, and the words in it name nothing either;
 - a money amount ("Under $50?") names the table's `amount_field` (price);
 - a match overlapping a longer one is dropped, so "What screen size?" names screen size, not
   size (and of two as long, a field's term beats a topic or value);
@@ -37,7 +44,7 @@ from typing import Any
 import polars as pl
 
 from ecombench.catalog.facts import CatalogFacts, surface_text
-from ecombench.lemmas import lemma_key, lemmas, same_phrase, words
+from ecombench.lemmas import adjective_of, adjective_only, lemma_key, lemmas, same_phrase, words
 from ecombench.schemas.findings import Finding
 from ecombench.tables.fields import FieldTable, load_field_table
 
@@ -52,19 +59,24 @@ class Reading:
         fields: canonical names of the fields the question names, in question order.
         topics: for each topic it raises, the topic's fields.
         matched: (phrase of the vocabulary, what it named) for every match kept, for explanations.
-        guess: the one field named comes from a guess at one of its values ("Is it glossy?"): a shopper with
-            nothing hidden on that field answers it with the inviting reply, not "no preference" on the field.
+        guess: the field named comes from a guess at one of its values ("Is it glossy?"), or `choices` holds
+            the guessed fields: a shopper with nothing hidden there answers with the inviting reply, not
+            "no preference" on the field.
+        choices: the fields a guess may be about when its values belong to several fields, in table order of
+            first appearance in the question ("Are you shopping for Christmas?": Occasion, Theme); empty
+            otherwise. A task's slots of any of them open.
     """
 
     fields: tuple[str, ...]
     topics: tuple[tuple[str, ...], ...]
     matched: tuple[tuple[str, str], ...]
     guess: bool = False
+    choices: tuple[str, ...] = ()
 
     @property
     def subjects(self) -> int:
-        """How many things the question asks about (fields plus topics): the "one thing at a time" count."""
-        return len(self.fields) + len(self.topics)
+        """How many things the question asks about (fields, topics, one guess): the "one thing at a time" count."""
+        return len(self.fields) + len(self.topics) + bool(self.choices)
 
 
 @dataclass(frozen=True)
@@ -84,7 +96,10 @@ class Answer:
 
 @lru_cache(maxsize=8)
 def _vocabulary(table: FieldTable) -> dict[str, list[tuple[_Key, str, str, str]]]:
-    """First-word lemma -> [(lemma key, phrase, kind: field | value | topic | weak, owner)] of the whole table."""
+    """First-word lemma -> [(lemma key, phrase, kind, owner)] of the whole table.
+
+    kind is field, value, topic, weak (a weak topic) or idiom.
+    """
     index: dict[str, list[tuple[_Key, str, str, str]]] = {}
 
     def add(phrase: str, kind: str, owner: str) -> None:
@@ -101,6 +116,8 @@ def _vocabulary(table: FieldTable) -> dict[str, list[tuple[_Key, str, str, str]]
     for i, topic in enumerate(table.topics):
         for phrase in topic.terms:
             add(phrase, "weak" if topic.weak else "topic", str(i))
+    for phrase in table.idioms:
+        add(phrase, "idiom", "")
     return index
 
 
@@ -108,7 +125,7 @@ def _matches(ws: tuple[str, ...],
              index: dict[str, list[tuple[_Key, str, str, str]]]) -> list[tuple[int, int, str, str, str]]:
     """Every (start, end, phrase, kind, owner) of the vocabulary in the words, whole words only."""
     found = set()
-    word_lemmas = [lemmas(w) for w in ws]
+    word_lemmas = [lemmas(w) | adjective_of(w) for w in ws]  # "portability" also reads as "portable"
     for i, ls in enumerate(word_lemmas):
         for lemma in ls:
             for key, phrase, kind, owner in index.get(lemma, ()):
@@ -134,21 +151,27 @@ def read_question(question: str, table: FieldTable) -> Reading:
         A Reading; fields and topics are empty for a generic question ("Anything else?").
     """
     found = _matches(words(question), _vocabulary(table))
-    rank = {"field": 1, "topic": 0}
+    rank = {"idiom": 2, "field": 1, "topic": 0}
 
     def beaten(m: tuple[int, int, str, str, str]) -> bool:
         # A match yields to a field term or topic it overlaps that is longer, or as long and naming a
-        # field ("what age range": the field "age range", not the topic "what age"). Values and weak
-        # topics never push a field term out: they count only in pairs or when nothing else is named.
-        # A value also yields to a longer value it overlaps ("stainless steel", a material, not "stainless", a
-        # handle material).
+        # field ("what age range": the field "age range", not the topic "what age"). Weak topics never push a
+        # field term out: they count only when nothing else is named. A match also yields to a longer value it
+        # overlaps ("stainless steel", a material, not "stainless", a handle material; "dishwasher safe", a
+        # value, not "dishwasher", a care term).
         return any(s < m[1] and m[0] < e
                    and ((k in rank and ((e - s) > (m[1] - m[0])
                                         or ((e - s) == (m[1] - m[0]) and rank[k] > rank.get(m[3], -1))))
-                        or (k == m[3] == "value" and (e - s) > (m[1] - m[0])))
+                        or (k == "value" and m[3] in ("value", "field") and (e - s) > (m[1] - m[0])))
                    for s, e, _, k, _ in found)
 
     kept = [m for m in found if not beaten(m)]
+    ws = words(question)
+    # "cheap plastic": an adjective naming a field, right before another field's value, describes the value
+    # and a kind word right after another field's value ("wallet-style", table `kind_words`) only says "of that kind"
+    kept = [m for m in kept if not (m[3] == "field" and m[1] - m[0] == 1 and (
+        (adjective_only(ws[m[0]]) and any(n[3] == "value" and n[0] == m[1] and n[4] != m[4] for n in kept))
+        or (ws[m[0]] in table.kind_words and any(n[3] == "value" and n[1] == m[0] and n[4] != m[4] for n in kept))))]
     fields: dict[str, None] = {}
     values: dict[str, set[str]] = {}
     topics: dict[int, None] = {}
@@ -160,6 +183,8 @@ def read_question(question: str, table: FieldTable) -> Reading:
             matched.append((phrase, owner))
         elif kind == "value":
             values.setdefault(owner, set()).add(phrase)
+        elif kind == "idiom":  # "Are you open to Linux?": not a question about how it opens
+            continue
         else:
             (topics if kind == "topic" else weak)[int(owner)] = None
             matched.append((phrase, f"topic {table.topics[int(owner)].name}"))
@@ -171,19 +196,23 @@ def read_question(question: str, table: FieldTable) -> Reading:
         if len(phrases) >= 2:  # a choice between two values asks about the field
             fields[owner] = None
             matched.append((" or ".join(sorted(phrases)), owner))
-    guess = not fields and not topics and len(values) == 1
-    if guess:
+    guess = not fields and bool(values)  # a topic beside it ("Velcro, for your kid?") leaves the guess standing
+    choices: tuple[str, ...] = ()
+    if guess and len(values) == 1:
         # A guess at one field's value ("Does it need to be waterproof?") asks about that field: a person answers
-        # it with what they want. A value that several fields share names none of them.
+        # it with what they want.
         owner, phrases = next(iter(values.items()))
         fields[owner] = None
         matched.append((" or ".join(sorted(phrases)), owner))
+    elif guess:  # a value several fields hold, or values of several fields: the guess is about one of them
+        choices = tuple(values)
+        matched += [(" or ".join(sorted(values[owner])), owner) for owner in choices]
     if not fields and not topics and not values:  # a value in the question makes it a guess, not a vague ask
         topics = weak
     # A topic whose group holds a field the question names is that field ("How big a screen?").
     topics = {i: None for i in topics if not set(table.topics[i].fields) & set(fields)}
     return Reading(fields=tuple(fields), topics=tuple(table.topics[i].fields for i in topics),
-                   matched=tuple(matched), guess=guess)
+                   matched=tuple(matched), guess=guess, choices=choices)
 
 
 # A value the matcher learns from a catalog: carried by at least this many products' labels, and by at least this
@@ -282,6 +311,8 @@ def answer_question(question: str, slots: list[dict[str, Any]], table: FieldTabl
             if candidate in by_field:
                 opened.update(by_field[candidate])
                 break
+    for name in reading.choices:  # a guess at a value several fields hold: the slot of any of them the task has
+        opened.update(by_field.get(name, ()))
     asked: set[str] = set()
     for group in reading.topics:  # in question order; topics sharing fields ("how old", "who for") are one
         if asked & set(group):
