@@ -18,10 +18,11 @@ from ecombench.tables.fields import FieldTable
 from ecombench.text import fill, join_words
 
 # Each keeps what the diligent agent reads (ecombench.sandbox.agents): "any <label> but <values>", "I don't want
-# <values> as the <label>", "nothing / not / anything in <values> colours".
+# <values> as the <label>", "nothing / not / anything in <values> colours". No two share a run of five words
+# around the label and values (a split's queries excluding one value would repeat it).
 EXCLUDE = ("I'm fine with any {label} but {values}.", "Any {label} but {values} is fine.",
            "I don't want {values} as the {label}.", "I'll take any {label} but {values}.",
-           "Happy with any {label} but {values}.", "Really, I don't want {values} as the {label}.")
+           "Happy to get any {label} but {values}.", "Honestly, any {label} but {values} suits me.")
 EXCLUDE_COLOUR = ("Nothing in {values} colours, please.", "I'd rather not have it in {values} colours.",
                   "Please, not in {values} colours.", "Skip anything in {values} colours.",
                   "I'd avoid anything in {values} colours.", "Not in {values} colours, though.")

@@ -208,3 +208,16 @@ def test_a_code_opening_with_a_digit_follows_the_noun():
     query = write_query_v2(rubrics, TABLE, random.Random(0))
     assert "a laptop that connects over 802.11b" in query
     assert check_sources(task_of(rubrics, query), TABLE) == []
+
+
+def test_no_two_exclusion_wordings_share_a_run_of_five_words():
+    # two tasks excluding the same value ("any theme but Christmas") would repeat the run across the split
+    from ecombench.stages.value_phrases import EXCLUDE
+    from ecombench.validation.shopper_text import PHRASE_WORDS, _words
+
+    def runs(text: str) -> set[str]:
+        ws = _words(text)
+        return {" ".join(ws[i:i + PHRASE_WORDS]) for i in range(len(ws) - PHRASE_WORDS + 1)}
+
+    filled = [t.format(label="theme", values="Christmas") for t in EXCLUDE]
+    assert [(a, b) for i, a in enumerate(filled) for b in filled[i + 1:] if runs(a) & runs(b)] == []
