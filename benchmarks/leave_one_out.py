@@ -17,6 +17,11 @@ the target's type and on a field rare for it (benchmarks/task_quality.py; both b
 the full build read, stored at ingest or in the cache of ECOMBENCH_ARTIFACTS), `no_product_type` rejections,
 and F's products that the knowledge leaves untyped.
 
+Two more ways to build over F alone, for comparison: `--own`, with the knowledge learned from F itself (what
+`ecombench ingest` of a new file gives), and `--base`, F ingested with the others' fact vocabulary beneath its
+own (`ecombench ingest --vocabulary-from <snapshot of the others>`: how a new category is added to a catalog
+one has, its types and per-type statistics learned from F, its pages read with the values both learned).
+
     .venv/bin/python benchmarks/leave_one_out.py --full-catalog /work/bench/cat-shared \
         --full-build /work/bench/splits-device-5/sample/v1 --work /work/bench/loo [--json out.json]
 """
@@ -40,7 +45,7 @@ from ecombench.catalog.knowledge import KNOWLEDGE_COLUMNS, ProductKnowledge, rea
 from ecombench.catalog.product_type import product_types
 from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.tables.fields import load_field_table
-from ecombench.validation.catalog_stats import catalog_knowledge, snapshot_knowledge
+from ecombench.validation.catalog_stats import catalog_knowledge, snapshot_knowledge, write_catalog_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from task_quality import rubric_findings  # noqa: E402
@@ -76,13 +81,30 @@ def held_out_snapshot(held: Path, work: Path) -> Path:
     return out
 
 
-def others_knowledge(held: Path, work: Path) -> ProductKnowledge:
-    """The knowledge learned from every shared file but `held` (their snapshot, without statistics)."""
+def others_snapshot(held: Path, work: Path, with_stats: bool = False) -> Path:
+    """The snapshot of every shared file but `held` (its statistics written too when `with_stats`)."""
     others = [f for f in FILES if f != held]
     out = work / f"without-{held.stem}"
     if not (out / "manifest.json").is_file():
         write_catalog_snapshot(others, reviews_for(others), out)
-    return snapshot_knowledge(out, load_field_table())
+    if with_stats and not (out / "stats" / "fact_vocabulary.json").is_file():
+        write_catalog_stats(out, load_field_table(), with_suite=False)
+    return out
+
+
+def others_knowledge(held: Path, work: Path) -> ProductKnowledge:
+    """The knowledge learned from every shared file but `held`."""
+    return snapshot_knowledge(others_snapshot(held, work), load_field_table())
+
+
+def base_snapshot(held: Path, work: Path) -> Path:
+    """F alone, ingested with the others' fact vocabulary beneath its own (`ecombench ingest --vocabulary-from`)."""
+    out = work / f"base-{held.stem}"
+    if not (out / "manifest.json").is_file():
+        review_args = [a for r in reviews_for([held]) for a in ("--reviews", str(r))]
+        cli("ingest", "--meta", str(held), *review_args, "--vocabulary-from",
+            str(others_snapshot(held, work, with_stats=True)), "--out", str(out), log=work / "ingest.log")
+    return out
 
 
 def applied_knowledge(products: pl.DataFrame, learned: ProductKnowledge) -> ProductKnowledge:
@@ -159,6 +181,9 @@ def main() -> None:
     parser.add_argument("--own", action="store_true",
                         help="also build over F alone with the knowledge learned from F itself (what a build of a "
                              "new file learns from it), for comparison")
+    parser.add_argument("--base", action="store_true",
+                        help="also build over F alone, ingested with the others' fact vocabulary beneath its own "
+                             "(`ecombench ingest --vocabulary-from`: how a new category is added to a catalog)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -167,8 +192,10 @@ def main() -> None:
     # Every leave-one-out build first: the full build may still be running meanwhile.
     versions = {held: build(loo_snapshot(held, args.work), args.work / f"splits-loo-{held.stem}", args.work)
                 for held in held_files}
-    owns = {held: build(held_out_snapshot(held, args.work), args.work / f"splits-own-{held.stem}", args.work)
-            for held in held_files if args.own}
+    extra = {"own": held_out_snapshot, "base": base_snapshot}
+    modes = [m for m in extra if getattr(args, m)]
+    builds = {(m, held): build(extra[m](held, args.work), args.work / f"splits-{m}-{held.stem}", args.work)
+              for m in modes for held in held_files}
     # The knowledge the full build used: stored at ingest when current for this code, else its build cache.
     judge = catalog_knowledge(args.full_catalog, load_field_table(),
                               Path(os.environ["ECOMBENCH_ARTIFACTS"]) / "cache" / "knowledge")
@@ -182,10 +209,9 @@ def main() -> None:
                            "loo": build_figures(loo_version, asins, judge),
                            "untyped_full": untyped(judge, asins),
                            "untyped_loo": untyped(read_knowledge(catalog / "stats"), asins)}
-        if held in owns:
-            own_catalog = held_out_snapshot(held, args.work)
-            rows[held.name]["own"] = build_figures(owns[held], asins, judge)
-            rows[held.name]["untyped_own"] = untyped(read_knowledge(own_catalog / "stats"), asins)
+        for m in modes:
+            rows[held.name][m] = build_figures(builds[m, held], asins, judge)
+            rows[held.name][f"untyped_{m}"] = untyped(read_knowledge(extra[m](held, args.work) / "stats"), asins)
     print("| held-out file | products | tasks full / loo | per 1,000 products full / loo (ratio) | "
           "candidates from it full / loo | tasks per candidate full / loo (ratio) | implied-value rubrics "
           "full / loo | rare-field rubrics full / loo | no_product_type full / loo | untyped products full / loo |")
@@ -200,16 +226,18 @@ def main() -> None:
               f"{rate_f:.3f} / {rate_o:.3f} ({rate_o / rate_f if rate_f else float('nan'):.2f}) | "
               f"{f['implied']} / {o['implied']} | {f['rare']} / {o['rare']} | "
               f"{f['no_product_type']} / {o['no_product_type']} | {r['untyped_full']} / {r['untyped_loo']} |")
-    if args.own:
+    for m in modes:
         print()
-        print("| held-out file | tasks own | per 1,000 products own | candidates own | tasks per candidate own | "
-              "implied-value rubrics own | rare-field rubrics own | no_product_type own | untyped products own |")
+        print(f"| held-out file | tasks {m} | per 1,000 products {m} (ratio to full) | candidates {m} | tasks per "
+              f"candidate {m} | implied-value rubrics {m} | rare-field rubrics {m} | no_product_type {m} | untyped "
+              f"products {m} |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for name, r in rows.items():
-            n, w = r["products"], r["own"]
-            print(f"| {name} | {w['tasks']} | {1000 * w['tasks'] / n:.1f} | {w['candidates']} | "
+            n, w, f = r["products"], r[m], r["full"]
+            ratio = w["tasks"] / f["tasks"] if f["tasks"] else float("nan")
+            print(f"| {name} | {w['tasks']} | {1000 * w['tasks'] / n:.1f} ({ratio:.2f}) | {w['candidates']} | "
                   f"{w['tasks'] / max(w['candidates'], 1):.3f} | {w['implied']} | {w['rare']} | "
-                  f"{w['no_product_type']} | {r['untyped_own']} |")
+                  f"{w['no_product_type']} | {r[f'untyped_{m}']} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
 

@@ -965,7 +965,29 @@ def build_catalog_facts(products: pl.DataFrame, table: FieldTable) -> CatalogFac
     return facts_in_slices(lambda: iter([products]), table)
 
 
-def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable) -> CatalogFacts:
+def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str]) -> FactVocabulary:
+    """A catalog's own vocabulary with another catalog's (`base`) beneath it.
+
+    The base's values are read too, where the own vocabulary has no value of that spelling; a field the catalog's
+    own labels never state (`labelled` holds those they do) takes the base's single-valued verdict; title rates
+    are the own ones, and the base's for fields the catalog's own labels could not measure. A catalog whose pages
+    carry no labels (the shared electronics file with reviews) is read with the values another catalog learned.
+
+    Args:
+        own: `learn_vocabulary` of the catalog (title rates and common words not yet learned).
+        base: a stored vocabulary (`read_vocabulary`).
+        labelled: fields that at least one of the catalog's own labels states.
+    """
+    known = own.values.select("field", "norm")
+    extra = base.values.join(known, on=["field", "norm"], how="anti").select(own.values.columns)
+    values = pl.concat([own.values, extra.cast(own.values.schema)]).sort("field", "norm")
+    single = own.single_valued | frozenset(f for f in base.single_valued if f not in labelled)
+    return FactVocabulary(values=values, single_valued=single, title_rates={**base.title_rates, **own.title_rates},
+                          min_title_rate=own.min_title_rate, common=own.common)
+
+
+def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable,
+                    base: FactVocabulary | None = None) -> CatalogFacts:
     """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
 
     Three passes over the slices: the labels (for the vocabulary), the mentions (for the title rates and the
@@ -974,6 +996,7 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     Args:
         slices: returns a fresh iterator over consecutive frames of products.parquet (FACT_COLUMNS) each call.
         table: the field table.
+        base: another catalog's vocabulary read beneath this one's (`with_base`); None reads only this one's.
     """
     # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
     # slice's text, the whole catalog's, while the passes run.
@@ -987,6 +1010,8 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     all_labels = pl.concat(labels, rechunk=False) if labels else label_options(pl.DataFrame(schema={"details": pl.List(
         pl.Struct({"key": pl.String, "raw_key": pl.String, "value": pl.String}))}), table)
     vocabulary = learn_vocabulary(all_labels, table)
+    if base is not None:
+        vocabulary = with_base(vocabulary, base, frozenset(all_labels.get_column("field").unique().to_list()))
     title_counts, df_counts = [], []
     offset = 0
     for frame in slices():
@@ -996,7 +1021,8 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
                                        .agg(pl.col("row").n_unique().alias("n"))))
         offset += frame.height
     vocabulary = FactVocabulary(values=vocabulary.values, single_valued=vocabulary.single_valued,
-                                title_rates=_title_rates(pl.concat(title_counts) if title_counts else None),
+                                title_rates={**vocabulary.title_rates,
+                                             **_title_rates(pl.concat(title_counts) if title_counts else None)},
                                 common=_common(pl.concat(df_counts) if df_counts else None, n_products))
     facts = []
     offset = 0

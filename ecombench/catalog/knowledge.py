@@ -17,7 +17,14 @@ from pathlib import Path
 import polars as pl
 
 from ecombench.catalog.details import owned_strings
-from ecombench.catalog.facts import FACT_COLUMNS, CatalogFacts, facts_in_slices, read_vocabulary, write_vocabulary
+from ecombench.catalog.facts import (
+    FACT_COLUMNS,
+    CatalogFacts,
+    FactVocabulary,
+    facts_in_slices,
+    read_vocabulary,
+    write_vocabulary,
+)
 from ecombench.catalog.product_type import product_types
 from ecombench.catalog.type_stats import TypeRules, TypeStats, learn_type_stats
 from ecombench.catalog.type_vocabulary import TypeEvidence, TypeVocabulary, load_type_override
@@ -59,13 +66,14 @@ class ProductKnowledge:
 
 
 def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable,
-                            rules: TypeRules | None = None) -> ProductKnowledge:
+                            rules: TypeRules | None = None, base: FactVocabulary | None = None) -> ProductKnowledge:
     """Learn a catalog's product knowledge from its products, given in consecutive slices.
 
     Args:
         slices: returns a fresh iterator over consecutive frames of products.parquet with KNOWLEDGE_COLUMNS.
         table: the field table.
         rules: the per-type thresholds; None takes the defaults.
+        base: another catalog's fact vocabulary, read beneath this one's (`ecombench.catalog.facts.with_base`).
     """
     evidence = TypeEvidence()
     for frame in slices():
@@ -74,7 +82,7 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
     not_entities = sorted(table.fields["title"].placeholders)
     # Each slice's types copied out of it (`owned_strings`): a view would pin the slice's whole text.
     typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities)) for frame in slices()])
-    facts = facts_in_slices(slices, table)
+    facts = facts_in_slices(slices, table, base)
     stats = learn_type_stats(facts.facts, typed.select("parent_asin", "product_type"), rules)
     return ProductKnowledge(facts=facts, type_vocabulary=type_vocabulary, type_evidence=type_evidence,
                             product_types=typed, type_stats=stats)

@@ -22,7 +22,7 @@ from ecombench.errors import OutputError
 from ecombench.flows.prefect_server import progress_logger
 from ecombench.io import forget_published, mark_published, remove_stale_temps
 from ecombench.tables.fields import load_field_table
-from ecombench.validation.catalog_stats import write_catalog_stats
+from ecombench.validation.catalog_stats import copy_base_vocabulary, write_catalog_stats
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -89,7 +89,8 @@ def write_stats_task(out_dir: str, name: str | None = None) -> dict[str, Any]:
 @flow(name="ingest")
 def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[str | os.PathLike],
                 out_dir: str | os.PathLike, batch_size: int = 20_000, workers: int | None = None,
-                reader: str = "native", with_stats: bool = True) -> dict[str, Any]:
+                reader: str = "native", with_stats: bool = True,
+                vocabulary_from: str | os.PathLike | None = None) -> dict[str, Any]:
     """Ingest metadata and review files into the catalog snapshot `out_dir`.
 
     Args:
@@ -106,6 +107,9 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
         with_stats: also write the snapshot's statistics (`ecombench.validation.catalog_stats`: normalised text,
             value vocabulary, the catalog suite), which builds then read instead of recomputing. The snapshot
             appears at `out_dir` only with them.
+        vocabulary_from: another snapshot whose stored fact vocabulary is copied into this one and read beneath
+            its own (`ecombench.validation.catalog_stats.copy_base_vocabulary`): a new category whose pages carry
+            few labels is read with the values the other catalog learned.
 
     Returns:
         The snapshot manifest (see `ecombench.catalog.ingest.write_catalog_snapshot`).
@@ -124,6 +128,8 @@ def ingest_flow(meta_paths: Sequence[str | os.PathLike], review_paths: Sequence[
     try:
         manifest = write_snapshot_task([str(p) for p in meta_paths], [str(p) for p in review_paths],
                                        str(staging), batch_size, workers, reader, out.name)
+        if vocabulary_from is not None:
+            copy_base_vocabulary(Path(vocabulary_from), staging)
         if with_stats:
             write_stats_task(str(staging), out.name)
             try:

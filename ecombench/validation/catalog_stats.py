@@ -35,7 +35,14 @@ import pyarrow.parquet as pq
 
 from ecombench.answers.norms import CatalogNorms, option_norms, review_text_norms, title_norms
 from ecombench.catalog.details import VocabularyCounts, owned_strings
-from ecombench.catalog.facts import FACT_COLUMNS, CatalogFacts, facts_in_slices, stated_rows
+from ecombench.catalog.facts import (
+    FACT_COLUMNS,
+    CatalogFacts,
+    FactVocabulary,
+    facts_in_slices,
+    read_vocabulary,
+    stated_rows,
+)
 from ecombench.catalog.knowledge import (
     KNOWLEDGE_COLUMNS,
     ProductKnowledge,
@@ -51,6 +58,9 @@ from ecombench.tables.intents import load_intents
 from ecombench.validation.expectations import catalog_suite_in_parts
 
 STATS_DIR = "stats"
+# Another catalog's fact vocabulary, copied into the snapshot at ingest (`ecombench ingest --vocabulary-from`) and
+# read beneath the snapshot's own wherever its knowledge is learned (ecombench.catalog.facts.with_base).
+BASE_VOCABULARY_DIR = "base_vocabulary"
 STATS_VERSION = 2
 
 
@@ -283,22 +293,70 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
     return record
 
 
+def copy_base_vocabulary(source: Path, snapshot: Path) -> dict[str, Any]:
+    """Copy the fact vocabulary `source`'s statistics hold into `snapshot` (BASE_VOCABULARY_DIR).
+
+    Returns:
+        What `base_vocabulary.json` records: the source's path and fingerprint and the vocabulary's sha256.
+
+    Raises:
+        SnapshotError: `source` is no snapshot, or its statistics hold no fact vocabulary (`ecombench stats
+            --catalog SOURCE` writes them).
+    """
+    check_snapshot(source)
+    stats = Path(source) / STATS_DIR
+    files = ("fact_vocabulary.parquet", "fact_vocabulary.json")
+    if not all((stats / f).is_file() for f in files):
+        raise SnapshotError(f"{source}: no stored fact vocabulary in {stats}; run `ecombench stats --catalog {source}` "
+                            "first")
+    out = Path(snapshot) / BASE_VOCABULARY_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha256()
+    for f in files:
+        shutil.copyfile(stats / f, out / f)
+        h.update((out / f).read_bytes())
+    record = {"from": str(Path(source).resolve()), "fingerprint": load_manifest(source)["fingerprint"],
+              "sha256": h.hexdigest()}
+    (out / "base_vocabulary.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+def base_vocabulary(snapshot: Path) -> tuple[FactVocabulary | None, str]:
+    """The base fact vocabulary copied into a snapshot at ingest, with its sha256; (None, "") when it has none.
+
+    Raises:
+        SnapshotError: the copy is unreadable.
+    """
+    folder = Path(snapshot) / BASE_VOCABULARY_DIR
+    if not folder.is_dir():
+        return None, ""
+    try:
+        record = json.loads((folder / "base_vocabulary.json").read_text(encoding="utf-8"))
+        return read_vocabulary(folder), str(record["sha256"])
+    except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as exc:
+        raise SnapshotError(f"{folder}: unreadable base vocabulary ({exc})") from exc
+
+
 def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
     """The product knowledge of a snapshot, learned from products.parquet in slices (`learn_product_knowledge`).
 
+    The facts are read with the snapshot's base vocabulary beneath its own, when it has one (`base_vocabulary`).
+
     Raises:
-        SnapshotError: products.parquet cannot be read.
+        SnapshotError: products.parquet or the base vocabulary cannot be read.
     """
-    return learn_product_knowledge(lambda: _slices(Path(snapshot) / "products.parquet", KNOWLEDGE_COLUMNS), table)
+    return learn_product_knowledge(lambda: _slices(Path(snapshot) / "products.parquet", KNOWLEDGE_COLUMNS), table,
+                                   base=base_vocabulary(snapshot)[0])
 
 
 def snapshot_facts(snapshot: Path, table: FieldTable) -> CatalogFacts:
     """The product facts of a snapshot (`ecombench.catalog.facts.facts_in_slices` over products.parquet).
 
     Raises:
-        SnapshotError: products.parquet cannot be read.
+        SnapshotError: products.parquet or the base vocabulary cannot be read.
     """
-    return facts_in_slices(lambda: _slices(Path(snapshot) / "products.parquet", FACT_COLUMNS), table)
+    return facts_in_slices(lambda: _slices(Path(snapshot) / "products.parquet", FACT_COLUMNS), table,
+                           base_vocabulary(snapshot)[0])
 
 
 def catalog_knowledge(snapshot: Path, table: FieldTable, cache_dir: Path | None = None) -> ProductKnowledge:
@@ -318,7 +376,9 @@ def catalog_knowledge(snapshot: Path, table: FieldTable, cache_dir: Path | None 
     stats = load_catalog_stats(snapshot, fingerprint, table, with_norms=False)
     if stats is not None and stats.knowledge is not None:
         return stats.knowledge
-    folder = None if cache_dir is None else cache_dir / f"{fingerprint[:16]}-{stats_digest(table)[:16]}"
+    base = base_vocabulary(snapshot)[1]
+    folder = None if cache_dir is None else cache_dir / "-".join(
+        p for p in (fingerprint[:16], stats_digest(table)[:16], base[:16]) if p)
     if folder is not None:
         try:
             return read_knowledge(folder)

@@ -27,12 +27,13 @@ from ecombench.timing import phase, process_age, record
 
 
 def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: int, workers: int | None = None,
-            reader: str = "native") -> dict:
+            reader: str = "native", vocabulary_from: Path | None = None) -> dict:
     """Check the inputs and options, then run the ingest flow.
 
     Raises:
         InputError: an input file is missing. SettingError: a file given with the wrong option, or
         --batch-size / --workers below 1, or an unknown --reader. OutputError: the snapshot already exists.
+        SnapshotError: --vocabulary-from is no snapshot with stored statistics.
     """
     shared_server()  # before prefect is imported; it boots while the imports run
     with phase("imports (prefect, ingest)"):
@@ -61,13 +62,19 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
         raise SettingError(f"--workers must be at least 1, got {workers}")
     if reader not in READERS:
         raise SettingError(f"--reader must be one of {', '.join(READERS)}, got {reader!r}")
+    if vocabulary_from is not None and not (Path(vocabulary_from) / "stats" / "fact_vocabulary.json").is_file():
+        from ecombench.catalog.snapshot import SnapshotError, check_snapshot
+
+        check_snapshot(Path(vocabulary_from))
+        raise SnapshotError(f"--vocabulary-from {vocabulary_from}: the snapshot has no stored fact vocabulary; run "
+                            f"`ecombench stats --catalog {vocabulary_from}` first (nothing was written)")
     check_writable(out.parent, "the catalog snapshot")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     wait_for_server()
     try:
         with (phase("ingest flow"), signals_end_the_command(out), temporary_server(artifacts_root()) as url,
               server_watched(url)):
-            return ingest_flow(meta, reviews, out, batch_size, workers, reader)
+            return ingest_flow(meta, reviews, out, batch_size, workers, reader, vocabulary_from=vocabulary_from)
     except FileNotFoundError as exc:  # an input vanished after the check above
         raise InputError(str(exc).splitlines()[0]) from exc
     except FileExistsError as exc:  # another process wrote the snapshot meanwhile
@@ -93,6 +100,9 @@ def ingest(
                                                    "the same for any count.")] = None,
     reader: Annotated[str, typer.Option(help="How lines are parsed: native (DuckDB's JSON reader, the default) or "
                                         "python (orjson per record); the snapshot's content is the same.")] = "native",
+    vocabulary_from: Annotated[Path | None, typer.Option(
+        "--vocabulary-from", help="Another snapshot whose learned fact vocabulary is read beneath this one's: a new "
+        "category whose pages carry few labels is read with the values that catalog learned.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "
                                           "server, imports, flow) to stderr.")] = False,
 ) -> None:
@@ -110,7 +120,7 @@ def ingest(
                                "sample is used)")
         meta, reviews = sample_inputs()
     out = out or ctx.obj.artifacts / "catalogs" / name
-    manifest = ingest_files(list(meta), list(reviews or []), out, batch_size, workers, reader)
+    manifest = ingest_files(list(meta), list(reviews or []), out, batch_size, workers, reader, vocabulary_from)
     c = manifest["counts"]
     typer.echo(f"catalog snapshot: {out}")
     typer.echo(f"  {c['products']} products, {c['reviews']} reviews, {c['bad_records']} bad records"

@@ -1,0 +1,69 @@
+"""A snapshot read with another catalog's fact vocabulary beneath its own (`ecombench ingest --vocabulary-from`)."""
+
+from __future__ import annotations
+
+import shutil
+
+import polars as pl
+import pytest
+
+from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.snapshot import SnapshotError
+from ecombench.tables.fields import load_field_table
+from ecombench.validation.catalog_stats import (
+    base_vocabulary,
+    catalog_knowledge,
+    copy_base_vocabulary,
+    snapshot_facts,
+    write_catalog_stats,
+)
+
+
+def _stated(facts, snapshot, asin: str, field: str) -> list[str]:
+    rows = pl.read_parquet(snapshot / "products.parquet", columns=["parent_asin"]).with_row_index("row")
+    row = rows.filter(pl.col("parent_asin") == asin).get_column("row")[0]
+    return facts.facts.filter((pl.col("row") == row) & (pl.col("field") == field)
+                              & (pl.col("polarity") == "stated")).get_column("value").to_list()
+
+
+@pytest.fixture(scope="module")
+def snapshots(shared, tmp_path_factory):
+    """The shared electronics file with reviews (880 products, every `details` empty) and the
+    electronics/beauty/office file with its statistics."""
+    work = tmp_path_factory.mktemp("base")
+    write_catalog_snapshot([shared / "meta_electronics_beauty_office.jsonl"], [], work / "labelled")
+    write_catalog_snapshot([shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"], [], work / "bare")
+    write_catalog_stats(work / "labelled", load_field_table(), with_suite=False)
+    return work / "labelled", work / "bare"
+
+
+def test_a_catalog_without_labels_is_read_with_the_base_vocabulary(snapshots, tmp_path):
+    labelled, bare = snapshots
+    table = load_field_table()
+    own = snapshot_facts(bare, table)
+    assert base_vocabulary(bare) == (None, "")
+    copy = tmp_path / "bare"
+
+
+    shutil.copytree(bare, copy)
+    record = copy_base_vocabulary(labelled, copy)
+    assert record["sha256"] == base_vocabulary(copy)[1] and record["fingerprint"]
+    based = snapshot_facts(copy, table)
+
+    def rich(facts) -> int:  # products with at least three stated fields
+        st = facts.facts.filter(pl.col("polarity") == "stated")
+        return st.group_by("row").agg(pl.col("field").n_unique().alias("n")).filter(pl.col("n") >= 3).height
+
+    assert rich(own) < 10 < 300 < rich(based)
+    # "SIMOLIO Wireless Headphones for TV Watching ..., 2.4G Wireless Earbuds ...": its own labels say nothing
+    assert _stated(own, bare, "B0B8CY1MJ4", "Connectivity Technology") == []
+    assert "2.4 GHz Radio Frequency" in _stated(based, copy, "B0B8CY1MJ4", "Connectivity Technology")
+    # the build's knowledge is cached apart from the bare snapshot's
+    cache = tmp_path / "cache"
+    assert catalog_knowledge(copy, table, cache).folder != catalog_knowledge(bare, table, cache).folder
+
+
+def test_a_base_without_stored_statistics_is_refused(snapshots, tmp_path):
+    _, bare = snapshots
+    with pytest.raises(SnapshotError, match="ecombench stats --catalog"):
+        copy_base_vocabulary(bare, tmp_path / "other")
