@@ -7,7 +7,9 @@ have since informed the matcher too. The third (heldout_questions_3.jsonl, `--qu
 someone who had not read the field table or the matcher; its miss categories informed the value-guess rule
 (benchmarks/RESULTS.md). The fourth and fifth (`--questions 4`, `--questions 5`) were written the same way, by two
 writers, before the values learned from the catalog (ecombench.validation.slots.catalog_values): the fourth's misses
-informed that change, the fifth was not read until it was measured, so the next held-out figure needs a sixth. For every
+informed that change, the fifth was not read until it was measured. The sixth (`--questions 6`) was written the
+same way, before the readings of several fields' values, adjectives, kind words and idioms; lists 3 to 5 informed
+those, the sixth was not read until it was measured, so the next held-out figure needs a seventh. For every
 task, every hidden requirement and every held-out question about its field, one fresh sandbox episode
 asks the question once:
 
@@ -37,7 +39,8 @@ HELDOUT = REPO / "benchmarks" / "data" / "heldout_questions.jsonl"
 LISTS = {"1": HELDOUT, "2": REPO / "benchmarks" / "data" / "heldout_questions_2.jsonl",
          "3": REPO / "benchmarks" / "data" / "heldout_questions_3.jsonl",
          "4": REPO / "benchmarks" / "data" / "heldout_questions_4.jsonl",
-         "5": REPO / "benchmarks" / "data" / "heldout_questions_5.jsonl"}
+         "5": REPO / "benchmarks" / "data" / "heldout_questions_5.jsonl",
+         "6": REPO / "benchmarks" / "data" / "heldout_questions_6.jsonl"}
 DENIAL = "don't have a particular"
 
 

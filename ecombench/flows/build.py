@@ -34,17 +34,20 @@ from ecombench.flows.partitioned_dask import DaskPasses, partition_client, worke
 from ecombench.flows.prefect_server import progress_logger
 from ecombench.flows.settings import artifacts_root
 from ecombench.pipeline.build import (
+    REPHRASE_ROUNDS,
     BuildInterrupted,
     WorkerSpec,
     assemble,
     batches_of,
     note_answer_engine,
     plan_build,
+    rephrase_batches,
     run_batch,
     sigterm_stops_the_build,
     stop_on_signals,
     stop_signal,
     stopping,
+    take_rephrased,
     worker_context,
 )
 from ecombench.pipeline.candidate import BuildContext
@@ -110,6 +113,29 @@ def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSp
         return run_batch(products, intent, ctx), os.getpid(), dict(ctx.llm.stats) if ctx.llm else {}
     except BuildInterrupted:
         return None, os.getpid(), {}  # stopped by a signal: not a failure of the batch (no error log)
+
+
+def _rephrase_rounds(config: BuildConfig, ctx: BuildContext, products: Any, results: list[Any],
+                     spec: WorkerSpec) -> list[Any]:
+    """`ecombench.pipeline.build.rephrase_repeats` with each round's batches run as build-batch tasks.
+
+    Raises:
+        BuildInterrupted: a signal stopped a round.
+    """
+    results = list(results)
+    for round_no in range(1, REPHRASE_ROUNDS + 1):
+        repeats, batches = rephrase_batches(config, ctx, products, results, round_no)
+        if not repeats:
+            break
+        futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
+        rephrased = []
+        for fut in futures:
+            batch_results, _, _ = fut.result()
+            if batch_results is None or stopping():
+                raise BuildInterrupted(stop_signal(), 0, len(futures))
+            rephrased.extend(batch_results)
+        take_rephrased(results, repeats, rephrased)
+    return results
 
 
 def partitioned_batches(config: BuildConfig) -> int:
@@ -299,6 +325,7 @@ def _build_flow_body(config: BuildConfig, split: str, artifacts: str, version: s
             log.info("%s", note)
             if show_progress:
                 print(f"  {note}", file=sys.stderr, flush=True)
+        results = _rephrase_rounds(config, ctx, products, results, spec)
         record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
         note_answer_engine(ctx)
     if ctx.llm is not None and config.task_runner != "threads":

@@ -39,7 +39,14 @@ from ecombench.llm import LLMClient, LLMError
 from ecombench.pipeline import expectations_job
 from ecombench.pipeline.agent_check import check_agents
 from ecombench.pipeline.batched import build_batched
-from ecombench.pipeline.candidate import BuildContext, CandidateResult, build_candidate, verbaliser_id
+from ecombench.pipeline.candidate import (
+    REPHRASE,
+    VERBALISER_V2_ID,
+    BuildContext,
+    CandidateResult,
+    build_candidate,
+    verbaliser_id,
+)
 from ecombench.pipeline.config import CODE_VERSION, BuildConfig
 from ecombench.splits.publish import check_split_names, next_version, publish_split, reserve_version
 from ecombench.stages.prompts import prompt_sha256
@@ -57,6 +64,7 @@ from ecombench.tables.fields import load_field_table
 from ecombench.tables.intents import load_intents
 from ecombench.timing import phase, record
 from ecombench.validation.catalog_stats import catalog_knowledge, load_catalog_stats
+from ecombench.validation.shopper_text import query_phrases
 from ecombench.validation.slots import catalog_values
 
 
@@ -250,7 +258,8 @@ def run_batch(products: list[dict[str, Any]], intent: str, ctx: BuildContext) ->
 
 
 def _batch_marker(products: list[dict[str, Any]], intent: str, ctx: BuildContext) -> Path:
-    key = digest(ctx.config_hash, code_digest(), intent, [p["parent_asin"] for p in products])
+    key = digest(ctx.config_hash, code_digest(), intent,
+                 [[p["parent_asin"], p[REPHRASE]] if p.get(REPHRASE) else p["parent_asin"] for p in products])
     return ctx.artifacts / "cache" / "batches" / ctx.config_hash[:16] / f"{key}.json"
 
 
@@ -532,21 +541,97 @@ def _served_model(client: LLMClient) -> dict[str, Any]:
         return {"alias": client.settings.model, "listed": False, "error": str(exc)}
 
 
-def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
-               reviews: dict[str, list[dict[str, Any]]] | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(intent, product dicts) batches in sampling order; products carry "reviews" when loaded."""
-    by_id = products.filter(pl.col("parent_asin").is_in(
-        [a for s in sampling.values() for a in s["candidates"]]))
-    rows = {r["parent_asin"]: r for r in by_id.to_dicts()}
+def candidate_rows(products: pl.DataFrame, asins: list[str],
+                   reviews: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, dict[str, Any]]:
+    """{parent_asin: product dict} of the given products; they carry "reviews" when loaded."""
+    rows = {r["parent_asin"]: r for r in products.filter(pl.col("parent_asin").is_in(asins)).to_dicts()}
     if reviews is not None:
         for asin, row in rows.items():
             row["reviews"] = reviews.get(asin, [])
+    return rows
+
+
+def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
+               reviews: dict[str, list[dict[str, Any]]] | None = None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(intent, product dicts) batches in sampling order; products carry "reviews" when loaded."""
+    rows = candidate_rows(products, [a for s in sampling.values() for a in s["candidates"]], reviews)
     out = []
     for intent, s in sampling.items():
         ids = s["candidates"]
         for i in range(0, len(ids), size):
             out.append((intent, [rows[a] for a in ids[i:i + size]]))
     return out
+
+
+# How many times a query repeating a run of five words of another may be drawn again (`rephrase_repeats`).
+REPHRASE_ROUNDS = 3
+
+
+def rephrase_batches(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, results: list[Any],
+                     round_no: int) -> tuple[list[int], list[tuple[str, list[dict[str, Any]]]]]:
+    """The accepted tasks whose query repeats a run of five words of an earlier one, and batches that draw them again.
+
+    A query repeating a run of PHRASE_WORDS words (product type aside: ecombench.validation.shopper_text) of a task
+    before it, in result order, is written again: the same product, intent and accepted attempt, its verbalisation
+    drawn anew (`REPHRASE` = [attempt, round_no]); rubrics and answer set stay. Template-v2 builds only: an LLM's
+    text is not drawn.
+
+    Returns:
+        (indices into `results` of the repeating tasks, (intent, product rows) batches of them in that order).
+    """
+    if ctx.llm is not None or config.verbaliser != VERBALISER_V2_ID:
+        return [], []
+    seen: set[str] = set()
+    repeats = []
+    for i, r in enumerate(results):
+        if r.task is not None:
+            phrases = query_phrases(r.task)
+            if phrases & seen:
+                repeats.append(i)
+            seen |= phrases
+    if not repeats:
+        return [], []
+    rows = candidate_rows(products, [results[i].task["target_product"]["parent_asin"] for i in repeats], ctx.reviews)
+    batches: list[tuple[str, list[dict[str, Any]]]] = []
+    for i in repeats:
+        task = results[i].task
+        row = rows[task["target_product"]["parent_asin"]] | {REPHRASE: [task["provenance"]["attempt"], round_no]}
+        batches.append((task["intent"], [row]))
+    return repeats, batches
+
+
+def take_rephrased(results: list[Any], repeats: list[int], rephrased: list[Any]) -> int:
+    """Put each rephrased task in place of the one it rewrites when its query shares no run with any other.
+
+    Returns:
+        How many tasks were replaced. The candidates' stage counters stay those of their first run.
+    """
+    replaced = 0
+    for i, new in zip(repeats, rephrased):
+        if new.task is None:
+            continue
+        others = set().union(*(query_phrases(r.task) for j, r in enumerate(results) if r.task is not None and j != i))
+        if not query_phrases(new.task) & others:
+            results[i] = dataclasses.replace(results[i], task=new.task)
+            replaced += 1
+    return replaced
+
+
+def rephrase_repeats(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame,
+                     results: list[Any]) -> list[Any]:
+    """`results` with queries that repeat another's run of five words drawn again, up to REPHRASE_ROUNDS times.
+
+    Each round runs its batches as the build runs any (`run_batch`); the outcome depends only on `results`, so
+    every task runner and answer-set engine publishes the same split.
+    """
+    results = list(results)
+    for round_no in range(1, REPHRASE_ROUNDS + 1):
+        repeats, batches = rephrase_batches(config, ctx, products, results, round_no)
+        if not repeats:
+            break
+        rephrased = [r for intent, batch in batches for r in run_batch(batch, intent, ctx)]
+        take_rephrased(results, repeats, rephrased)
+    return results
 
 
 def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sampling: dict[str, Any],
@@ -652,6 +737,7 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
+    results = rephrase_repeats(config, ctx, products, results)
     note_answer_engine(ctx)
     with reserve_version(root / split, version) as version:
         return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root,

@@ -156,6 +156,7 @@ class CandidateState:
     split_config: SplitConfig
     writes: frozenset[str]
     draw: int | None = None  # the attempt whose draws stages 2-7 take (None: `attempt`); an LLM text retry keeps it
+    text_draw: int = 0  # > 0: the verbalisation stage draws anew, the other stages as before (`REPHRASE`)
     opinions: list[dict[str, Any]] | None = None
     features: list[Feature] = field(default_factory=list)
     product_type: str | None = None
@@ -186,7 +187,10 @@ class CandidateState:
         """
         if stage not in self._gens:
             draw = self.attempt if self.draw is None else self.draw
-            self._gens[stage] = rng(self.seed, stage, self.intent.name, self.asin, draw)
+            parts: tuple[object, ...] = (self.seed, stage, self.intent.name, self.asin, draw)
+            if self.text_draw and stage == "verbalisation":
+                parts += ("rephrase", self.text_draw)
+            self._gens[stage] = rng(*parts)
         return self._gens[stage]
 
 
@@ -557,12 +561,12 @@ class CandidateResult:
 
 def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, attempt: int,
                 stats: Counter, previous: tuple[Finding, ...] = (),
-                draw: int | None = None) -> tuple[dict[str, Any] | None, list[Finding], int]:
+                draw: int | None = None, text_draw: int = 0) -> tuple[dict[str, Any] | None, list[Finding], int]:
     """Stages 2-7 of one attempt, in `STAGES` order.
 
     `previous` holds the first finding of each earlier attempt; only the LLM writers read it (template
     text never depends on it, so template builds are unchanged). `draw` (default: `attempt`) seeds the
-    stages' generators.
+    stages' generators; `text_draw` > 0 reseeds the verbalisation stage alone (the same rubrics, other words).
 
     Returns:
         (task, [], 7) when every stage passes, else (None, findings, stage of the rejection).
@@ -570,7 +574,7 @@ def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, 
     """
     state = CandidateState(
         product=product, intent=intent, attempt=attempt, stats=stats,
-        seed=ctx.config.seed, draw=attempt if draw is None else draw,
+        seed=ctx.config.seed, draw=attempt if draw is None else draw, text_draw=text_draw,
         split_config=ctx.config.partition.model_copy(update=intent.split_overrides()),
         writes=ctx.config.llm_writes() if ctx.llm is not None else frozenset(), previous=previous)
     for stage in STAGES:
@@ -586,11 +590,17 @@ def run_attempt(product: dict[str, Any], intent: IntentSpec, ctx: BuildContext, 
     return state.task, [], STAGES[-1].number
 
 
+# A product row holding this key, [attempt, text draw], asks for that accepted attempt again with its text drawn
+# anew (ecombench.pipeline.build.rephrase_repeats: a query repeating a run of five words of another).
+REPHRASE = "rephrase"
+
+
 def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext) -> CandidateResult:
     """Run stages 2-7 for one candidate, retrying up to `config.max_attempts` times.
 
     Outcomes in NO_RETRY (too few features, no price or reviews, target failing a rubric) do
-    not depend on the draw in a way a retry could fix, so they end the candidate at once.
+    not depend on the draw in a way a retry could fix, so they end the candidate at once. A row holding
+    `REPHRASE` runs that one attempt with its verbalisation drawn anew instead.
 
     Args:
         product: a products.parquet row as a dict.
@@ -603,6 +613,14 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
     """
     intent = ctx.intents[intent_name]
     result = CandidateResult()
+    if product.get(REPHRASE):
+        attempt, text_draw = product[REPHRASE]
+        task, findings, stage = run_attempt(product, intent, ctx, attempt, result.stats, draw=attempt,
+                                            text_draw=text_draw)
+        result.task = task
+        if task is None:
+            result.rejection = rejection_record(intent_name, product["parent_asin"], findings, attempt, stage, [])
+        return result
     result.stats["candidates"] += 1
     earlier: list[dict[str, Any]] = []
     previous: list[Finding] = []

@@ -66,18 +66,22 @@ def reply_form_counts(tasks: list[dict[str, Any]], table: FieldTable) -> Counter
     return forms
 
 
+def query_phrases(task: dict[str, Any]) -> set[str]:
+    """The runs of PHRASE_WORDS words of a task's query, runs holding a word of its product type left out."""
+    types = [str(r["expected_value"]) for r in task["rubrics"] if r["type"] == "entity_match"]
+    # the product type as the query names it too ("Mice" is said "a mouse"; stages/product_naming.py)
+    entity = {w for v in types for w in _words(v) + _words(natural_type(v))} - {"a", "an"}
+    entity |= {w[:-1] for w in entity if w.endswith("s")} | {w + "s" for w in entity}
+    ws = _words(task["user_query"])
+    return {" ".join(ws[i:i + PHRASE_WORDS]) for i in range(len(ws) - PHRASE_WORDS + 1)
+            if not set(ws[i:i + PHRASE_WORDS]) & entity}
+
+
 def phrase_counts(tasks: list[dict[str, Any]]) -> Counter[str]:
     """In how many queries each run of PHRASE_WORDS words occurs (runs holding a product-type word are skipped)."""
     counts: Counter[str] = Counter()
     for t in tasks:
-        types = [str(r["expected_value"]) for r in t["rubrics"] if r["type"] == "entity_match"]
-        # the product type as the query names it too ("Mice" is said "a mouse"; stages/product_naming.py)
-        entity = {w for v in types for w in _words(v) + _words(natural_type(v))} - {"a", "an"}
-        entity |= {w[:-1] for w in entity if w.endswith("s")} | {w + "s" for w in entity}
-        ws = _words(t["user_query"])
-        grams = {" ".join(ws[i:i + PHRASE_WORDS]) for i in range(len(ws) - PHRASE_WORDS + 1)
-                 if not set(ws[i:i + PHRASE_WORDS]) & entity}
-        counts.update(grams)
+        counts.update(query_phrases(t))
     return counts
 
 

@@ -214,3 +214,24 @@ def test_setting_one_turns_the_check_off(rich_catalog, rich_plan):
     # the pinning target of the test above: with every floor at 1 it is accepted, its query pinning it
     result = build_candidate(rich_catalog.product("B09M9R8F34"), "product_search", off)
     assert result.task is not None and result.task["difficulty"]["query_answer_set_size"] < 3
+
+
+def test_a_rephrased_attempt_keeps_its_rubrics_and_draws_other_words(rich_plan, rich_catalog, rich_results):
+    # what the build does to a query that repeats another's run of five words (pipeline/build.py rephrase_repeats)
+    from ecombench.pipeline.candidate import REPHRASE, build_candidate
+
+    ctx, _, _ = rich_plan
+    changed = 0
+    for intent, asin, result in [r for r in rich_results if r[2].task is not None][:6]:
+        task = result.task
+        again = build_candidate(rich_catalog.product(asin) | {REPHRASE: [task["provenance"]["attempt"], 1]},
+                                intent, ctx)
+        if again.task is None:
+            continue
+        assert again.task["rubric_lock"] == task["rubric_lock"] and again.task["id"] == task["id"]
+        assert again.task["answer_set"] == task["answer_set"]
+        changed += again.task["user_query"] != task["user_query"]
+        # the same draw again gives the same words
+        assert build_candidate(rich_catalog.product(asin) | {REPHRASE: [task["provenance"]["attempt"], 1]},
+                               intent, ctx).task == again.task
+    assert changed >= 3

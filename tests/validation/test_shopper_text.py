@@ -12,6 +12,8 @@ def test_the_real_split_keeps_its_shopper_figures(full_build):
     assert f["threshold_share"] <= 0.25
     assert f["max_thresholds_in_a_source"] <= 1
     assert f["incoherent_personas"] == 0, f["incoherent_examples"]
+    # a query repeating another's run of five words is drawn again (pipeline/build.py rephrase_repeats)
+    assert f["max_phrase_share"] <= 0.03 or f["top_phrases"][0][1] == 1, f["top_phrases"]
     assert f == full_build.manifest["counts"]["shopper_text"]
 
 
