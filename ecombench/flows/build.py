@@ -116,13 +116,14 @@ def build_batch_task(products: list[dict[str, Any]], intent: str, spec: WorkerSp
 
 
 def _rephrase_rounds(config: BuildConfig, ctx: BuildContext, products: Any, results: list[Any],
-                     spec: WorkerSpec) -> list[Any]:
+                     spec: WorkerSpec) -> tuple[list[Any], list[dict[str, int]]]:
     """`ecombench.pipeline.build.rephrase_repeats` with each round's batches run as build-batch tasks.
 
     Raises:
         BuildInterrupted: a signal stopped a round.
     """
     results = list(results)
+    rounds = []
     for round_no in range(1, REPHRASE_ROUNDS + 1):
         repeats, batches = rephrase_batches(config, ctx, products, results, round_no)
         if not repeats:
@@ -134,8 +135,9 @@ def _rephrase_rounds(config: BuildConfig, ctx: BuildContext, products: Any, resu
             if batch_results is None or stopping():
                 raise BuildInterrupted(stop_signal(), 0, len(futures))
             rephrased.extend(batch_results)
-        take_rephrased(results, repeats, rephrased)
-    return results
+        rounds.append({"round": round_no, "repeats": len(repeats),
+                       "rephrased": take_rephrased(results, repeats, rephrased)})
+    return results, rounds
 
 
 def partitioned_batches(config: BuildConfig) -> int:
@@ -325,7 +327,7 @@ def _build_flow_body(config: BuildConfig, split: str, artifacts: str, version: s
             log.info("%s", note)
             if show_progress:
                 print(f"  {note}", file=sys.stderr, flush=True)
-        results = _rephrase_rounds(config, ctx, products, results, spec)
+        results, rephrased = _rephrase_rounds(config, ctx, products, results, spec)
         record("  stages 2-7 (batches)", time.perf_counter() - batches_started)
         note_answer_engine(ctx)
     if ctx.llm is not None and config.task_runner != "threads":
@@ -333,7 +335,7 @@ def _build_flow_body(config: BuildConfig, split: str, artifacts: str, version: s
         for counts in usage.values():
             ctx.llm.stats.update(counts)
     outcome = assemble(config, ctx, products, sampling, catalog_manifest, results, split, version,
-                       Path(root) if root else Path(artifacts) / "splits", allow_empty)
+                       Path(root) if root else Path(artifacts) / "splits", allow_empty, rephrased)
     # The report shows up in the Prefect UI beside the run (artifact keys: lowercase, digits, dashes).
     key = re.sub(r"[^a-z0-9-]+", "-", f"split-{split}-report".lower()).strip("-")
     create_markdown_artifact((outcome.path / "report.md").read_text(encoding="utf-8"), key=key,

@@ -563,8 +563,10 @@ def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
     return out
 
 
-# How many times a query repeating a run of five words of another may be drawn again (`rephrase_repeats`).
-REPHRASE_ROUNDS = 3
+# A query repeating a run of five words of another is drawn again this many times a round, in this many rounds
+# (`rephrase_repeats`); the first draw that repeats nothing is taken.
+REPHRASE_ROUNDS = 2
+REPHRASE_DRAWS = 4
 
 
 def rephrase_batches(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, results: list[Any],
@@ -573,11 +575,12 @@ def rephrase_batches(config: BuildConfig, ctx: BuildContext, products: pl.DataFr
 
     A query repeating a run of PHRASE_WORDS words (product type aside: ecombench.validation.shopper_text) of a task
     before it, in result order, is written again: the same product, intent and accepted attempt, its verbalisation
-    drawn anew (`REPHRASE` = [attempt, round_no]); rubrics and answer set stay. Template-v2 builds only: an LLM's
-    text is not drawn.
+    drawn anew REPHRASE_DRAWS times (`REPHRASE` = [attempt, text draw]); rubrics and answer set stay. Template-v2
+    builds only: an LLM's text is not drawn.
 
     Returns:
-        (indices into `results` of the repeating tasks, (intent, product rows) batches of them in that order).
+        (indices into `results` of the repeating tasks, one (intent, product rows) batch of REPHRASE_DRAWS rows for
+        each, in that order).
     """
     if ctx.llm is not None or config.verbaliser != VERBALISER_V2_ID:
         return [], []
@@ -595,49 +598,57 @@ def rephrase_batches(config: BuildConfig, ctx: BuildContext, products: pl.DataFr
     batches: list[tuple[str, list[dict[str, Any]]]] = []
     for i in repeats:
         task = results[i].task
-        row = rows[task["target_product"]["parent_asin"]] | {REPHRASE: [task["provenance"]["attempt"], round_no]}
-        batches.append((task["intent"], [row]))
+        row = rows[task["target_product"]["parent_asin"]]
+        draws = range((round_no - 1) * REPHRASE_DRAWS + 1, round_no * REPHRASE_DRAWS + 1)
+        batches.append((task["intent"], [row | {REPHRASE: [task["provenance"]["attempt"], d]} for d in draws]))
     return repeats, batches
 
 
 def take_rephrased(results: list[Any], repeats: list[int], rephrased: list[Any]) -> int:
-    """Put each rephrased task in place of the one it rewrites when its query shares no run with any other.
+    """Put in place of each repeating task its first new draw whose query shares no run with any other task's.
 
     Returns:
         How many tasks were replaced. The candidates' stage counters stay those of their first run.
     """
     replaced = 0
-    for i, new in zip(repeats, rephrased):
-        if new.task is None:
-            continue
+    for n, i in enumerate(repeats):
         others = set().union(*(query_phrases(r.task) for j, r in enumerate(results) if r.task is not None and j != i))
-        if not query_phrases(new.task) & others:
-            results[i] = dataclasses.replace(results[i], task=new.task)
-            replaced += 1
+        for new in rephrased[n * REPHRASE_DRAWS:(n + 1) * REPHRASE_DRAWS]:
+            if new.task is not None and not query_phrases(new.task) & others:
+                results[i] = dataclasses.replace(results[i], task=new.task)
+                replaced += 1
+                break
     return replaced
 
 
 def rephrase_repeats(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame,
-                     results: list[Any]) -> list[Any]:
-    """`results` with queries that repeat another's run of five words drawn again, up to REPHRASE_ROUNDS times.
+                     results: list[Any]) -> tuple[list[Any], list[dict[str, int]]]:
+    """`results` with queries that repeat another's run of five words drawn again (REPHRASE_ROUNDS rounds).
 
     Each round runs its batches as the build runs any (`run_batch`); the outcome depends only on `results`, so
     every task runner and answer-set engine publishes the same split.
+
+    Returns:
+        (results, [{"round", "repeats", "rephrased"} per round run]) for the manifest.
     """
     results = list(results)
+    rounds = []
     for round_no in range(1, REPHRASE_ROUNDS + 1):
         repeats, batches = rephrase_batches(config, ctx, products, results, round_no)
         if not repeats:
             break
         rephrased = [r for intent, batch in batches for r in run_batch(batch, intent, ctx)]
-        take_rephrased(results, repeats, rephrased)
-    return results
+        rounds.append({"round": round_no, "repeats": len(repeats),
+                       "rephrased": take_rephrased(results, repeats, rephrased)})
+    return results, rounds
 
 
 def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sampling: dict[str, Any],
              catalog_manifest: dict[str, Any], results: list[Any], split: str, version: str | None,
-             root: Path, allow_empty: bool = False) -> BuildOutcome:
+             root: Path, allow_empty: bool = False, rephrased: list[dict[str, int]] | None = None) -> BuildOutcome:
     """Merge batch results (stage counters included), run the data expectations and publish the split version.
+
+    `rephrased` says what `rephrase_repeats` did, per round (the manifest's "rephrased").
 
     Raises:
         ExpectationsFailed: an ERROR expectation of ecombench.validation.expectations failed on the catalog
@@ -693,6 +704,7 @@ def assemble(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, sam
         "funnel": funnel,
         "stage_passes_all_attempts": dict(sorted(attempts.items())),
         "resumed_candidates": sum(r.resumed for r in results),
+        "rephrased": rephrased or [],
         "agent_checks": agent_checks,
         # publish_split refuses (ExpectationsFailed) when an ERROR expectation failed.
         "expectations": expectations,
@@ -737,8 +749,8 @@ def build_split(config: BuildConfig, split: str, version: str | None = None, roo
     ctx, products, sampling, catalog_manifest = plan_build(config, artifacts)
     results = [r for intent, batch in batches_of(products, sampling, config.batch_size, ctx.reviews)
                for r in run_batch(batch, intent, ctx)]
-    results = rephrase_repeats(config, ctx, products, results)
+    results, rephrased = rephrase_repeats(config, ctx, products, results)
     note_answer_engine(ctx)
     with reserve_version(root / split, version) as version:
         return assemble(config, ctx, products, sampling, catalog_manifest, results, split, version, root,
-                        allow_empty)
+                        allow_empty, rephrased)

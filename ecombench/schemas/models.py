@@ -384,6 +384,9 @@ class SplitManifest(_Model):
     sampling: dict[str, dict[str, Any]] = Field(description="Per intent: requested, eligible, sampled, shortfall.")
     funnel: dict[str, dict[str, int]] = Field(description="Per intent: candidates still in after stage N.")
     resumed_candidates: int = Field(0, description="Candidates whose batch an earlier, interrupted run had finished.")
+    rephrased: list[dict[str, int]] = Field(
+        default_factory=list, description="Per round of drawing again the queries that repeat another's run of five "
+        "words: round, repeats (tasks drawn again), rephrased (tasks whose new query was taken).")
     stage_passes_all_attempts: dict[str, int] = Field(
         description="Stage counters summed over every attempt (stat_update style), from the stages themselves.")
     expectations: dict[str, Any] = Field(
