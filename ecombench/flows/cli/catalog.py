@@ -63,6 +63,7 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
     if reader not in READERS:
         raise SettingError(f"--reader must be one of {', '.join(READERS)}, got {reader!r}")
     if vocabulary_from is not None and not (Path(vocabulary_from) / "stats" / "fact_vocabulary.json").is_file():
+        # deferred: commands import what they run (polars) only when run: `ecombench --help` stays fast
         from ecombench.catalog.snapshot import SnapshotError, check_snapshot
 
         check_snapshot(Path(vocabulary_from))
