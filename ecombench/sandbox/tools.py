@@ -31,7 +31,7 @@ from jsonschema import Draft202012Validator
 from ecombench.catalog.facts import page_values
 from ecombench.sandbox.catalog import SandboxCatalog
 from ecombench.stages.replies import DEFAULT_RESPONSE, ONE_AT_A_TIME, no_preference_reply
-from ecombench.stages.reply_forms import POINTS, PROFILE_NAMES
+from ecombench.stages.reply_forms import POINTS, profile_name
 from ecombench.text import contains_phrase
 from ecombench.validation.slots import answer_question
 
@@ -324,7 +324,7 @@ class Episode:
         for key in (self.task.get("user_persona") or {}).get("product_requirements") or {}:
             spec = by_key.get(key.removeprefix("avoid_"))
             if spec is not None and spec.name not in out:
-                out[spec.name] = POINTS[0].format(label=PROFILE_NAMES.get(spec.name, spec.label))
+                out[spec.name] = POINTS[0].format(mine=profile_name(spec.name, spec.label))
         return out
 
     def _calculate(self, expression: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ecombench.catalog.devices import MAKER_SERIES
 from ecombench.lemmas import states_bound
-from ecombench.stages.reply_forms import FORMS, POINTS, PROFILE_NAMES, STATES_TAIL
+from ecombench.stages.reply_forms import FORMS, POINTS, STATES_TAIL, profile_name
 from ecombench.stages.value_forms import bound_phrase, value_forms
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import contains_phrase, fix_articles, format_number, normalize
@@ -337,7 +337,8 @@ def profile_reply(rubric: Any, table: FieldTable, rng: random.Random | None, sai
     """The reply to a question about a requirement the persona holds: (mode, reply).
 
     Never a denial. Mode "points" sends the agent to the profile without the value ("That's in my profile:
-    I saved my phone model there."), so an agent that never reads the profile learns nothing by asking;
+    I saved my phone model there.", "... the material I want ..."), so an agent that never reads the profile
+    learns nothing by asking;
     mode "states" says the value as `said` gives it (the rubric type's reply) and mentions the profile
     ("It's for my iPhone 8. It's in my profile too."). The mode is drawn with `rng` (None: "points").
 
@@ -348,11 +349,11 @@ def profile_reply(rubric: Any, table: FieldTable, rng: random.Random | None, sai
         said: the rubric type's reply stating the value.
     """
     spec = table.by_rubric_field(_get(rubric, "field"))
-    label = PROFILE_NAMES.get(spec.name, spec.label)
+    mine = profile_name(spec.name, spec.label)
     mode = "points" if rng is None else rng.choice(("points", "states"))
     if mode == "points":
         form = POINTS[0] if rng is None else rng.choice(POINTS)
-        return mode, _capital(form.format(label=label))
+        return mode, _capital(form.format(mine=mine))
     tail = STATES_TAIL[0] if rng is None else rng.choice(STATES_TAIL)
     return mode, said + tail
 

@@ -142,18 +142,28 @@ GENERIC: dict[str, tuple[str, ...]] = {"plain": ("I'd like {value}.", "It should
 # Replies to a question about something the profile holds. "points": the reply sends the agent to the
 # profile without saying the value; "states": it says the value (a FORMS sentence) and mentions the profile.
 POINTS: tuple[str, ...] = (
-    "That's in my profile: I saved my {label} there.",
-    "Have a look at my profile; my {label} is saved there.",
-    "I put my {label} in my profile, so check it there.",
-    "My profile has that. It lists my {label}.",
-    "I already noted my {label} in my profile.",
+    "That's in my profile: I saved {mine} there.",
+    "Have a look at my profile; {mine} is saved there.",
+    "I put {mine} in my profile, so check it there.",
+    "My profile has that. It lists {mine}.",
+    "I already noted {mine} in my profile.",
 )
-# What the profile calls a requirement when the field's label would read oddly after "my" ("my price").
-PROFILE_NAMES: dict[str, str] = {"price": "budget", "average_rating": "minimum star rating",
-                                 "rating_number": "minimum number of ratings",
-                                 "Compatible Phone Models": "phone model", "Compatible Devices": "device",
-                                 "Special Feature": "must-have feature",
-                                 "Age Range (Description)": "age group", "Department": "usual department",
-                                 "Item Firmness Description": "firmness preference", "Hand Orientation": "handedness"}
+# How a profile reply names a requirement it points to (`profile_name`): "my" where people say it of themselves
+# ("my budget", "my phone model"), else "the <label> I want" ("the material I want", never "my material").
+PROFILE_NAMES: dict[str, str] = {"price": "my budget", "average_rating": "the star rating I need",
+                                 "rating_number": "how many ratings I want to see",
+                                 "Compatible Phone Models": "my phone model", "Compatible Devices": "my device",
+                                 "Operating System": "my operating system",
+                                 "Special Feature": "the feature I must have",
+                                 "Recommended Uses For Product": "what I'll use it for",
+                                 "Age Range (Description)": "the age group", "Department": "my usual department",
+                                 "Item Firmness Description": "how firm I like it", "Hand Orientation": "my handedness"}
+
+
+def profile_name(name: str, label: str) -> str:
+    """What a profile reply calls the requirement of field `name` (its `label` when PROFILE_NAMES has none)."""
+    return PROFILE_NAMES.get(name, f"the {label} I want")
+
+
 STATES_TAIL: tuple[str, ...] = (" It's in my profile too.", " I noted that in my profile as well.",
                                 " My profile says so too.", "")

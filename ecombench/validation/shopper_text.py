@@ -20,7 +20,7 @@ from ecombench.stages.persona_fit import incoherences
 from ecombench.stages.phrasing import rubric_forms
 from ecombench.stages.product_naming import natural_type
 from ecombench.stages.replies import reply_form, speech_case, spoken_forms
-from ecombench.stages.reply_forms import PROFILE_NAMES
+from ecombench.stages.reply_forms import profile_name
 from ecombench.tables.fields import FieldTable
 
 THRESHOLD_FIELDS = ("price", "average_rating", "rating_number")
@@ -42,7 +42,7 @@ def _masks(rubric: dict[str, Any], table: FieldTable) -> list[str]:
             out += [v, speech_case(v), *spoken_forms(v, rubric["field"])]
     try:
         spec = table.by_rubric_field(rubric["field"])
-        out += [spec.label, PROFILE_NAMES.get(spec.name, spec.label)]
+        out += [spec.label, profile_name(spec.name, spec.label)]
     except KeyError:
         pass
     return [o for o in out if isinstance(o, str)]
