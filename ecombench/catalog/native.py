@@ -1,16 +1,17 @@
 """The native reader: a block of JSONL lines parsed by DuckDB's JSON reader and normalised as whole columns.
 
 `convert_block_native` is a drop-in for `ecombench.catalog.records.convert_block` (same `Converted`, same rows,
-same bad records). Per line DuckDB does only what needs the JSON parser: one `json_transform` into
-typed columns (`details` as `MAP(VARCHAR, VARCHAR)`), the JSON type of every declared field and of
-every detail value (`json_type`), and the top-level keys (`json_keys`, for repeated keys). One RE2
-pass over the raw lines (`pyarrow.compute.match_substring_regex`, `_SCREEN`) finds what DuckDB's
-parser accepts and orjson refuses (NaN / Infinity literals, trailing commas, exponents that
-overflow a double, a byte order mark, escaped ASCII that could spell a key) and string lists with
-an element that is not a string or null. The record rules of `ecombench.catalog.records` then run as pyarrow
-compute kernels and numpy over whole columns: types, value ranges, Python's whitespace strip
-(`utf8_trim` with every `str.isspace` character), labels, null-free string lists, detail keys
-(canonical per distinct raw key), the fast path of `normalize_details`, prices per distinct value.
+same bad records). Per line DuckDB parses once: `json_transform_strict` gives every declared field as its JSON
+text (its type is the first byte; a string is unescaped only where it holds a backslash) and the string lists
+as lists, and refuses a line that lacks a declared key or repeats one; the details object's keys and values are
+read from its own text. The lines it refuses take a second query with the JSON type of every field and the
+key list (`LAX_SQL`). One RE2 pass over the raw lines (`pyarrow.compute.match_substring_regex`, `_META_SCREEN`) finds
+what DuckDB's parser accepts and orjson refuses (NaN / Infinity literals, trailing commas, exponents that
+overflow a double, a byte order mark, escaped ASCII that could spell a key) and string lists with an element
+that is not a string or null. The record rules of `ecombench.catalog.records` then run as pyarrow compute
+kernels and numpy over whole columns: types, value ranges, Python's whitespace strip (`utf8_trim` with every
+`str.isspace` character), labels, null-free string lists, detail keys (canonical per distinct raw key), the fast
+path of `normalize_details`, prices per distinct value.
 
 A line takes the Python rules instead, whole (`ecombench.catalog.records.convert_block` on that line), when
 any of those checks says the columns might not give exactly their result: every bad record comes
@@ -55,8 +56,6 @@ _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("rev
 # utf8_trim with these strips exactly as the rules do.
 _WS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
        "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-_NUMBER = ("DOUBLE", "UBIGINT", "BIGINT")
-
 # What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (RE2; a match inside a string
 # only sends a good line the slow way): NaN / Infinity literals (DuckDB reads them case-insensitively), a
 # trailing comma, an exponent of three digits or a 300-digit number (a double overflows: orjson refuses it),
@@ -82,12 +81,43 @@ _META_FIELDS = {"parent_asin": "VARCHAR", "title": "VARCHAR", "main_category": "
 _REVIEW_FIELDS = {"parent_asin": "VARCHAR", "asin": "VARCHAR", "rating": "DOUBLE", "title": "VARCHAR",
                   "text": "VARCHAR", "helpful_vote": "BIGINT", "verified_purchase": "BOOLEAN", "timestamp": "BIGINT",
                   "user_id": "VARCHAR"}
+_STRING_LISTS = ("features", "description", "categories")
+
+# The JSON type of a declared field or of a detail value, as a small code (DuckDB's json_type name beside each).
+ABSENT, NULL, STRING, UINT, INT, FLOAT, BOOL, ARRAY, OBJECT, OTHER = range(10)
+_TYPE_CODES = {"NULL": NULL, "VARCHAR": STRING, "UBIGINT": UINT, "BIGINT": INT, "DOUBLE": FLOAT, "BOOLEAN": BOOL,
+               "ARRAY": ARRAY, "OBJECT": OBJECT}
+_NUMBER = (UINT, INT, FLOAT)
+# A JSON value's type from its first byte, as DuckDB writes values (numbers are refined by `_number_codes`).
+_FIRST_BYTE = np.full(256, OTHER, dtype=np.int8)
+for _byte, _code in ((b'"', STRING), (b"{", OBJECT), (b"[", ARRAY), (b"t", BOOL), (b"f", BOOL), (b"n", NULL),
+                     (b"N", FLOAT), (b"I", FLOAT), (b"-", UINT), *((bytes([c]), UINT) for c in b"0123456789")):
+    _FIRST_BYTE[_byte[0]] = _code
 
 
-def _parsed_sql(fields: dict[str, str], details: bool) -> str:
-    # The only per-line work: one typed transform, the JSON type of each declared field (NULL: absent, 'NULL': a
-    # JSON null), the top-level keys (for repeated ones) and, for products, the JSON type of every detail value.
-    # try(): a line that is not JSON to DuckDB gives NULLs (and then the Python rules).
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _strict_sql(fields: dict[str, str]) -> str:
+    # The per-line work of nearly every line: one parse. json_transform_strict refuses (and try() makes NULL) a line
+    # that is not a JSON object, lacks a declared key or repeats one (orjson keeps the last copy, DuckDB the first),
+    # or holds a list in another JSON type. Every other declared field comes as its JSON text, whose first byte
+    # gives its type; strings are unescaped afterwards only where they hold a backslash. The details object's keys
+    # and values (JSON texts) are read from its own text, a few hundred bytes (a MAP column costs more than the
+    # whole line's parse).
+    declared = {name: "VARCHAR[]" if name in _STRING_LISTS else "JSON" for name in fields}
+    transform = f"try(json_transform_strict(line, {_sql_text(orjson.dumps(declared).decode())}))"
+    if "details" not in fields:
+        return f"SELECT k, {transform} AS j FROM lines"
+    return f"""SELECT k, j, json_keys(j.details) AS detail_keys, j.details -> '$.*' AS detail_values
+               FROM (SELECT k, {transform} AS j FROM lines)"""
+
+
+def _lax_sql(fields: dict[str, str], details: bool) -> str:
+    # The lines json_transform_strict refuses: one typed transform, the JSON type of each declared field (NULL:
+    # absent, 'NULL': a JSON null), the top-level keys (for repeated ones) and, for products, the JSON type of every
+    # detail value. try(): a line that is not JSON to DuckDB gives NULLs (and then the Python rules).
     declared = _sql_text(orjson.dumps(fields).decode())
     paths = "[" + ", ".join(f"'$.{n}'" for n in fields) + "]"
     detail_types = ", try(json_type(line, '$.details.*')) AS details_t" if details else ""
@@ -95,8 +125,8 @@ def _parsed_sql(fields: dict[str, str], details: bool) -> str:
                       try(json_keys(line)) AS keys{detail_types} FROM lines"""
 
 
-META_SQL = _parsed_sql(_META_FIELDS, details=True)
-REVIEW_SQL = _parsed_sql(_REVIEW_FIELDS, details=False)
+STRICT_SQL = {"meta": _strict_sql(_META_FIELDS), "reviews": _strict_sql(_REVIEW_FIELDS)}
+LAX_SQL = {"meta": _lax_sql(_META_FIELDS, details=True), "reviews": _lax_sql(_REVIEW_FIELDS, details=False)}
 # The Hugging Face form holds details as the JSON text of the object: its lines (few of a raw file, all of an
 # HF one) get the map and the value types from that text.
 HF_DETAILS_SQL = """
@@ -104,8 +134,199 @@ SELECT try(json_transform(d, '"MAP(VARCHAR, VARCHAR)"')) AS details, try(json_ty
 FROM (SELECT k, try(json_extract_string(line, '$.details')) AS d FROM lines) ORDER BY k"""
 
 
-def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa.Table:
-    """The SQL result as flat columns: k, t_<field> (JSON types), the declared fields, repeated, details."""
+# --------------------------------------------------------------------------------------------
+# JSON texts to values
+
+
+def _offsets_data(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string array's value offsets (n + 1, its own slice) and its data bytes, as numpy views."""
+    width = np.int64 if pa.types.is_large_string(texts.type) or pa.types.is_large_binary(texts.type) else np.int32
+    offsets = np.frombuffer(texts.buffers()[1], dtype=width)[texts.offset:texts.offset + len(texts) + 1]
+    data = texts.buffers()[2]
+    return offsets, (np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8))
+
+
+def _valid(array: pa.Array) -> np.ndarray:
+    """Which entries are not null."""
+    return np.ones(len(array), dtype=bool) if array.null_count == 0 else _bools(pc.is_valid(array))
+
+
+def _type_codes(texts: pa.Array) -> np.ndarray:
+    """The JSON type code of each JSON text from its first byte (a null is a JSON null; numbers are all UINT)."""
+    offsets, data = _offsets_data(texts)
+    codes = np.full(len(texts), NULL, dtype=np.int8)
+    has = (offsets[1:] > offsets[:-1]) & _valid(texts)
+    codes[has] = _FIRST_BYTE[data[offsets[:-1][has]]]
+    return codes
+
+
+_FRACTION_BYTE = np.zeros(256, dtype=bool)
+_FRACTION_BYTE[np.frombuffer(b".eEnN", dtype=np.uint8)] = True
+
+
+def _entries_with(offsets: np.ndarray, positions: np.ndarray, n: int) -> np.ndarray:
+    """Which of n entries hold one of the data `positions` (entry i spans offsets[i]:offsets[i + 1])."""
+    out = np.zeros(n, dtype=bool)
+    out[np.searchsorted(offsets, positions, side="right") - 1] = True
+    return out
+
+
+def _number_codes(texts: pa.Array, codes: np.ndarray) -> np.ndarray:
+    """`codes` with the numbers told apart as json_type does: UINT (no sign), INT (negative), FLOAT (., e, NaN)."""
+    number = codes == UINT
+    if number.any():
+        offsets, data = _offsets_data(texts)
+        span = data[offsets[0]:offsets[-1]]
+        fraction = _entries_with(offsets - offsets[0], np.flatnonzero(_FRACTION_BYTE[span]), len(texts))
+        negative = np.zeros(len(texts), dtype=bool)
+        negative[number] = data[offsets[:-1][number]] == ord("-")
+        codes = codes.copy()
+        codes[number & fraction] = FLOAT
+        codes[number & ~fraction & negative] = INT
+    return codes
+
+
+def _unquoted(texts: pa.Array, strings: np.ndarray, keep_others: bool = False) -> pa.Array:
+    """The value of each JSON string text where `strings` (quotes off, escapes read as orjson reads them).
+
+    The other entries are null, or their JSON text when `keep_others`. Built from the texts' bytes with their
+    quotes dropped; only a string holding a backslash is read by orjson.
+    """
+    n = len(texts)
+    offsets, data = _offsets_data(texts)
+    base = int(offsets[0])
+    offsets = offsets.astype(np.int64) - base
+    data = data[base:base + int(offsets[-1])]
+    where = np.flatnonzero(strings)
+    keep = np.ones(len(data), dtype=bool)
+    keep[offsets[where]] = False
+    keep[offsets[where + 1] - 1] = False
+    dropped = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(strings.astype(np.int64) * 2, out=dropped[1:])
+    out_offsets = offsets - dropped
+    out_data = data[keep]
+    slashes = np.flatnonzero(data == ord("\\"))
+    if len(slashes):
+        escaped = np.flatnonzero(_entries_with(offsets, slashes, n) & strings)
+        if len(escaped):
+            # Escaped strings (a quote, a backslash, a control character) are few: their values from orjson are
+            # spliced in, everything between them copied as it is.
+            values = [orjson.loads(data[offsets[i]:offsets[i + 1]].tobytes()).encode() for i in escaped.tolist()]
+            parts: list[Any] = []
+            at = 0
+            for i, value in zip(escaped.tolist(), values, strict=True):
+                parts.append(out_data[at:out_offsets[i]])
+                parts.append(np.frombuffer(value, dtype=np.uint8))
+                at = int(out_offsets[i + 1])
+            parts.append(out_data[at:])
+            out_data = np.concatenate(parts)
+            growth = np.zeros(n + 1, dtype=np.int64)
+            growth[escaped + 1] = [len(v) for v in values] - (out_offsets[escaped + 1] - out_offsets[escaped])
+            out_offsets = out_offsets + np.cumsum(growth)
+    valid = _valid(texts) & (strings | keep_others)
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    large = out_offsets[-1] >= 2**31
+    return pa.Array.from_buffers(pa.large_string() if large else pa.string(), n, [
+        bitmap, pa.py_buffer(out_offsets.astype(np.int64 if large else np.int32)), pa.py_buffer(out_data)],
+        null_count=-1 if bitmap is None else int(n - valid.sum())).cast(pa.string())
+
+
+def _integers(texts: pa.Array, codes: np.ndarray) -> pa.Array:
+    """Integer JSON texts as int64 where they fit in 18 characters (null for any other, which the checks refuse)."""
+    offsets, _ = _offsets_data(texts)
+    fits = np.isin(codes, (UINT, INT)) & (np.diff(offsets) <= 18)
+    if fits.all():
+        return pc.cast(texts, pa.int64())
+    out = pa.nulls(len(texts), pa.int64())
+    if fits.any():
+        mask = pa.array(fits)
+        out = pc.replace_with_mask(out, mask, pc.cast(texts.filter(mask), pa.int64()))
+    return out
+
+
+def _doubles(texts: pa.Array, codes: np.ndarray) -> pa.Array:
+    """Number JSON texts (DuckDB's shortest round-trip form) as the doubles orjson reads; null for other types."""
+    number = np.isin(codes, _NUMBER)
+    if (number | (codes == NULL)).all():
+        return pc.cast(texts, pa.float64())
+    out = pa.nulls(len(texts), pa.float64())
+    if number.any():
+        mask = pa.array(number)
+        out = pc.replace_with_mask(out, mask, pc.cast(texts.filter(mask), pa.float64()))
+    return out
+
+
+def _strict_columns(kind: str, raw: pa.Table) -> pa.Table:
+    """`_lax_columns`' table from json_transform_strict's rows (every declared key present once, no repeat)."""
+    j = raw.column("j")
+    j = j.chunk(0) if j.num_chunks == 1 else j.combine_chunks()
+    fields = _META_FIELDS if kind == "meta" else _REVIEW_FIELDS
+    cols: dict[str, Any] = {"k": raw.column("k").combine_chunks()}
+    values: dict[str, Any] = {}
+    for name, declared in fields.items():
+        texts = j.field(name)
+        if name in _STRING_LISTS:
+            codes = np.where(_valid(texts), ARRAY, NULL).astype(np.int8)
+            values[name] = texts
+        else:
+            codes = _type_codes(texts)
+            if declared in ("DOUBLE", "BIGINT", "JSON"):
+                codes = _number_codes(texts, codes)
+            values[name] = (_unquoted(texts, codes == STRING) if declared == "VARCHAR"
+                            else _doubles(texts, codes) if declared == "DOUBLE"
+                            else _integers(texts, codes) if declared == "BIGINT"
+                            else pc.equal(texts, "true") if declared == "BOOLEAN" else texts)
+        cols[f"t_{name}"] = codes
+    cols.update(values)
+    cols["repeated"] = np.zeros(len(j), dtype=np.int64)
+    if kind == "meta":
+        cols.update(_price_columns(cols["t_price"], cols["price"]))
+        keys, texts = (_one_chunk(raw.column(c)) for c in ("detail_keys", "detail_values"))
+        offsets = _list_offsets(keys)
+        items = texts.flatten()
+        item_codes = _type_codes(items)
+        entries = _unquoted(items, item_codes == STRING, keep_others=True)
+        absent = pa.array(cols["t_details"] == NULL)
+        cols["details"] = pa.MapArray.from_arrays(offsets, keys.flatten(), entries, mask=absent)
+        cols["details_t"] = pa.ListArray.from_arrays(offsets, pa.array(item_codes, pa.int8()), mask=absent)
+    return pa.table(cols)
+
+
+def _one_chunk(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _strict_rows(kind: str, raw: pa.Table) -> np.ndarray:
+    """Which rows of the strict query `_strict_columns` reads.
+
+    A JSON object with every declared key once; for products, details an object or null with no repeated key
+    (orjson keeps a repeated key's last value, in the place of its first).
+    """
+    ok = _valid(raw.column("j"))
+    if kind == "meta" and ok.any():
+        j = _one_chunk(raw.column("j"))
+        ok &= np.isin(_type_codes(j.field("details")), (OBJECT, NULL))
+        keys, texts = (_one_chunk(raw.column(c)) for c in ("detail_keys", "detail_values"))
+        lengths = [pc.fill_null(pc.list_value_length(c), 0) for c in (keys, texts)]
+        ok &= _bools(pc.equal(*lengths))
+        ok[_rows_with_repeated_keys(keys)] = False
+    return ok
+
+
+def _rows_with_repeated_keys(keys: pa.ListArray) -> np.ndarray:
+    """Rows of a list-of-keys column that hold one key twice."""
+    flat = keys.flatten()
+    if not len(flat):
+        return np.zeros(0, dtype=np.int64)
+    codes = pc.dictionary_encode(flat).indices.to_numpy().astype(np.int64)
+    rows = pc.list_parent_indices(keys).to_numpy().astype(np.int64)
+    pairs = np.sort(rows * (int(codes.max()) + 1) + codes)
+    twice = pairs[1:][pairs[1:] == pairs[:-1]]
+    return np.unique(twice // (int(codes.max()) + 1))
+
+
+def _lax_columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa.Table:
+    """The lax query's rows as flat columns: k, t_<field> (type codes), the declared fields, repeated, details."""
     fields = _META_FIELDS if kind == "meta" else _REVIEW_FIELDS
     valid = pc.and_kleene(pc.and_kleene(pc.is_valid(raw.column("j")), pc.is_valid(raw.column("t"))),
                           pc.is_valid(raw.column("keys")))
@@ -114,27 +335,20 @@ def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa
                   for c in ("j", "t", "keys"))
     cols: dict[str, Any] = {"k": raw.column("k")}
     for i, name in enumerate(fields):
-        cols[f"t_{name}"] = pc.list_element(t, i)
+        cols[f"t_{name}"] = _json_type_codes(pc.list_element(t, i))
     for name in fields:
         cols[name] = j.field(name)
     # A repeated top-level key: orjson keeps its last copy, DuckDB its first. Declared keys counted in the key
     # list against the declared fields present.
-    present = sum(_bools(pc.is_valid(cols[f"t_{name}"])).astype(np.int64) for name in fields)
+    present = sum((cols[f"t_{name}"] != ABSENT).astype(np.int64) for name in fields)
     flat = keys.flatten()
     declared = _bools(pc.is_in(flat, pa.array(list(fields), pa.string())))
     parents = pc.list_parent_indices(keys).to_numpy()
     cols["repeated"] = np.bincount(parents[declared], minlength=len(raw)) - present
     if kind == "meta":
-        # A number's JSON text (DuckDB's shortest round-trip form) read as the double orjson reads.
-        is_number = _bools(pc.is_in(cols["t_price"], pa.array(_NUMBER, pa.string())))
-        number = pa.nulls(len(raw), pa.float64())
-        if is_number.any():
-            texts = pc.cast(cols["price"].filter(pa.array(is_number)), pa.string())
-            number = pc.replace_with_mask(number, pa.array(is_number), pc.cast(texts, pa.float64()))
-        cols["price_number"] = number
-        cols["price_text"] = _price_texts(cols["t_price"], cols["price"], con)
+        cols.update(_price_columns(cols["t_price"], cols["price"]))
         details, detail_types = cols["details"], raw.column("details_t").combine_chunks()
-        hf = np.flatnonzero(_bools(pc.equal(cols["t_details"], "VARCHAR")))
+        hf = np.flatnonzero(cols["t_details"] == STRING)
         if len(hf):
             lines = pa.table({"k": pa.array(np.arange(len(hf)), pa.int64()),
                               "line": arr.take(pa.array(raw.column("k").to_numpy()[hf]))})
@@ -149,25 +363,32 @@ def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa
                                        ).take(pa.array(where))
             detail_types = pa.concat_arrays([detail_types, extra.column("details_t").combine_chunks().cast(
                 detail_types.type)]).take(pa.array(where))
-        cols["details"], cols["details_t"] = details, detail_types
+        cols["details"] = details
+        cols["details_t"] = pa.ListArray.from_arrays(
+            _list_offsets(detail_types), pa.array(_json_type_codes(detail_types.flatten()), pa.int8()),
+            mask=pc.is_null(detail_types))
     return pa.table(cols)
 
 
-def _price_texts(types: pa.Array, price: pa.Array, con: Any) -> pa.Array:
-    # The text of a string price (JSON-unescaped by DuckDB), None for any other type.
-    strings = _bools(pc.equal(types, "VARCHAR"))
-    out = pa.nulls(len(price), pa.string())
-    if strings.any():
-        chosen = pc.cast(price.filter(pa.array(strings)), pa.string())
-        texts = pa.table({"k": pa.array(np.arange(len(chosen)), pa.int64()), "p": chosen})
-        con.register("prices", texts)
-        try:
-            unescaped = con.sql("SELECT p::JSON ->> '$' AS p FROM prices ORDER BY k").to_arrow_table().column(
-                "p").combine_chunks()
-        finally:
-            con.unregister("prices")
-        out = pc.replace_with_mask(out, pa.array(strings), unescaped.cast(pa.string()))
-    return out
+def _list_offsets(lists: pa.ListArray) -> pa.Array:
+    """A list array's offsets rebased to start at 0 (for `ListArray.from_arrays` over its flattened values)."""
+    offsets = lists.offsets.to_numpy()
+    return pa.array(offsets - offsets[0], pa.int32())
+
+
+def _json_type_codes(names: pa.Array) -> np.ndarray:
+    """DuckDB's json_type names as type codes (a null name: the key is absent)."""
+    index = pc.index_in(names, value_set=pa.array(list(_TYPE_CODES), pa.string()))
+    table = np.array([*_TYPE_CODES.values(), OTHER, ABSENT], dtype=np.int8)
+    # index_in: null for a name not in the set (OTHER) and for a null name (ABSENT), told apart by is_null(names).
+    found = pc.fill_null(index, len(_TYPE_CODES)).to_numpy(zero_copy_only=False)
+    found = np.where(_bools(pc.is_null(names)), len(_TYPE_CODES) + 1, found)
+    return table[found]
+
+
+def _price_columns(codes: np.ndarray, price: pa.Array) -> dict[str, pa.Array]:
+    """price_number (a number's JSON text read as the double orjson reads) and price_text (a string's value)."""
+    return {"price_number": _doubles(price, codes), "price_text": _unquoted(price, codes == STRING)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,7 +437,8 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     """Parse the block's non-blank UTF-8 lines in DuckDB.
 
     Returns:
-        (the normalisable rows' columns (`_columns`, column k = position in `picked`) or None; `picked`, the
+        (the normalisable rows' columns (`_strict_columns`, `_lax_columns`; column k = position in `picked`) or
+        None; `picked`, the
         block indices of the lines given to DuckDB; block indices of the lines for the Python rules: not
         UTF-8, not a JSON object to DuckDB, or failing a check of `_meta_ok` / `_review_ok` / the screen;
         every line of the block, `_block_lines`).
@@ -245,10 +467,21 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     con = _connection()
     con.register("lines", lines)
     try:
-        raw = con.sql(META_SQL if kind == "meta" else REVIEW_SQL).to_arrow_table()
+        strict = con.sql(STRICT_SQL[kind]).to_arrow_table()
     finally:
         con.unregister("lines")
-    result = _columns(kind, raw, arr, con)
+    parsed = _strict_rows(kind, strict)
+    result = _strict_columns(kind, strict if parsed.all() else strict.filter(pa.array(parsed)))
+    if not parsed.all():
+        # The lines the strict query refuses (a missing or repeated key, details as text, not JSON) are read
+        # again with every field's JSON type and the key list.
+        refused = strict.column("k").to_numpy()[~parsed]
+        con.register("lines", lines.take(pa.array(refused)))
+        try:
+            lax = con.sql(LAX_SQL[kind]).to_arrow_table()
+        finally:
+            con.unregister("lines")
+        result = pa.concat_tables([result, _lax_columns(kind, lax, arr, con).cast(result.schema)])
     k = result.column("k").to_numpy()
     if len(k) > 1 and not (np.diff(k) > 0).all():  # DuckDB keeps the lines' order; never rely on it unchecked
         result = result.take(pa.array(np.argsort(k, kind="stable")))
@@ -278,18 +511,23 @@ def _or_empty(strings: pa.Array) -> pa.Array:
     return pc.fill_null(strings, "") if strings.null_count else strings
 
 
+def _codes(result: pa.Table, name: str) -> np.ndarray:
+    """The type codes of a declared field (`ABSENT`, `NULL`, `STRING`, ...), one per row."""
+    return np.asarray(result.column(f"t_{name}").to_numpy(), dtype=np.int8)
+
+
 def _absent(result: pa.Table, name: str) -> np.ndarray:
     # The field is missing or a JSON null: the rules read it as None (or their default).
-    t = result.column(f"t_{name}")
-    return _bools(pc.or_kleene(pc.is_null(t), pc.equal(t, "NULL")))
+    codes = _codes(result, name)
+    return (codes == ABSENT) | (codes == NULL)
 
 
-def _json_type(result: pa.Table, name: str, *types: str) -> np.ndarray:
-    return _bools(pc.is_in(result.column(f"t_{name}"), pa.array(types, pa.string())))
+def _json_type(result: pa.Table, name: str, *types: int) -> np.ndarray:
+    return np.isin(_codes(result, name), types)
 
 
 def _text_ok(result: pa.Table, name: str) -> np.ndarray:
-    return _absent(result, name) | _json_type(result, name, "VARCHAR")
+    return _absent(result, name) | _json_type(result, name, STRING)
 
 
 def _rating_ok(result: pa.Table, name: str) -> np.ndarray:
@@ -299,9 +537,9 @@ def _rating_ok(result: pa.Table, name: str) -> np.ndarray:
 
 
 def _count_ok(result: pa.Table, name: str) -> np.ndarray:
-    # A non-negative JSON integer that fits int64 (declared BIGINT: a larger one reads as NULL). A float count
-    # (12.0, as Hugging Face exports give) takes the Python rules, which accept it.
-    return _absent(result, name) | (_json_type(result, name, "UBIGINT") & _bools(pc.is_valid(result.column(name))))
+    # A non-negative JSON integer that fits int64 (a larger one reads as null). A float count (12.0, as Hugging Face
+    # exports give) takes the Python rules, which accept it.
+    return _absent(result, name) | (_json_type(result, name, UINT) & _bools(pc.is_valid(result.column(name))))
 
 
 def _parent_asin(result: pa.Table) -> pa.Array:
@@ -311,7 +549,7 @@ def _parent_asin(result: pa.Table) -> pa.Array:
 def _common_ok(result: pa.Table) -> np.ndarray:
     # No repeated top-level key (orjson keeps the last copy, DuckDB the first) and a usable parent_asin.
     repeated = result.column("repeated").to_numpy(zero_copy_only=False)
-    return ((repeated <= 0) & _json_type(result, "parent_asin", "VARCHAR")
+    return ((repeated <= 0) & _json_type(result, "parent_asin", STRING)
             & _bools(pc.not_equal(_parent_asin(result), "")))
 
 
@@ -325,14 +563,14 @@ def _meta_ok(result: pa.Table) -> np.ndarray:
     # -0.0 is a price (its raw text "-0.0"); it is left to the Python rules rather than to a hash of floats.
     price = pc.and_kleene(pc.is_finite(number), pc.greater(number, 0.0))
     zero = pc.and_kleene(pc.equal(number, 0.0), pc.invert(pc.is_in(pc.cast(number, pa.string()), pa.array(["-0"]))))
-    ok &= (_absent(result, "price") | _json_type(result, "price", "VARCHAR")
+    ok &= (_absent(result, "price") | _json_type(result, "price", STRING)
            | (_json_type(result, "price", *_NUMBER) & (_bools(price) | _bools(zero))))
     for name in ("features", "description", "categories"):
-        ok &= _absent(result, name) | _json_type(result, name, "ARRAY")  # element types: _LIST_ELEMENT
+        ok &= _absent(result, name) | _json_type(result, name, ARRAY)  # element types: _LIST_ELEMENT
     details = result.column("details").combine_chunks()
     types = pc.list_value_length(result.column("details_t").combine_chunks())
     same_length = _bools(pc.is_valid(details)) & (_map_lengths(details) == _bools_int(types))
-    ok &= _absent(result, "details") | (_json_type(result, "details", "OBJECT", "VARCHAR") & same_length)
+    ok &= _absent(result, "details") | (_json_type(result, "details", OBJECT, STRING) & same_length)
     return ok
 
 
@@ -352,8 +590,8 @@ def _review_ok(result: pa.Table) -> np.ndarray:
     for name in ("asin", "title", "text", "user_id"):
         ok &= _text_ok(result, name)
     ok &= _rating_ok(result, "rating") & _count_ok(result, "helpful_vote")
-    ok &= _absent(result, "verified_purchase") | _json_type(result, "verified_purchase", "BOOLEAN")
-    ok &= _absent(result, "timestamp") | (_json_type(result, "timestamp", "UBIGINT", "BIGINT")
+    ok &= _absent(result, "verified_purchase") | _json_type(result, "verified_purchase", BOOL)
+    ok &= _absent(result, "timestamp") | (_json_type(result, "timestamp", UINT, INT)
                                           & _bools(pc.is_valid(result.column("timestamp"))))
     return ok
 
@@ -446,9 +684,10 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
     kinds = types.flatten()
     trimmed = pc.utf8_trim(values, _WS)
     key_ok = _bools(pc.not_equal(pc.utf8_trim(raw_keys, _WS), ""))
-    is_str = _bools(pc.equal(kinds, "VARCHAR"))
+    kind_codes = np.asarray(kinds.to_numpy(zero_copy_only=False), dtype=np.int8)
+    is_str = kind_codes == STRING
     fast = is_str & key_ok & _bools(pc.not_equal(trimmed, ""))
-    is_object = _bools(pc.equal(kinds, "OBJECT")) & key_ok
+    is_object = (kind_codes == OBJECT) & key_ok
     keys = _canonical(raw_keys, table)
     out_values = trimmed  # null only where the value is a JSON null, an entry of the general path below
     general = ~(fast | is_object)
@@ -467,7 +706,7 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
                 new_raw.append(raw_key)
                 new_values.append(orjson.dumps(orjson.loads(value)).decode())
                 continue
-            raw_value = value if kind == "VARCHAR" else None if kind == "NULL" else orjson.loads(value)
+            raw_value = value if kind == STRING else None if kind == NULL else orjson.loads(value)
             key, text = table.split_fused(raw_key, detail_value_text(raw_value))
             text = text.strip()
             if not key.strip() and not text:
