@@ -5,13 +5,14 @@ same bad records). Per line DuckDB parses once: `json_transform_strict` gives ev
 text (its type is the first byte; a string is unescaped only where it holds a backslash) and the string lists
 as lists, and refuses a line that lacks a declared key or repeats one; the details object's keys and values are
 read from its own text. The lines it refuses take a second query with the JSON type of every field and the
-key list (`LAX_SQL`). One RE2 pass over the raw lines (`pyarrow.compute.match_substring_regex`, `_META_SCREEN`) finds
-what DuckDB's parser accepts and orjson refuses (NaN / Infinity literals, trailing commas, exponents that
-overflow a double, a byte order mark, escaped ASCII that could spell a key) and string lists with an element
-that is not a string or null. The record rules of `ecombench.catalog.records` then run as pyarrow compute
-kernels and numpy over whole columns: types, value ranges, Python's whitespace strip (`utf8_trim` with every
-`str.isspace` character), labels, null-free string lists, detail keys (canonical per distinct raw key), the fast
-path of `normalize_details`, prices per distinct value.
+key list (`LAX_SQL`). A few RE2 passes over the raw lines (`pyarrow.compute.match_substring_regex`, `_SCREEN`)
+find what DuckDB's parser accepts and orjson refuses (NaN / Infinity literals, trailing commas, exponents that
+overflow a double, escaped ASCII that could spell a key); string list elements that DuckDB read from a number,
+a boolean, an array or an object are found in its lists (`_string_elements`). The record rules of
+`ecombench.catalog.records` then run as pyarrow compute kernels and numpy over whole columns: types, value
+ranges, Python's whitespace strip (`utf8_trim` with every `str.isspace` character), labels, null-free string
+lists, detail keys (canonical per distinct raw key), the fast path of `normalize_details`, prices per distinct
+value.
 
 A line takes the Python rules instead, whole (`ecombench.catalog.records.convert_block` on that line), when
 any of those checks says the columns might not give exactly their result: every bad record comes
@@ -56,19 +57,20 @@ _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("rev
 # utf8_trim with these strips exactly as the rules do.
 _WS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
        "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-# What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (RE2; a match inside a string
-# only sends a good line the slow way): NaN / Infinity literals (DuckDB reads them case-insensitively), a
-# trailing comma, an exponent of three digits or a 300-digit number (a double overflows: orjson refuses it),
-# a byte order mark, and an escaped printable ASCII character (a key spelt with escapes could repeat a
-# declared key unseen by the other checks).
-_LENIENT = (r"(?i:[:\[,]\s*[-+]?(?:nan|inf|infinity)\s*[,\]}])|,\s*[\]}]|[:\[,]\s*-?\d+(?:\.\d+)?[eE][+-]?\d{3}"
-            r"|\d{300}|\\u00[2-7]|\x{feff}")
-# A string list (features, description, categories) holding an element that is neither a string nor null:
-# the Python rules drop the field (wrong_type), DuckDB's VARCHAR[] would read the element as text.
-_LIST_ELEMENT = (r'"(?:features|description|categories)"\s*:\s*\[(?:\s*(?:"(?:[^"\\]|\\.)*"|null)\s*,)*'
-                 r'\s*[^"\s\]n]')
-_META_SCREEN = f"{_LENIENT}|{_LIST_ELEMENT}"
-_REVIEW_SCREEN = _LENIENT
+# What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (a match inside a string only sends
+# a good line the slow way): NaN / Infinity literals (DuckDB reads them case-insensitively), a trailing comma, an
+# exponent of three digits or a 300-digit number (a double overflows: orjson refuses it), and an escaped printable
+# ASCII character (a key spelt with escapes could repeat a declared key unseen by the other checks). A value
+# follows a colon, a comma or an opening bracket, so the search is one RE2 pass per such byte: RE2 skips to the
+# next occurrence of a pattern's single first byte (memchr), several times faster than one pattern whose first
+# byte is any of three. (A byte order mark needs no search: DuckDB's parser refuses it, as orjson does.)
+_VALUE = r"(?:[-+]?(?i:nan|inf|infinity)\s*[,\]}]|[-+]?\d+(?:\.\d+)?[eE][+-]?\d{3}|[-+]?\d{300})"
+_SCREEN = (r":\s*" + _VALUE, r",\s*(?:[\]}]|" + _VALUE[3:], r"\[\s*" + _VALUE, r"\\u00[2-7]")
+# A string list element (features, description, categories) as DuckDB's VARCHAR[] gives a JSON number or boolean
+# (the Python rules drop such a list as wrong_type); an element starting with "[" or "{" is checked by orjson.
+_SCALAR_ELEMENT = r"^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|-?(?:NaN|Infinity)|true|false)$"
+_ELEMENT_START = np.zeros(256, dtype=bool)
+_ELEMENT_START[np.frombuffer(b"-0123456789NItf[{", dtype=np.uint8)] = True
 
 
 def _sql_text(text: str) -> str:
@@ -186,49 +188,34 @@ def _number_codes(texts: pa.Array, codes: np.ndarray) -> np.ndarray:
     return codes
 
 
-def _unquoted(texts: pa.Array, strings: np.ndarray, keep_others: bool = False) -> pa.Array:
-    """The value of each JSON string text where `strings` (quotes off, escapes read as orjson reads them).
+def _holding(texts: pa.Array, byte: int) -> np.ndarray:
+    """Which entries of a string array hold the given byte."""
+    offsets, data = _offsets_data(texts)
+    found = np.flatnonzero(data[offsets[0]:offsets[-1]] == byte) + offsets[0]
+    return _entries_with(offsets, found, len(texts)) if len(found) else np.zeros(len(texts), dtype=bool)
 
-    The other entries are null, or their JSON text when `keep_others`. Built from the texts' bytes with their
-    quotes dropped; only a string holding a backslash is read by orjson.
+
+def _unquoted(texts: pa.Array, strings: np.ndarray) -> pa.Array:
+    """The value of each JSON string text where `strings` (quotes off, escapes read as orjson reads them); else null.
+
+    The quotes are sliced off in Arrow; only a string holding a backslash is read by orjson.
     """
     n = len(texts)
-    offsets, data = _offsets_data(texts)
-    base = int(offsets[0])
-    offsets = offsets.astype(np.int64) - base
-    data = data[base:base + int(offsets[-1])]
-    where = np.flatnonzero(strings)
-    keep = np.ones(len(data), dtype=bool)
-    keep[offsets[where]] = False
-    keep[offsets[where + 1] - 1] = False
-    dropped = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(strings.astype(np.int64) * 2, out=dropped[1:])
-    out_offsets = offsets - dropped
-    out_data = data[keep]
-    slashes = np.flatnonzero(data == ord("\\"))
-    if len(slashes):
-        escaped = np.flatnonzero(_entries_with(offsets, slashes, n) & strings)
-        if len(escaped):
-            # Escaped strings (a quote, a backslash, a control character) are few: their values from orjson are
-            # spliced in, everything between them copied as it is.
-            values = [orjson.loads(data[offsets[i]:offsets[i + 1]].tobytes()).encode() for i in escaped.tolist()]
-            parts: list[Any] = []
-            at = 0
-            for i, value in zip(escaped.tolist(), values, strict=True):
-                parts.append(out_data[at:out_offsets[i]])
-                parts.append(np.frombuffer(value, dtype=np.uint8))
-                at = int(out_offsets[i + 1])
-            parts.append(out_data[at:])
-            out_data = np.concatenate(parts)
-            growth = np.zeros(n + 1, dtype=np.int64)
-            growth[escaped + 1] = [len(v) for v in values] - (out_offsets[escaped + 1] - out_offsets[escaped])
-            out_offsets = out_offsets + np.cumsum(growth)
-    valid = _valid(texts) & (strings | keep_others)
-    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    large = out_offsets[-1] >= 2**31
-    return pa.Array.from_buffers(pa.large_string() if large else pa.string(), n, [
-        bitmap, pa.py_buffer(out_offsets.astype(np.int64 if large else np.int32)), pa.py_buffer(out_data)],
-        null_count=-1 if bitmap is None else int(n - valid.sum())).cast(pa.string())
+    if not strings.any():
+        return pa.nulls(n, pa.string())
+    if strings.all():
+        inner = pc.utf8_slice_codeunits(texts, 1, -1)
+    else:
+        mask = pa.array(strings)
+        inner = pc.replace_with_mask(pa.nulls(n, pa.string()), mask,
+                                     pc.utf8_slice_codeunits(texts.filter(mask), 1, -1))
+    escaped = np.flatnonzero(strings & _holding(texts, ord("\\")))
+    if len(escaped):
+        where = np.zeros(n, dtype=bool)
+        where[escaped] = True
+        values = [orjson.loads(text) for text in texts.take(pa.array(escaped)).to_pylist()]
+        inner = pc.replace_with_mask(inner, pa.array(where), pa.array(values, pa.string()))
+    return inner.cast(pa.string())
 
 
 def _integers(texts: pa.Array, codes: np.ndarray) -> pa.Array:
@@ -284,11 +271,9 @@ def _strict_columns(kind: str, raw: pa.Table) -> pa.Table:
         keys, texts = (_one_chunk(raw.column(c)) for c in ("detail_keys", "detail_values"))
         offsets = _list_offsets(keys)
         items = texts.flatten()
-        item_codes = _type_codes(items)
-        entries = _unquoted(items, item_codes == STRING, keep_others=True)
         absent = pa.array(cols["t_details"] == NULL)
-        cols["details"] = pa.MapArray.from_arrays(offsets, keys.flatten(), entries, mask=absent)
-        cols["details_t"] = pa.ListArray.from_arrays(offsets, pa.array(item_codes, pa.int8()), mask=absent)
+        cols["details"] = pa.MapArray.from_arrays(offsets, keys.flatten(), items, mask=absent)
+        cols["details_t"] = pa.ListArray.from_arrays(offsets, pa.array(_type_codes(items), pa.int8()), mask=absent)
     return pa.table(cols)
 
 
@@ -320,7 +305,10 @@ def _rows_with_repeated_keys(keys: pa.ListArray) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     codes = pc.dictionary_encode(flat).indices.to_numpy().astype(np.int64)
     rows = pc.list_parent_indices(keys).to_numpy().astype(np.int64)
-    pairs = np.sort(rows * (int(codes.max()) + 1) + codes)
+    pairs = rows * (int(codes.max()) + 1) + codes
+    if len(pc.unique(pairs)) == len(pairs):  # the usual case, found by hashing instead of sorting
+        return np.zeros(0, dtype=np.int64)
+    pairs = np.sort(pairs)
     twice = pairs[1:][pairs[1:] == pairs[:-1]]
     return np.unique(twice // (int(codes.max()) + 1))
 
@@ -363,11 +351,29 @@ def _lax_columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -
                                        ).take(pa.array(where))
             detail_types = pa.concat_arrays([detail_types, extra.column("details_t").combine_chunks().cast(
                 detail_types.type)]).take(pa.array(where))
-        cols["details"] = details
+        cols["details"] = _json_text_details(details, detail_types)
         cols["details_t"] = pa.ListArray.from_arrays(
             _list_offsets(detail_types), pa.array(_json_type_codes(detail_types.flatten()), pa.int8()),
             mask=pc.is_null(detail_types))
     return pa.table(cols)
+
+
+def _json_text_details(details: pa.MapArray, detail_types: pa.ListArray) -> pa.MapArray:
+    """The lax query's details map with its values as JSON texts, as the strict query gives them.
+
+    DuckDB's VARCHAR of a detail string is its value: it is written back as JSON by orjson. A row whose map and
+    type list differ in length (a repeated key) keeps its values; `_meta_ok` refuses it.
+    """
+    offsets = details.offsets.to_numpy()
+    start, count = int(offsets[0]), int(offsets[-1] - offsets[0])
+    values = details.items.slice(start, count).to_pylist()
+    same = _map_lengths(details) == _bools_int(pc.list_value_length(detail_types))
+    codes = np.full(count, OTHER, dtype=np.int8)
+    rows = np.repeat(np.arange(len(details)), np.diff(offsets))  # list_parent_indices aborts on a map
+    codes[same[rows]] = _json_type_codes(detail_types.flatten())[same[pc.list_parent_indices(detail_types).to_numpy()]]
+    texts = [orjson.dumps(v).decode() if c == STRING else v for v, c in zip(values, codes.tolist(), strict=True)]
+    return pa.MapArray.from_arrays(_list_offsets(details), details.keys.slice(start, count),
+                                   pa.array(texts, pa.string()), mask=pc.is_null(details))
 
 
 def _list_offsets(lists: pa.ListArray) -> pa.Array:
@@ -462,7 +468,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
         arr = every.take(pa.array(picked)).cast(pa.large_string())
     if not len(picked):
         return None, picked, sorted(python), every
-    screen = _bools(pc.invert(pc.match_substring_regex(arr, _META_SCREEN if kind == "meta" else _REVIEW_SCREEN)))
+    screen = ~_screened(arr)
     lines = pa.table({"k": pa.array(np.arange(len(picked)), pa.int64()), "line": arr})
     con = _connection()
     con.register("lines", lines)
@@ -509,6 +515,40 @@ def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
 def _or_empty(strings: pa.Array) -> pa.Array:
     """Null strings as "" (a copy only when there is a null)."""
     return pc.fill_null(strings, "") if strings.null_count else strings
+
+
+def _screened(lines: pa.Array) -> np.ndarray:
+    """Lines holding what DuckDB's parser accepts and orjson refuses (`_SCREEN`)."""
+    found = np.zeros(len(lines), dtype=bool)
+    for pattern in _SCREEN:
+        found |= _bools(pc.match_substring_regex(lines, pattern))
+    return found
+
+
+def _string_elements(lists: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Rows of a string list column none of whose elements was a JSON number, boolean, array or object."""
+    lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
+    flat = lists.flatten()
+    ok = np.ones(len(lists), dtype=bool)
+    if not len(flat):
+        return ok
+    offsets, data = _offsets_data(flat)
+    starts = (offsets[1:] > offsets[:-1]) & _valid(flat)
+    starts[starts] = _ELEMENT_START[data[offsets[:-1][starts]]]
+    if not starts.any():
+        return ok
+    where = np.flatnonzero(starts)
+    chosen = flat.take(pa.array(where))
+    bad = _bools(pc.match_substring_regex(chosen, _SCALAR_ELEMENT))
+    opening = np.flatnonzero(np.isin(data[offsets[:-1][where]], (ord("["), ord("{"))))
+    for i, text in zip(opening.tolist(), chosen.take(pa.array(opening)).to_pylist(), strict=True):
+        try:
+            bad[i] = not isinstance(orjson.loads(text), str)
+        except orjson.JSONDecodeError:
+            pass
+    if bad.any():
+        ok[pc.list_parent_indices(lists).to_numpy()[where[bad]]] = False
+    return ok
 
 
 def _codes(result: pa.Table, name: str) -> np.ndarray:
@@ -566,7 +606,7 @@ def _meta_ok(result: pa.Table) -> np.ndarray:
     ok &= (_absent(result, "price") | _json_type(result, "price", STRING)
            | (_json_type(result, "price", *_NUMBER) & (_bools(price) | _bools(zero))))
     for name in ("features", "description", "categories"):
-        ok &= _absent(result, name) | _json_type(result, name, ARRAY)  # element types: _LIST_ELEMENT
+        ok &= _absent(result, name) | (_json_type(result, name, ARRAY) & _string_elements(result.column(name)))
     details = result.column("details").combine_chunks()
     types = pc.list_value_length(result.column("details_t").combine_chunks())
     same_length = _bools(pc.is_valid(details)) & (_map_lengths(details) == _bools_int(types))
@@ -668,61 +708,59 @@ def _canonical(raw_keys: pa.Array, table: FieldTable) -> pa.Array:
 
 
 def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
-    """`normalize_details` over the details column (a MAP of raw key -> value as DuckDB's VARCHAR) and its JSON types.
+    """`normalize_details` over the details column (a MAP of raw key -> value as JSON text) and its type codes.
 
-    An entry with a string value and a non-blank key and value takes the rule's fast path as columns (value
-    stripped, key canonical per distinct raw key). An object value is its compact orjson text, as
-    `detail_value_text` gives it (re-serialised from DuckDB's text, which orjson reads to the same value).
-    Any other entry (a number, list, null, a blank key or value) takes the rule's general path in Python.
+    An entry with a string value without a backslash and a non-blank key and value takes the rule's fast path as
+    columns (quotes and whitespace trimmed in one pass, key canonical per distinct raw key). Any other entry is read
+    by orjson: an escaped string takes the same fast path, an object is its compact orjson text (as
+    `detail_value_text` gives it), anything else (a number, list, null, a blank key or value) the rule's general
+    path.
     """
     n = len(details)
     lengths = _map_lengths(details)
     offsets = details.offsets.to_numpy()
     start, stop = int(offsets[0]), int(offsets[-1])
     raw_keys = details.keys.slice(start, stop - start).cast(pa.string())
-    values = details.items.slice(start, stop - start).cast(pa.string())
-    kinds = types.flatten()
-    trimmed = pc.utf8_trim(values, _WS)
+    texts = details.items.slice(start, stop - start).cast(pa.string())
+    kinds = np.asarray(types.flatten().to_numpy(zero_copy_only=False), dtype=np.int8)
+    # A JSON string without a backslash holds no quote: trimming quotes and whitespace gives its value stripped.
+    trimmed = pc.utf8_trim(texts, '"' + _WS)
     key_ok = _bools(pc.not_equal(pc.utf8_trim(raw_keys, _WS), ""))
-    kind_codes = np.asarray(kinds.to_numpy(zero_copy_only=False), dtype=np.int8)
-    is_str = kind_codes == STRING
-    fast = is_str & key_ok & _bools(pc.not_equal(trimmed, ""))
-    is_object = (kind_codes == OBJECT) & key_ok
+    fast = (kinds == STRING) & key_ok & _bools(pc.not_equal(trimmed, "")) & ~_holding(texts, ord("\\"))
     keys = _canonical(raw_keys, table)
-    out_values = trimmed  # null only where the value is a JSON null, an entry of the general path below
-    general = ~(fast | is_object)
-    keep = np.ones(len(raw_keys), dtype=bool)
     slow = np.flatnonzero(~fast)
+    keep = np.ones(len(raw_keys), dtype=bool)
     if len(slow):
-        # Off the fast path, in entry order: an object's compact orjson text, or the rule's general path.
-        value_list, kind_list = values.take(slow).to_pylist(), kinds.take(slow).to_pylist()
-        key_list = raw_keys.take(slow).to_pylist()
-        new_keys: list[str | None] = []
-        new_raw: list[str] = []
+        text_list = texts.take(pa.array(slow)).to_pylist()
+        key_list = raw_keys.take(pa.array(slow)).to_pylist()
+        slow_ok = key_ok[slow].tolist()
         new_values: list[str] = []
-        for j, (raw_key, value, kind) in enumerate(zip(key_list, value_list, kind_list, strict=True)):
-            if is_object[slow[j]]:
-                new_keys.append(None)
-                new_raw.append(raw_key)
-                new_values.append(orjson.dumps(orjson.loads(value)).decode())
+        general: list[int] = []  # positions in `slow` whose key the general path rewrote
+        new_keys: list[str] = []
+        new_raw: list[str] = []
+        for j, (raw_key, text, ok) in enumerate(zip(key_list, text_list, slow_ok, strict=True)):
+            value = None if text is None else orjson.loads(text)
+            if ok and value.__class__ is dict:
+                new_values.append(orjson.dumps(value).decode())
                 continue
-            raw_value = value if kind == STRING else None if kind == NULL else orjson.loads(value)
-            key, text = table.split_fused(raw_key, detail_value_text(raw_value))
-            text = text.strip()
-            if not key.strip() and not text:
+            if ok and value.__class__ is str and value.strip():
+                new_values.append(value.strip())
+                continue
+            key, value_text = table.split_fused(raw_key, detail_value_text(value))
+            value_text = value_text.strip()
+            if not key.strip() and not value_text:
                 keep[slow[j]] = False
+            general.append(j)
             new_keys.append(_canonical_key(table, key))
             new_raw.append(key)
-            new_values.append(text)
-        mask = pa.array(~fast)
-        out_values = pc.replace_with_mask(out_values, mask, pa.array(new_values, pa.string()))
-        if general.any():
-            changed = pa.array(general)
-            keys = pc.replace_with_mask(keys, changed, pa.array(
-                [k for k, g in zip(new_keys, general[slow], strict=True) if g], pa.string()))
-            raw_keys = pc.replace_with_mask(raw_keys, changed, pa.array(
-                [k for k, g in zip(new_raw, general[slow], strict=True) if g], pa.string()))
-    struct = pa.StructArray.from_arrays([keys, raw_keys, out_values], names=["key", "raw_key", "value"])
+            new_values.append(value_text)
+        trimmed = pc.replace_with_mask(trimmed, pa.array(~fast), pa.array(new_values, pa.string()))
+        if general:
+            changed = np.zeros(len(raw_keys), dtype=bool)
+            changed[slow[general]] = True
+            keys = pc.replace_with_mask(keys, pa.array(changed), pa.array(new_keys, pa.string()))
+            raw_keys = pc.replace_with_mask(raw_keys, pa.array(changed), pa.array(new_raw, pa.string()))
+    struct = pa.StructArray.from_arrays([keys, raw_keys, trimmed], names=["key", "raw_key", "value"])
     if not keep.all():
         rows = np.repeat(np.arange(n), lengths)
         lengths = np.bincount(rows[keep], minlength=n).astype(np.int64)
