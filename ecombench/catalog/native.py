@@ -67,8 +67,11 @@ _WS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2
 _VALUE = r"(?:[-+]?(?i:nan|inf|infinity)\s*[,\]}]|[-+]?\d+(?:\.\d+)?[eE][+-]?\d{3}|[-+]?\d{300})"
 _SCREEN = (r":\s*" + _VALUE, r",\s*(?:[\]}]|" + _VALUE[3:], r"\[\s*" + _VALUE, r"\\u00[2-7]")
 # A string list element (features, description, categories) as DuckDB's VARCHAR[] gives a JSON number or boolean
-# (the Python rules drop such a list as wrong_type); an element starting with "[" or "{" is checked by orjson.
+# (the Python rules drop such a list as wrong_type); an element starting with "[" or "{" is checked by orjson. The
+# string "5" reads the same as the number 5, so a row found so is confirmed on its raw line (`_LIST_ELEMENT`).
 _SCALAR_ELEMENT = r"^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|-?(?:NaN|Infinity)|true|false)$"
+_LIST_ELEMENT = (r'"(?:features|description|categories)"\s*:\s*\[(?:\s*(?:"(?:[^"\\]|\\.)*"|null)\s*,)*'
+                 r'\s*[^"\s\]n]')
 _ELEMENT_START = np.zeros(256, dtype=bool)
 _ELEMENT_START[np.frombuffer(b"-0123456789NItf[{", dtype=np.uint8)] = True
 
@@ -496,7 +499,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     seen = np.zeros(len(picked), dtype=bool)
     seen[k] = True
     python.extend(index[~seen].tolist())  # not a JSON object to DuckDB
-    ok = (_meta_ok(result) if kind == "meta" else _review_ok(result)) & screen[k]
+    ok = (_meta_ok(result, arr) if kind == "meta" else _review_ok(result)) & screen[k]
     python.extend(index[k[~ok]].tolist())
     return (result if ok.all() else result.filter(pa.array(ok))), index, sorted(python), every
 
@@ -526,7 +529,10 @@ def _screened(lines: pa.Array) -> np.ndarray:
 
 
 def _string_elements(lists: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Rows of a string list column none of whose elements was a JSON number, boolean, array or object."""
+    """Rows of a string list column none of whose elements might have been a JSON number, boolean, array or object.
+
+    Exact for arrays and objects; a row with an element that reads as a number or a boolean may hold it as a string.
+    """
     lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
     flat = lists.flatten()
     ok = np.ones(len(lists), dtype=bool)
@@ -593,8 +599,13 @@ def _common_ok(result: pa.Table) -> np.ndarray:
             & _bools(pc.not_equal(_parent_asin(result), "")))
 
 
-def _meta_ok(result: pa.Table) -> np.ndarray:
-    """Rows whose every field the columns below normalise exactly as `normalize_product` does, without a drop."""
+def _meta_ok(result: pa.Table, lines: pa.Array) -> np.ndarray:
+    """Rows whose every field the columns below normalise exactly as `normalize_product` does, without a drop.
+
+    Args:
+        result: `_strict_columns` / `_lax_columns` rows.
+        lines: the lines the rows were read from (row i from `lines[k[i]]`).
+    """
     ok = _common_ok(result)
     for name in ("title", "main_category", "store"):
         ok &= _text_ok(result, name)
@@ -605,8 +616,14 @@ def _meta_ok(result: pa.Table) -> np.ndarray:
     zero = pc.and_kleene(pc.equal(number, 0.0), pc.invert(pc.is_in(pc.cast(number, pa.string()), pa.array(["-0"]))))
     ok &= (_absent(result, "price") | _json_type(result, "price", STRING)
            | (_json_type(result, "price", *_NUMBER) & (_bools(price) | _bools(zero))))
+    elements = np.ones(result.num_rows, dtype=bool)
     for name in ("features", "description", "categories"):
-        ok &= _absent(result, name) | (_json_type(result, name, ARRAY) & _string_elements(result.column(name)))
+        ok &= _absent(result, name) | _json_type(result, name, ARRAY)
+        elements &= _string_elements(result.column(name))
+    if not elements.all():
+        doubtful = np.flatnonzero(~elements)
+        raw = lines.take(pa.array(result.column("k").to_numpy()[doubtful]))
+        ok[doubtful[_bools(pc.match_substring_regex(raw, _LIST_ELEMENT))]] = False
     details = result.column("details").combine_chunks()
     types = pc.list_value_length(result.column("details_t").combine_chunks())
     same_length = _bools(pc.is_valid(details)) & (_map_lengths(details) == _bools_int(types))
