@@ -76,10 +76,6 @@ _ELEMENT_START = np.zeros(256, dtype=bool)
 _ELEMENT_START[np.frombuffer(b"-0123456789NItf[{", dtype=np.uint8)] = True
 
 
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 _META_FIELDS = {"parent_asin": "VARCHAR", "title": "VARCHAR", "main_category": "VARCHAR", "store": "VARCHAR",
                 "average_rating": "DOUBLE", "rating_number": "BIGINT", "price": "JSON", "features": "VARCHAR[]",
                 "description": "VARCHAR[]", "categories": "VARCHAR[]", "details": "MAP(VARCHAR, VARCHAR)"}
@@ -872,9 +868,9 @@ def convert_block_native(kind: str, name: str, block: Block, table: FieldTable |
     else:
         fast, keys = _review_batch(result, name, lines)
     fast_lines = lines.tolist()
-    fast_ids = fast.column("parent_asin").to_pylist()
     if not slow.lines:
-        return Converted([], fast_ids, fast_lines, keys, slow.bad, slow.last_line, fast)
+        return Converted([], fast.column("parent_asin"), fast_lines, keys, slow.bad, slow.last_line, fast)
+    fast_ids = fast.column("parent_asin").to_pylist()
     merged = pa.Table.from_batches([fast, slow_batch])
     order = np.argsort(np.asarray(fast_lines + slow.lines, dtype=np.int64), kind="stable")
     batch = merged.take(pa.array(order)).combine_chunks().to_batches()[0]
