@@ -744,20 +744,20 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
     slow = np.flatnonzero(~fast)
     keep = np.ones(len(raw_keys), dtype=bool)
     if len(slow):
-        text_list = texts.take(pa.array(slow)).to_pylist()
-        key_list = raw_keys.take(pa.array(slow)).to_pylist()
-        slow_ok = key_ok[slow].tolist()
-        new_values: list[str] = []
+        objects = (kinds[slow] == OBJECT) & key_ok[slow]
+        new_values = np.empty(len(slow), dtype=object)
+        new_values[objects] = _compact_objects(texts.take(pa.array(slow[objects])))
+        rest = np.flatnonzero(~objects)
+        text_list = texts.take(pa.array(slow[rest])).to_pylist()
+        key_list = raw_keys.take(pa.array(slow[rest])).to_pylist()
+        rest_ok = key_ok[slow[rest]].tolist()
         general: list[int] = []  # positions in `slow` whose key the general path rewrote
         new_keys: list[str] = []
         new_raw: list[str] = []
-        for j, (raw_key, text, ok) in enumerate(zip(key_list, text_list, slow_ok, strict=True)):
+        for j, raw_key, text, ok in zip(rest.tolist(), key_list, text_list, rest_ok, strict=True):
             value = None if text is None else orjson.loads(text)
-            if ok and value.__class__ is dict:
-                new_values.append(orjson.dumps(value).decode())
-                continue
             if ok and value.__class__ is str and value.strip():
-                new_values.append(value.strip())
+                new_values[j] = value.strip()
                 continue
             key, value_text = table.split_fused(raw_key, detail_value_text(value))
             value_text = value_text.strip()
@@ -766,7 +766,7 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
             general.append(j)
             new_keys.append(_canonical_key(table, key))
             new_raw.append(key)
-            new_values.append(value_text)
+            new_values[j] = value_text
         trimmed = pc.replace_with_mask(trimmed, pa.array(~fast), pa.array(new_values, pa.string()))
         if general:
             changed = np.zeros(len(raw_keys), dtype=bool)
@@ -779,6 +779,22 @@ def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
         lengths = np.bincount(rows[keep], minlength=n).astype(np.int64)
         struct = struct.filter(pa.array(keep))
     return pa.ListArray.from_arrays(_offsets(lengths), struct)
+
+
+def _compact_objects(texts: pa.Array) -> list[str]:
+    """Each JSON object text as orjson writes the object it reads (`detail_value_text` of a dict).
+
+    One orjson call reads them all and one writes them back; the written array is cut between its objects at
+    "},{", checked to give one text per object (a string holding "},{" makes more: then one call per object).
+    """
+    if not len(texts):
+        return []
+    values = texts.to_pylist()
+    written = orjson.dumps(orjson.loads("[" + ",".join(values) + "]"))
+    parts = written[2:-2].split(b"},{")
+    if len(parts) != len(values):
+        return [orjson.dumps(orjson.loads(v)).decode() for v in values]
+    return ["{" + part.decode() + "}" for part in parts]
 
 
 def _meta_batch(result: pa.Table, name: str, lines: np.ndarray, table: FieldTable) -> pa.RecordBatch:
