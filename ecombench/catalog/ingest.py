@@ -238,16 +238,17 @@ READERS = ("python", "native")
 (`catalog.native`), "python" per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
 
 
-def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None) -> Converted:
-    # The native reader's unit of work (on a thread of this process: `table` is the writer's own); a block DuckDB
-    # or pyarrow itself fails on (not a rule: its own error) is read by the Python rules instead, so the
-    # snapshot never depends on it.
+def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None,
+                    table_loading: Future[FieldTable] | None = None) -> Converted:
+    # The native reader's unit of work (on a thread of this process: `table` is the writer's own, or the one
+    # `table_loading` is still reading while this process reads the first blocks); a block DuckDB or pyarrow itself
+    # fails on (not a rule: its own error) is read by the Python rules instead, so the snapshot never depends on it.
     # deferred: duckdb loads only for the native reader
     import duckdb
 
     try:
         if table is None and kind == "meta":  # reviews need no field table
-            table = load_field_table(table_path)
+            table = table_loading.result() if table_loading is not None else load_field_table(table_path)
         return convert_block_native(kind, name, block, table)
     except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
@@ -586,9 +587,8 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
 
         def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
             if reader == "native":
-                meta_table = table if table is not None or table_loading is None or kind != "meta" else \
-                    table_loading.result()
-                run = partial(_convert_native, kind, path.name, table_path=table_path, table=meta_table)
+                run = partial(_convert_native, kind, path.name, table_path=table_path, table=table,
+                              table_loading=table_loading)
             else:
                 run = partial(_convert_to_batch, kind, path.name, table_path=table_path)
             # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).
