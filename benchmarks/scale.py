@@ -316,7 +316,7 @@ def child_duckdb(meta: str, reviews: str, out: str) -> None:
     """DuckDB's read_json of both files (the snapshot's columns declared) to parquet, every core, nothing else."""
     import duckdb
 
-    from ecombench.catalog.native import _META_FIELDS, _REVIEW_FIELDS
+    from ecombench.catalog.native_columns import _META_FIELDS, _REVIEW_FIELDS
 
     Path(out).mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(":memory:")

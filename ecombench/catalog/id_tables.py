@@ -137,7 +137,9 @@ class IdTable:
 
     def lookup(self, ids: Sequence[str] | pa.Array) -> np.ndarray:
         """Each id's ordinal, -1 where it is not stored."""
-        codes, ok = asin_codes(ids)
+        return self._lookup(ids, *asin_codes(ids))
+
+    def _lookup(self, ids: Sequence[str] | pa.Array, codes: np.ndarray, ok: np.ndarray) -> np.ndarray:
         out = np.full(len(codes), -1, dtype=np.int64)
         if ok.any():
             found, values = self._codes.get(codes[ok], -1)
@@ -155,7 +157,7 @@ class IdTable:
             Bool mask of the ids that were new (False for ids stored before or repeated earlier in `ids`).
         """
         codes, ok = asin_codes(ids)
-        known = self.lookup(ids) >= 0
+        known = self._lookup(ids, codes, ok) >= 0
         new = ~known
         # Within the batch only the first of equal ids is new.
         coded = np.flatnonzero(ok & new)

@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ecombench.catalog.snapshot import SnapshotError
 from ecombench.io import write_atomic
 
 SNAPSHOT_FILES = ("products.parquet", "reviews.parquet", "bad_records.jsonl")
@@ -74,6 +73,9 @@ def verify_snapshot(path: Path, cache_dir: Path | None = None) -> dict[str, str]
         SnapshotError: the manifest is missing or unreadable, or a file is missing, has another size or
             another sha256 than recorded (the message names the file).
     """
+    # deferred: ecombench.catalog.snapshot imports polars (~0.2 s), which writing a snapshot never needs
+    from ecombench.catalog.snapshot import SnapshotError
+
     manifest_path = path / "manifest.json"
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

@@ -1,16 +1,18 @@
 """The native reader: a block of JSONL lines parsed by DuckDB's JSON reader and normalised as whole columns.
 
 `convert_block_native` is a drop-in for `ecombench.catalog.records.convert_block` (same `Converted`, same rows,
-same bad records). Per line DuckDB does only what needs the JSON parser: one `json_transform` into
-typed columns (`details` as `MAP(VARCHAR, VARCHAR)`), the JSON type of every declared field and of
-every detail value (`json_type`), and the top-level keys (`json_keys`, for repeated keys). One RE2
-pass over the raw lines (`pyarrow.compute.match_substring_regex`, `_SCREEN`) finds what DuckDB's
-parser accepts and orjson refuses (NaN / Infinity literals, trailing commas, exponents that
-overflow a double, a byte order mark, escaped ASCII that could spell a key) and string lists with
-an element that is not a string or null. The record rules of `ecombench.catalog.records` then run as pyarrow
-compute kernels and numpy over whole columns: types, value ranges, Python's whitespace strip
-(`utf8_trim` with every `str.isspace` character), labels, null-free string lists, detail keys
-(canonical per distinct raw key), the fast path of `normalize_details`, prices per distinct value.
+same bad records). Per line DuckDB parses once: `json_transform_strict` gives every declared field as its JSON
+text (its type is the first byte; a string is unescaped only where it holds a backslash) and the string lists
+as lists, and refuses a line that lacks a declared key or repeats one; the details object's keys and values are
+read from its own text. The lines it refuses take a second query with the JSON type of every field and the
+key list (the queries and their columns: `ecombench.catalog.native_columns`). A few RE2 passes over the raw
+lines (`pyarrow.compute.match_substring_regex`, `_SCREEN`) find what DuckDB's parser accepts and orjson refuses
+(NaN / Infinity literals, trailing commas, exponents that overflow a double, escaped ASCII that could spell a
+key); string list elements that DuckDB read from a number, a boolean, an array or an object are found in its
+lists (`_string_elements`). The record rules of `ecombench.catalog.records` then run as pyarrow compute kernels
+and numpy over whole columns: types, value ranges, Python's whitespace strip (`utf8_trim` with every
+`str.isspace` character), labels, null-free string lists, detail keys (canonical per distinct raw key), the fast
+path of `normalize_details`, prices per distinct value.
 
 A line takes the Python rules instead, whole (`ecombench.catalog.records.convert_block` on that line), when
 any of those checks says the columns might not give exactly their result: every bad record comes
@@ -36,6 +38,28 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ecombench.catalog.native_columns import (
+    _NUMBER,
+    ABSENT,
+    ARRAY,
+    BOOL,
+    INT,
+    LAX_SQL,
+    NULL,
+    OBJECT,
+    STRICT_SQL,
+    STRING,
+    UINT,
+    _bools,
+    _bools_int,
+    _holding,
+    _lax_columns,
+    _map_lengths,
+    _offsets_data,
+    _strict_columns,
+    _strict_rows,
+    _valid,
+)
 from ecombench.catalog.records import (
     Block,
     Converted,
@@ -55,119 +79,25 @@ _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("rev
 # utf8_trim with these strips exactly as the rules do.
 _WS = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
        "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-_NUMBER = ("DOUBLE", "UBIGINT", "BIGINT")
-
-# What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (RE2; a match inside a string
-# only sends a good line the slow way): NaN / Infinity literals (DuckDB reads them case-insensitively), a
-# trailing comma, an exponent of three digits or a 300-digit number (a double overflows: orjson refuses it),
-# a byte order mark, and an escaped printable ASCII character (a key spelt with escapes could repeat a
-# declared key unseen by the other checks).
-_LENIENT = (r"(?i:[:\[,]\s*[-+]?(?:nan|inf|infinity)\s*[,\]}])|,\s*[\]}]|[:\[,]\s*-?\d+(?:\.\d+)?[eE][+-]?\d{3}"
-            r"|\d{300}|\\u00[2-7]|\x{feff}")
-# A string list (features, description, categories) holding an element that is neither a string nor null:
-# the Python rules drop the field (wrong_type), DuckDB's VARCHAR[] would read the element as text.
+# What DuckDB's JSON parser accepts and orjson refuses, found in the raw line (a match inside a string only sends
+# a good line the slow way): NaN / Infinity literals (DuckDB reads them case-insensitively), a trailing comma, an
+# exponent of three digits or a 300-digit number (a double overflows: orjson refuses it), and an escaped printable
+# ASCII character (a key spelt with escapes could repeat a declared key unseen by the other checks). A value
+# follows a colon, a comma or an opening bracket, so the search is one RE2 pass per such byte: RE2 skips to the
+# next occurrence of a pattern's single first byte (memchr), several times faster than one pattern whose first
+# byte is any of three. (A byte order mark needs no search: DuckDB's parser refuses it, as orjson does.)
+_VALUE = r"(?:[-+]?(?i:nan|inf|infinity)\s*[,\]}]|[-+]?\d+(?:\.\d+)?[eE][+-]?\d{3}|[-+]?\d{300})"
+_SCREEN = (r":\s*" + _VALUE, r",\s*(?:[\]}]|" + _VALUE[3:], r"\[\s*" + _VALUE, r"\\u00[2-7]")
+# A string list element (features, description, categories) as DuckDB's VARCHAR[] gives a JSON number or boolean
+# (the Python rules drop such a list as wrong_type); an element starting with "[" or "{" is checked by orjson. The
+# string "5" reads the same as the number 5, so a row found so is confirmed on its raw line (`_LIST_ELEMENT`).
+_SCALAR_ELEMENT = r"^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|-?(?:NaN|Infinity)|true|false)$"
 _LIST_ELEMENT = (r'"(?:features|description|categories)"\s*:\s*\[(?:\s*(?:"(?:[^"\\]|\\.)*"|null)\s*,)*'
                  r'\s*[^"\s\]n]')
-_META_SCREEN = f"{_LENIENT}|{_LIST_ELEMENT}"
-_REVIEW_SCREEN = _LENIENT
-
-
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-_META_FIELDS = {"parent_asin": "VARCHAR", "title": "VARCHAR", "main_category": "VARCHAR", "store": "VARCHAR",
-                "average_rating": "DOUBLE", "rating_number": "BIGINT", "price": "JSON", "features": "VARCHAR[]",
-                "description": "VARCHAR[]", "categories": "VARCHAR[]", "details": "MAP(VARCHAR, VARCHAR)"}
-_REVIEW_FIELDS = {"parent_asin": "VARCHAR", "asin": "VARCHAR", "rating": "DOUBLE", "title": "VARCHAR",
-                  "text": "VARCHAR", "helpful_vote": "BIGINT", "verified_purchase": "BOOLEAN", "timestamp": "BIGINT",
-                  "user_id": "VARCHAR"}
-
-
-def _parsed_sql(fields: dict[str, str], details: bool) -> str:
-    # The only per-line work: one typed transform, the JSON type of each declared field (NULL: absent, 'NULL': a
-    # JSON null), the top-level keys (for repeated ones) and, for products, the JSON type of every detail value.
-    # try(): a line that is not JSON to DuckDB gives NULLs (and then the Python rules).
-    declared = _sql_text(orjson.dumps(fields).decode())
-    paths = "[" + ", ".join(f"'$.{n}'" for n in fields) + "]"
-    detail_types = ", try(json_type(line, '$.details.*')) AS details_t" if details else ""
-    return f"""SELECT k, try(json_transform(line, {declared})) AS j, try(json_type(line, {paths})) AS t,
-                      try(json_keys(line)) AS keys{detail_types} FROM lines"""
-
-
-META_SQL = _parsed_sql(_META_FIELDS, details=True)
-REVIEW_SQL = _parsed_sql(_REVIEW_FIELDS, details=False)
-# The Hugging Face form holds details as the JSON text of the object: its lines (few of a raw file, all of an
-# HF one) get the map and the value types from that text.
-HF_DETAILS_SQL = """
-SELECT try(json_transform(d, '"MAP(VARCHAR, VARCHAR)"')) AS details, try(json_type(d, '$.*')) AS details_t
-FROM (SELECT k, try(json_extract_string(line, '$.details')) AS d FROM lines) ORDER BY k"""
-
-
-def _columns(kind: str, raw: pa.Table, arr: pa.LargeStringArray, con: Any) -> pa.Table:
-    """The SQL result as flat columns: k, t_<field> (JSON types), the declared fields, repeated, details."""
-    fields = _META_FIELDS if kind == "meta" else _REVIEW_FIELDS
-    valid = pc.and_kleene(pc.and_kleene(pc.is_valid(raw.column("j")), pc.is_valid(raw.column("t"))),
-                          pc.is_valid(raw.column("keys")))
-    raw = (raw if valid.null_count == 0 and pc.all(valid).as_py() else raw.filter(valid)).combine_chunks()
-    j, t, keys = (raw.column(c).chunk(0) if raw.column(c).num_chunks else raw.column(c).combine_chunks()
-                  for c in ("j", "t", "keys"))
-    cols: dict[str, Any] = {"k": raw.column("k")}
-    for i, name in enumerate(fields):
-        cols[f"t_{name}"] = pc.list_element(t, i)
-    for name in fields:
-        cols[name] = j.field(name)
-    # A repeated top-level key: orjson keeps its last copy, DuckDB its first. Declared keys counted in the key
-    # list against the declared fields present.
-    present = sum(_bools(pc.is_valid(cols[f"t_{name}"])).astype(np.int64) for name in fields)
-    flat = keys.flatten()
-    declared = _bools(pc.is_in(flat, pa.array(list(fields), pa.string())))
-    parents = pc.list_parent_indices(keys).to_numpy()
-    cols["repeated"] = np.bincount(parents[declared], minlength=len(raw)) - present
-    if kind == "meta":
-        # A number's JSON text (DuckDB's shortest round-trip form) read as the double orjson reads.
-        is_number = _bools(pc.is_in(cols["t_price"], pa.array(_NUMBER, pa.string())))
-        number = pa.nulls(len(raw), pa.float64())
-        if is_number.any():
-            texts = pc.cast(cols["price"].filter(pa.array(is_number)), pa.string())
-            number = pc.replace_with_mask(number, pa.array(is_number), pc.cast(texts, pa.float64()))
-        cols["price_number"] = number
-        cols["price_text"] = _price_texts(cols["t_price"], cols["price"], con)
-        details, detail_types = cols["details"], raw.column("details_t").combine_chunks()
-        hf = np.flatnonzero(_bools(pc.equal(cols["t_details"], "VARCHAR")))
-        if len(hf):
-            lines = pa.table({"k": pa.array(np.arange(len(hf)), pa.int64()),
-                              "line": arr.take(pa.array(raw.column("k").to_numpy()[hf]))})
-            con.register("lines", lines)
-            try:
-                extra = con.sql(HF_DETAILS_SQL).to_arrow_table().combine_chunks()
-            finally:
-                con.unregister("lines")
-            where = np.arange(len(raw))
-            where[hf] = len(raw) + np.arange(len(hf))
-            details = pa.concat_arrays([details, extra.column("details").combine_chunks().cast(details.type)]
-                                       ).take(pa.array(where))
-            detail_types = pa.concat_arrays([detail_types, extra.column("details_t").combine_chunks().cast(
-                detail_types.type)]).take(pa.array(where))
-        cols["details"], cols["details_t"] = details, detail_types
-    return pa.table(cols)
-
-
-def _price_texts(types: pa.Array, price: pa.Array, con: Any) -> pa.Array:
-    # The text of a string price (JSON-unescaped by DuckDB), None for any other type.
-    strings = _bools(pc.equal(types, "VARCHAR"))
-    out = pa.nulls(len(price), pa.string())
-    if strings.any():
-        chosen = pc.cast(price.filter(pa.array(strings)), pa.string())
-        texts = pa.table({"k": pa.array(np.arange(len(chosen)), pa.int64()), "p": chosen})
-        con.register("prices", texts)
-        try:
-            unescaped = con.sql("SELECT p::JSON ->> '$' AS p FROM prices ORDER BY k").to_arrow_table().column(
-                "p").combine_chunks()
-        finally:
-            con.unregister("prices")
-        out = pc.replace_with_mask(out, pa.array(strings), unescaped.cast(pa.string()))
-    return out
+_ELEMENT_START = np.zeros(256, dtype=bool)
+_ELEMENT_START[np.frombuffer(b"-0123456789NItf[{", dtype=np.uint8)] = True
+_ELEMENT_END = np.zeros(256, dtype=bool)
+_ELEMENT_END[np.frombuffer(b"0123456789Nye]}", dtype=np.uint8)] = True
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,11 +130,21 @@ def _connection() -> Any:
 
 
 def _block_lines(block: Block) -> pa.LargeBinaryArray:
-    """Every line of the block (blank ones included, no newline) as one Arrow binary array."""
-    if isinstance(block, RawBlock):  # split in Arrow: no Python object per line
-        whole = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.py_buffer(np.array(
-            [0, block.end], dtype=np.int64).tobytes()), pa.py_buffer(block.data)])
-        return pc.split_pattern(whole, b"\n").flatten()
+    """Every line of the block (blank ones included) as one Arrow binary array.
+
+    A `RawBlock`'s lines are views of its bytes, each with its line break (the last has none): JSON allows the
+    whitespace, and nothing is copied. A `Block`'s lines have none.
+    """
+    if isinstance(block, RawBlock):
+        # bytes.find (memchr) finds the ~5,000 line breaks of a block faster than any whole-array kernel.
+        data, end, breaks = block.data, block.end, []
+        at = data.find(b"\n", 0, end)
+        while at >= 0:
+            breaks.append(at + 1)
+            at = data.find(b"\n", at + 1, end)
+        offsets = np.array([0, *breaks, end], dtype=np.int64)
+        return pa.Array.from_buffers(pa.large_binary(), len(offsets) - 1,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     lengths = np.fromiter((len(x) for x in block.lines), dtype=np.int64, count=len(block.lines))
     offsets = np.zeros(len(block.lines) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
@@ -216,7 +156,8 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     """Parse the block's non-blank UTF-8 lines in DuckDB.
 
     Returns:
-        (the normalisable rows' columns (`_columns`, column k = position in `picked`) or None; `picked`, the
+        (the normalisable rows' columns (`_strict_columns`, `_lax_columns`; column k = position in `picked`) or
+        None; `picked`, the
         block indices of the lines given to DuckDB; block indices of the lines for the Python rules: not
         UTF-8, not a JSON object to DuckDB, or failing a check of `_meta_ok` / `_review_ok` / the screen;
         every line of the block, `_block_lines`).
@@ -240,15 +181,26 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
         arr = every.take(pa.array(picked)).cast(pa.large_string())
     if not len(picked):
         return None, picked, sorted(python), every
-    screen = _bools(pc.invert(pc.match_substring_regex(arr, _META_SCREEN if kind == "meta" else _REVIEW_SCREEN)))
+    screen = ~_screened(arr)
     lines = pa.table({"k": pa.array(np.arange(len(picked)), pa.int64()), "line": arr})
     con = _connection()
     con.register("lines", lines)
     try:
-        raw = con.sql(META_SQL if kind == "meta" else REVIEW_SQL).to_arrow_table()
+        strict = con.sql(STRICT_SQL[kind]).to_arrow_table()
     finally:
         con.unregister("lines")
-    result = _columns(kind, raw, arr, con)
+    parsed = _strict_rows(kind, strict)
+    result = _strict_columns(kind, strict if parsed.all() else strict.filter(pa.array(parsed)))
+    if not parsed.all():
+        # The lines the strict query refuses (a missing or repeated key, details as text, not JSON) are read
+        # again with every field's JSON type and the key list.
+        refused = strict.column("k").to_numpy()[~parsed]
+        con.register("lines", lines.take(pa.array(refused)))
+        try:
+            lax = con.sql(LAX_SQL[kind]).to_arrow_table()
+        finally:
+            con.unregister("lines")
+        result = pa.concat_tables([result, _lax_columns(kind, lax, arr, con).cast(result.schema)])
     k = result.column("k").to_numpy()
     if len(k) > 1 and not (np.diff(k) > 0).all():  # DuckDB keeps the lines' order; never rely on it unchecked
         result = result.take(pa.array(np.argsort(k, kind="stable")))
@@ -257,7 +209,7 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
     seen = np.zeros(len(picked), dtype=bool)
     seen[k] = True
     python.extend(index[~seen].tolist())  # not a JSON object to DuckDB
-    ok = (_meta_ok(result) if kind == "meta" else _review_ok(result)) & screen[k]
+    ok = (_meta_ok(result, arr) if kind == "meta" else _review_ok(result)) & screen[k]
     python.extend(index[k[~ok]].tolist())
     return (result if ok.all() else result.filter(pa.array(ok))), index, sorted(python), every
 
@@ -266,30 +218,65 @@ def _run_sql(kind: str, block: Block) -> tuple[pa.Table | None, np.ndarray, list
 # The record rules as column checks: a row failing one takes the Python rules (which log why)
 
 
-def _bools(mask: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """An Arrow boolean array as numpy, null as False."""
-    if mask.null_count:
-        mask = pc.fill_null(mask, False)
-    return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
-
-
 def _or_empty(strings: pa.Array) -> pa.Array:
     """Null strings as "" (a copy only when there is a null)."""
     return pc.fill_null(strings, "") if strings.null_count else strings
 
 
+def _screened(lines: pa.Array) -> np.ndarray:
+    """Lines holding what DuckDB's parser accepts and orjson refuses (`_SCREEN`)."""
+    found = np.zeros(len(lines), dtype=bool)
+    for pattern in _SCREEN:
+        found |= _bools(pc.match_substring_regex(lines, pattern))
+    return found
+
+
+def _string_elements(lists: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Rows of a string list column none of whose elements might have been a JSON number, boolean, array or object.
+
+    Exact for arrays and objects; a row with an element that reads as a number or a boolean may hold it as a string.
+    """
+    lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
+    flat = lists.flatten()
+    ok = np.ones(len(lists), dtype=bool)
+    if not len(flat):
+        return ok
+    offsets, data = _offsets_data(flat)
+    starts = (offsets[1:] > offsets[:-1]) & _valid(flat)
+    starts[starts] = _ELEMENT_START[data[offsets[:-1][starts]]] & _ELEMENT_END[data[offsets[1:][starts] - 1]]
+    if not starts.any():
+        return ok
+    where = np.flatnonzero(starts)
+    chosen = flat.take(pa.array(where))
+    bad = _bools(pc.match_substring_regex(chosen, _SCALAR_ELEMENT))
+    opening = np.flatnonzero(np.isin(data[offsets[:-1][where]], (ord("["), ord("{"))))
+    for i, text in zip(opening.tolist(), chosen.take(pa.array(opening)).to_pylist(), strict=True):
+        try:
+            bad[i] = not isinstance(orjson.loads(text), str)
+        except orjson.JSONDecodeError:
+            pass
+    if bad.any():
+        ok[pc.list_parent_indices(lists).to_numpy()[where[bad]]] = False
+    return ok
+
+
+def _codes(result: pa.Table, name: str) -> np.ndarray:
+    """The type codes of a declared field (`ABSENT`, `NULL`, `STRING`, ...), one per row."""
+    return np.asarray(result.column(f"t_{name}").to_numpy(), dtype=np.int8)
+
+
 def _absent(result: pa.Table, name: str) -> np.ndarray:
     # The field is missing or a JSON null: the rules read it as None (or their default).
-    t = result.column(f"t_{name}")
-    return _bools(pc.or_kleene(pc.is_null(t), pc.equal(t, "NULL")))
+    codes = _codes(result, name)
+    return (codes == ABSENT) | (codes == NULL)
 
 
-def _json_type(result: pa.Table, name: str, *types: str) -> np.ndarray:
-    return _bools(pc.is_in(result.column(f"t_{name}"), pa.array(types, pa.string())))
+def _json_type(result: pa.Table, name: str, *types: int) -> np.ndarray:
+    return np.isin(_codes(result, name), types)
 
 
 def _text_ok(result: pa.Table, name: str) -> np.ndarray:
-    return _absent(result, name) | _json_type(result, name, "VARCHAR")
+    return _absent(result, name) | _json_type(result, name, STRING)
 
 
 def _rating_ok(result: pa.Table, name: str) -> np.ndarray:
@@ -299,9 +286,9 @@ def _rating_ok(result: pa.Table, name: str) -> np.ndarray:
 
 
 def _count_ok(result: pa.Table, name: str) -> np.ndarray:
-    # A non-negative JSON integer that fits int64 (declared BIGINT: a larger one reads as NULL). A float count
-    # (12.0, as Hugging Face exports give) takes the Python rules, which accept it.
-    return _absent(result, name) | (_json_type(result, name, "UBIGINT") & _bools(pc.is_valid(result.column(name))))
+    # A non-negative JSON integer that fits int64 (a larger one reads as null). A float count (12.0, as Hugging Face
+    # exports give) takes the Python rules, which accept it.
+    return _absent(result, name) | (_json_type(result, name, UINT) & _bools(pc.is_valid(result.column(name))))
 
 
 def _parent_asin(result: pa.Table) -> pa.Array:
@@ -311,12 +298,17 @@ def _parent_asin(result: pa.Table) -> pa.Array:
 def _common_ok(result: pa.Table) -> np.ndarray:
     # No repeated top-level key (orjson keeps the last copy, DuckDB the first) and a usable parent_asin.
     repeated = result.column("repeated").to_numpy(zero_copy_only=False)
-    return ((repeated <= 0) & _json_type(result, "parent_asin", "VARCHAR")
+    return ((repeated <= 0) & _json_type(result, "parent_asin", STRING)
             & _bools(pc.not_equal(_parent_asin(result), "")))
 
 
-def _meta_ok(result: pa.Table) -> np.ndarray:
-    """Rows whose every field the columns below normalise exactly as `normalize_product` does, without a drop."""
+def _meta_ok(result: pa.Table, lines: pa.Array) -> np.ndarray:
+    """Rows whose every field the columns below normalise exactly as `normalize_product` does, without a drop.
+
+    Args:
+        result: `_strict_columns` / `_lax_columns` rows.
+        lines: the lines the rows were read from (row i from `lines[k[i]]`).
+    """
     ok = _common_ok(result)
     for name in ("title", "main_category", "store"):
         ok &= _text_ok(result, name)
@@ -325,25 +317,21 @@ def _meta_ok(result: pa.Table) -> np.ndarray:
     # -0.0 is a price (its raw text "-0.0"); it is left to the Python rules rather than to a hash of floats.
     price = pc.and_kleene(pc.is_finite(number), pc.greater(number, 0.0))
     zero = pc.and_kleene(pc.equal(number, 0.0), pc.invert(pc.is_in(pc.cast(number, pa.string()), pa.array(["-0"]))))
-    ok &= (_absent(result, "price") | _json_type(result, "price", "VARCHAR")
+    ok &= (_absent(result, "price") | _json_type(result, "price", STRING)
            | (_json_type(result, "price", *_NUMBER) & (_bools(price) | _bools(zero))))
+    elements = np.ones(result.num_rows, dtype=bool)
     for name in ("features", "description", "categories"):
-        ok &= _absent(result, name) | _json_type(result, name, "ARRAY")  # element types: _LIST_ELEMENT
+        ok &= _absent(result, name) | _json_type(result, name, ARRAY)
+        elements &= _string_elements(result.column(name))
+    if not elements.all():
+        doubtful = np.flatnonzero(~elements)
+        raw = lines.take(pa.array(result.column("k").to_numpy()[doubtful]))
+        ok[doubtful[_bools(pc.match_substring_regex(raw, _LIST_ELEMENT))]] = False
     details = result.column("details").combine_chunks()
     types = pc.list_value_length(result.column("details_t").combine_chunks())
     same_length = _bools(pc.is_valid(details)) & (_map_lengths(details) == _bools_int(types))
-    ok &= _absent(result, "details") | (_json_type(result, "details", "OBJECT", "VARCHAR") & same_length)
+    ok &= _absent(result, "details") | (_json_type(result, "details", OBJECT, STRING) & same_length)
     return ok
-
-
-def _map_lengths(maps: pa.MapArray) -> np.ndarray:
-    """Entries per row of a map column (0 for a null row)."""
-    offsets = maps.offsets.to_numpy()
-    return np.where(_bools(pc.is_valid(maps)), np.diff(offsets), 0).astype(np.int64)
-
-
-def _bools_int(lengths: pa.Array) -> np.ndarray:
-    return np.asarray(pc.fill_null(lengths, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _review_ok(result: pa.Table) -> np.ndarray:
@@ -352,8 +340,8 @@ def _review_ok(result: pa.Table) -> np.ndarray:
     for name in ("asin", "title", "text", "user_id"):
         ok &= _text_ok(result, name)
     ok &= _rating_ok(result, "rating") & _count_ok(result, "helpful_vote")
-    ok &= _absent(result, "verified_purchase") | _json_type(result, "verified_purchase", "BOOLEAN")
-    ok &= _absent(result, "timestamp") | (_json_type(result, "timestamp", "UBIGINT", "BIGINT")
+    ok &= _absent(result, "verified_purchase") | _json_type(result, "verified_purchase", BOOL)
+    ok &= _absent(result, "timestamp") | (_json_type(result, "timestamp", UINT, INT)
                                           & _bools(pc.is_valid(result.column("timestamp"))))
     return ok
 
@@ -423,72 +411,89 @@ def _canonical_key(table: FieldTable, raw_key: str) -> str:
     return key
 
 
-def _canonical(raw_keys: pa.Array, table: FieldTable) -> pa.Array:
+def _canonical(raw_keys: pa.Array, table: FieldTable) -> tuple[pa.Array, np.ndarray]:
+    """Each raw detail key's canonical key, and whether it is not blank (Python's strip), both per distinct key."""
     encoded = raw_keys.dictionary_encode()
-    return pa.array([_canonical_key(table, k) for k in encoded.dictionary.to_pylist()],
-                    pa.string()).take(encoded.indices)
+    distinct = encoded.dictionary.to_pylist()
+    indices = encoded.indices.to_numpy()
+    canonical = pa.array([_canonical_key(table, k) for k in distinct], pa.string()).take(encoded.indices)
+    return canonical, np.array([bool(k.strip()) for k in distinct], dtype=bool)[indices]
 
 
 def _details(details: pa.Array, types: pa.Array, table: FieldTable) -> pa.Array:
-    """`normalize_details` over the details column (a MAP of raw key -> value as DuckDB's VARCHAR) and its JSON types.
+    """`normalize_details` over the details column (a MAP of raw key -> value as JSON text) and its type codes.
 
-    An entry with a string value and a non-blank key and value takes the rule's fast path as columns (value
-    stripped, key canonical per distinct raw key). An object value is its compact orjson text, as
-    `detail_value_text` gives it (re-serialised from DuckDB's text, which orjson reads to the same value).
-    Any other entry (a number, list, null, a blank key or value) takes the rule's general path in Python.
+    An entry with a string value without a backslash and a non-blank key and value takes the rule's fast path as
+    columns (quotes and whitespace trimmed in one pass, key canonical per distinct raw key). Any other entry is read
+    by orjson: an escaped string takes the same fast path, an object is its compact orjson text (as
+    `detail_value_text` gives it), anything else (a number, list, null, a blank key or value) the rule's general
+    path.
     """
     n = len(details)
     lengths = _map_lengths(details)
     offsets = details.offsets.to_numpy()
     start, stop = int(offsets[0]), int(offsets[-1])
     raw_keys = details.keys.slice(start, stop - start).cast(pa.string())
-    values = details.items.slice(start, stop - start).cast(pa.string())
-    kinds = types.flatten()
-    trimmed = pc.utf8_trim(values, _WS)
-    key_ok = _bools(pc.not_equal(pc.utf8_trim(raw_keys, _WS), ""))
-    is_str = _bools(pc.equal(kinds, "VARCHAR"))
-    fast = is_str & key_ok & _bools(pc.not_equal(trimmed, ""))
-    is_object = _bools(pc.equal(kinds, "OBJECT")) & key_ok
-    keys = _canonical(raw_keys, table)
-    out_values = trimmed  # null only where the value is a JSON null, an entry of the general path below
-    general = ~(fast | is_object)
-    keep = np.ones(len(raw_keys), dtype=bool)
+    texts = details.items.slice(start, stop - start).cast(pa.string())
+    kinds = np.asarray(types.flatten().to_numpy(zero_copy_only=False), dtype=np.int8)
+    # A JSON string without a backslash holds no quote: trimming quotes and whitespace gives its value stripped.
+    trimmed = pc.utf8_trim(texts, '"' + _WS)
+    keys, key_ok = _canonical(raw_keys, table)
+    fast = (kinds == STRING) & key_ok & _bools(pc.not_equal(trimmed, "")) & ~_holding(texts, ord("\\"))
     slow = np.flatnonzero(~fast)
+    keep = np.ones(len(raw_keys), dtype=bool)
     if len(slow):
-        # Off the fast path, in entry order: an object's compact orjson text, or the rule's general path.
-        value_list, kind_list = values.take(slow).to_pylist(), kinds.take(slow).to_pylist()
-        key_list = raw_keys.take(slow).to_pylist()
-        new_keys: list[str | None] = []
+        objects = (kinds[slow] == OBJECT) & key_ok[slow]
+        new_values = np.empty(len(slow), dtype=object)
+        new_values[objects] = _compact_objects(texts.take(pa.array(slow[objects])))
+        rest = np.flatnonzero(~objects)
+        text_list = texts.take(pa.array(slow[rest])).to_pylist()
+        key_list = raw_keys.take(pa.array(slow[rest])).to_pylist()
+        rest_ok = key_ok[slow[rest]].tolist()
+        general: list[int] = []  # positions in `slow` whose key the general path rewrote
+        new_keys: list[str] = []
         new_raw: list[str] = []
-        new_values: list[str] = []
-        for j, (raw_key, value, kind) in enumerate(zip(key_list, value_list, kind_list, strict=True)):
-            if is_object[slow[j]]:
-                new_keys.append(None)
-                new_raw.append(raw_key)
-                new_values.append(orjson.dumps(orjson.loads(value)).decode())
+        for j, raw_key, text, ok in zip(rest.tolist(), key_list, text_list, rest_ok, strict=True):
+            value = None if text is None else orjson.loads(text)
+            if ok and value.__class__ is str and value.strip():
+                new_values[j] = value.strip()
                 continue
-            raw_value = value if kind == "VARCHAR" else None if kind == "NULL" else orjson.loads(value)
-            key, text = table.split_fused(raw_key, detail_value_text(raw_value))
-            text = text.strip()
-            if not key.strip() and not text:
+            key, value_text = table.split_fused(raw_key, detail_value_text(value))
+            value_text = value_text.strip()
+            if not key.strip() and not value_text:
                 keep[slow[j]] = False
+            general.append(j)
             new_keys.append(_canonical_key(table, key))
             new_raw.append(key)
-            new_values.append(text)
-        mask = pa.array(~fast)
-        out_values = pc.replace_with_mask(out_values, mask, pa.array(new_values, pa.string()))
-        if general.any():
-            changed = pa.array(general)
-            keys = pc.replace_with_mask(keys, changed, pa.array(
-                [k for k, g in zip(new_keys, general[slow], strict=True) if g], pa.string()))
-            raw_keys = pc.replace_with_mask(raw_keys, changed, pa.array(
-                [k for k, g in zip(new_raw, general[slow], strict=True) if g], pa.string()))
-    struct = pa.StructArray.from_arrays([keys, raw_keys, out_values], names=["key", "raw_key", "value"])
+            new_values[j] = value_text
+        trimmed = pc.replace_with_mask(trimmed, pa.array(~fast), pa.array(new_values, pa.string()))
+        if general:
+            changed = np.zeros(len(raw_keys), dtype=bool)
+            changed[slow[general]] = True
+            keys = pc.replace_with_mask(keys, pa.array(changed), pa.array(new_keys, pa.string()))
+            raw_keys = pc.replace_with_mask(raw_keys, pa.array(changed), pa.array(new_raw, pa.string()))
+    struct = pa.StructArray.from_arrays([keys, raw_keys, trimmed], names=["key", "raw_key", "value"])
     if not keep.all():
         rows = np.repeat(np.arange(n), lengths)
         lengths = np.bincount(rows[keep], minlength=n).astype(np.int64)
         struct = struct.filter(pa.array(keep))
     return pa.ListArray.from_arrays(_offsets(lengths), struct)
+
+
+def _compact_objects(texts: pa.Array) -> list[str]:
+    """Each JSON object text as orjson writes the object it reads (`detail_value_text` of a dict).
+
+    One orjson call reads them all and one writes them back; the written array is cut between its objects at
+    "},{", checked to give one text per object (a string holding "},{" makes more: then one call per object).
+    """
+    if not len(texts):
+        return []
+    values = texts.to_pylist()
+    written = orjson.dumps(orjson.loads("[" + ",".join(values) + "]"))
+    parts = written[2:-2].split(b"},{")
+    if len(parts) != len(values):
+        return [orjson.dumps(orjson.loads(v)).decode() for v in values]
+    return ["{" + part.decode() + "}" for part in parts]
 
 
 def _meta_batch(result: pa.Table, name: str, lines: np.ndarray, table: FieldTable) -> pa.RecordBatch:
@@ -536,7 +541,9 @@ def _python_rows(kind: str, name: str, block: Block, table: FieldTable | None, p
     out = Converted([], [], [], [], [], block.first_line + count - 1)
     last = count - 1
     for i in python:
-        one = Block(block.first_line + i, [every[i].as_py()], last_has_newline=block.last_has_newline or i < last)
+        line = every[i].as_py()
+        one = Block(block.first_line + i, [line[:-1] if line.endswith(b"\n") else line],
+                    last_has_newline=block.last_has_newline or i < last)
         conv = convert_block(kind, name, one, table)
         out.rows += conv.rows
         out.ids += conv.ids
@@ -578,9 +585,9 @@ def convert_block_native(kind: str, name: str, block: Block, table: FieldTable |
     else:
         fast, keys = _review_batch(result, name, lines)
     fast_lines = lines.tolist()
-    fast_ids = fast.column("parent_asin").to_pylist()
     if not slow.lines:
-        return Converted([], fast_ids, fast_lines, keys, slow.bad, slow.last_line, fast)
+        return Converted([], fast.column("parent_asin"), fast_lines, keys, slow.bad, slow.last_line, fast)
+    fast_ids = fast.column("parent_asin").to_pylist()
     merged = pa.Table.from_batches([fast, slow_batch])
     order = np.argsort(np.asarray(fast_lines + slow.lines, dtype=np.int64), kind="stable")
     batch = merged.take(pa.array(order)).combine_chunks().to_batches()[0]

@@ -627,7 +627,7 @@ class Converted:
 
     Attributes:
         rows: normalised rows in line order (reviews carry the `review_id` of occurrence 0).
-        ids: parent_asin of each row.
+        ids: parent_asin of each row (a list, or a string array from the native reader).
         lines: source line of each row.
         keys: reviews only, `review_content_key` of each row.
         bad: bad records of the block, in line order.
@@ -637,7 +637,7 @@ class Converted:
     """
 
     rows: list[dict[str, Any]]
-    ids: list[str]
+    ids: list[str] | pa.Array
     lines: list[int]
     keys: list[bytes]
     bad: list[dict[str, Any]]
@@ -804,8 +804,9 @@ class CrossRecordRules:
                 assert block is not None, "claim: a metadata block needs its lines"
                 for i in np.flatnonzero(~new).tolist():
                     line = conv.lines[i]
+                    asin = conv.ids[i] if isinstance(conv.ids, list) else conv.ids[i].as_py()
                     extra_bad.append(_bad(name, line, DUPLICATE_PARENT_ASIN,
-                                          f"parent_asin {conv.ids[i]} was already ingested", block.raw(line)))
+                                          f"parent_asin {asin} was already ingested", block.raw(line)))
         else:
             has_product = self.products.lookup(conv.ids) >= 0
             kept: Sequence[int] = range(len(conv.ids))

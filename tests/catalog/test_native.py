@@ -10,6 +10,7 @@ import gzip
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -107,6 +108,14 @@ def lenient_lines(sample_lines: list[bytes]) -> list[bytes]:
         b"   ", b"\t",                                                          # blank lines, skipped
         text[7] + b"\r",                                                        # a CRLF line end
         text[8].replace(b'"title":', b'"\\u0074itle": "escaped", "title":', 1),  # a key spelt with an escape
+        # What the one-parse query refuses, read again with every field's type: a declared key missing, a detail key
+        # repeated in the raw form (orjson keeps the last value), details of another type.
+        orjson.dumps({k: v for k, v in orjson.loads(sample_lines[137]).items() if k not in ("store", "details")}),
+        text[9].replace(b'"details": {', b'"details": {"Color": "Blue", "Color": "Navy", ', 1),
+        orjson.dumps(dict(orjson.loads(sample_lines[138]), details=5)),
+        # Values whose JSON text the columns unescape: quotes, backslashes, control characters, non-ASCII.
+        orjson.dumps(dict(orjson.loads(sample_lines[139]), title='12" \\ Pan\t\u0001 caf\u00e9',
+                          details={"Size": ' 12" ', "Note": "a\\b\nc", "Empty": "", "Plain": "caf\u00e9 \u3000"})),
     ]
 
 
@@ -154,6 +163,27 @@ def test_reviews_damaged_give_the_same_snapshot(shared, tmp_path):
 def test_an_unknown_reader_is_refused(tmp_path, shared):
     with pytest.raises(ValueError, match="reader must be one of"):
         write_catalog_snapshot([shared / "meta_hf_form_sample.jsonl"], [], tmp_path / "s", reader="fast")
+
+
+def test_one_parse_reads_nearly_every_real_raw_line(shared):
+    # The strict query (one parse per line) must read the raw form whole; only the Hugging Face form (details as
+    # text) takes the second query. Equality alone would also hold if every line took the second query.
+    from ecombench.catalog.ingest import iter_blocks
+    from ecombench.catalog.native import STRICT_SQL, _block_lines, _connection, _strict_rows
+
+    for name, kind, want in (("meta_home_toys_sports.jsonl", "meta", 1.0), ("meta_hf_form_sample.jsonl", "meta", 0.0),
+                             ("with-reviews/reviews_electronics.jsonl", "reviews", 1.0)):
+        read = lines = 0
+        for block in iter_blocks(shared / name, split=False):
+            arr = _block_lines(block).cast(pa.large_string())
+            con = _connection()
+            con.register("lines", pa.table({"k": pa.array(range(len(arr)), pa.int64()), "line": arr}))
+            try:
+                read += int(_strict_rows(kind, con.sql(STRICT_SQL[kind]).to_arrow_table()).sum())
+            finally:
+                con.unregister("lines")
+            lines += len(arr)
+        assert read == round(want * lines), (name, read, lines)
 
 
 def test_the_columns_not_the_python_rules_read_nearly_every_real_line(shared):
