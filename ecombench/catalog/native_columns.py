@@ -160,29 +160,28 @@ def _unquoted(texts: pa.Array, strings: np.ndarray) -> pa.Array:
     return inner.cast(pa.string())
 
 
+def _cast_where(texts: pa.Array, ok: np.ndarray, to: pa.DataType, whole: bool) -> pa.Array:
+    """`texts` cast to `to` where `ok` (bool per row), null elsewhere; `whole`: every text casts as it is."""
+    if whole:
+        return pc.cast(texts, to)
+    out = pa.nulls(len(texts), to)
+    if ok.any():
+        mask = pa.array(ok)
+        out = pc.replace_with_mask(out, mask, pc.cast(texts.filter(mask), to))
+    return out
+
+
 def _integers(texts: pa.Array, codes: np.ndarray) -> pa.Array:
     """Integer JSON texts as int64 where they fit in 18 characters (null for any other, which the checks refuse)."""
     offsets, _ = _offsets_data(texts)
     fits = np.isin(codes, (UINT, INT)) & (np.diff(offsets) <= 18)
-    if fits.all():
-        return pc.cast(texts, pa.int64())
-    out = pa.nulls(len(texts), pa.int64())
-    if fits.any():
-        mask = pa.array(fits)
-        out = pc.replace_with_mask(out, mask, pc.cast(texts.filter(mask), pa.int64()))
-    return out
+    return _cast_where(texts, fits, pa.int64(), bool(fits.all()))
 
 
 def _doubles(texts: pa.Array, codes: np.ndarray) -> pa.Array:
     """Number JSON texts (DuckDB's shortest round-trip form) as the doubles orjson reads; null for other types."""
     number = np.isin(codes, _NUMBER)
-    if (number | (codes == NULL)).all():
-        return pc.cast(texts, pa.float64())
-    out = pa.nulls(len(texts), pa.float64())
-    if number.any():
-        mask = pa.array(number)
-        out = pc.replace_with_mask(out, mask, pc.cast(texts.filter(mask), pa.float64()))
-    return out
+    return _cast_where(texts, number, pa.float64(), bool((number | (codes == NULL)).all()))
 
 
 def _strict_columns(kind: str, raw: pa.Table) -> pa.Table:

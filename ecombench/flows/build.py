@@ -34,20 +34,18 @@ from ecombench.flows.partitioned_dask import DaskPasses, partition_client, worke
 from ecombench.flows.prefect_server import progress_logger
 from ecombench.flows.settings import artifacts_root
 from ecombench.pipeline.build import (
-    REPHRASE_ROUNDS,
     BuildInterrupted,
     WorkerSpec,
     assemble,
     batches_of,
     note_answer_engine,
     plan_build,
-    rephrase_batches,
+    rephrase_repeats,
     run_batch,
     sigterm_stops_the_build,
     stop_on_signals,
     stop_signal,
     stopping,
-    take_rephrased,
     worker_context,
 )
 from ecombench.pipeline.candidate import BuildContext
@@ -122,22 +120,17 @@ def _rephrase_rounds(config: BuildConfig, ctx: BuildContext, products: Any, resu
     Raises:
         BuildInterrupted: a signal stopped a round.
     """
-    results = list(results)
-    rounds = []
-    for round_no in range(1, REPHRASE_ROUNDS + 1):
-        repeats, batches = rephrase_batches(config, ctx, products, results, round_no)
-        if not repeats:
-            break
+    def run(batches: list[tuple[str, list[dict[str, Any]]]]) -> list[Any]:
         futures = [build_batch_task.submit(batch, intent, spec) for intent, batch in batches]
-        rephrased = []
+        out = []
         for fut in futures:
             batch_results, _, _ = fut.result()
             if batch_results is None or stopping():
                 raise BuildInterrupted(stop_signal(), 0, len(futures))
-            rephrased.extend(batch_results)
-        rounds.append({"round": round_no, "repeats": len(repeats),
-                       "rephrased": take_rephrased(results, repeats, rephrased)})
-    return results, rounds
+            out.extend(batch_results)
+        return out
+
+    return rephrase_repeats(config, ctx, products, results, run)
 
 
 def partitioned_batches(config: BuildConfig) -> int:

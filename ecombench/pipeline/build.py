@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -621,25 +622,33 @@ def take_rephrased(results: list[Any], repeats: list[int], rephrased: list[Any])
     return replaced
 
 
-def rephrase_repeats(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame,
-                     results: list[Any]) -> tuple[list[Any], list[dict[str, int]]]:
+def rephrase_repeats(config: BuildConfig, ctx: BuildContext, products: pl.DataFrame, results: list[Any],
+                     run: Callable[[list[tuple[str, list[dict[str, Any]]]]], list[Any]] | None = None,
+                     ) -> tuple[list[Any], list[dict[str, int]]]:
     """`results` with queries that repeat another's run of five words drawn again (REPHRASE_ROUNDS rounds).
 
-    Each round runs its batches as the build runs any (`run_batch`); the outcome depends only on `results`, so
-    every task runner and answer-set engine publishes the same split.
+    Each round's batches run as the build runs any: `run` takes (intent, product rows) batches and returns their
+    results in order (None: `run_batch` here, one after the other; the flow submits them as tasks). The outcome
+    depends only on `results`, so every task runner and answer-set engine publishes the same split.
 
     Returns:
         (results, [{"round", "repeats", "rephrased"} per round run]) for the manifest.
+
+    Raises:
+        BuildInterrupted: a signal stopped a round (from `run`).
     """
+    if run is None:
+        def run(batches: list[tuple[str, list[dict[str, Any]]]]) -> list[Any]:
+            return [r for intent, batch in batches for r in run_batch(batch, intent, ctx)]
+
     results = list(results)
     rounds = []
     for round_no in range(1, REPHRASE_ROUNDS + 1):
         repeats, batches = rephrase_batches(config, ctx, products, results, round_no)
         if not repeats:
             break
-        rephrased = [r for intent, batch in batches for r in run_batch(batch, intent, ctx)]
         rounds.append({"round": round_no, "repeats": len(repeats),
-                       "rephrased": take_rephrased(results, repeats, rephrased)})
+                       "rephrased": take_rephrased(results, repeats, run(batches))})
     return results, rounds
 
 
