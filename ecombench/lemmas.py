@@ -62,6 +62,17 @@ def lemmas(word: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)
+def parts_of_speech(word: str) -> frozenset[str]:
+    """The universal parts of speech lemminflect's dictionary knows a lower-cased word as ({} when unknown).
+
+    "home" -> {"ADJ", "ADV", "NOUN", "VERB"}, "car" -> {"NOUN"}, "outdoor" -> {"ADJ"}.
+    """
+    from lemminflect import getAllLemmas  # deferred, as in lemmas()
+
+    return frozenset(getAllLemmas(word))
+
+
+@lru_cache(maxsize=8192)
 def adjective_only(word: str) -> bool:
     """Whether a lower-cased word reads only as an adjective in lemminflect's dictionary.
 

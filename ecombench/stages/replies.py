@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ecombench.catalog.devices import MAKER_SERIES
-from ecombench.lemmas import states_bound
+from ecombench.lemmas import lemmas, parts_of_speech, states_bound
 from ecombench.stages.reply_forms import FORMS, POINTS, STATES_TAIL, profile_name
 from ecombench.stages.value_forms import bound_phrase, value_forms
 from ecombench.tables.fields import FieldSpec, FieldTable
@@ -206,9 +206,44 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
         return "count", {}
     if spec.name == "Product Care Instructions":
         return _care_kind(value), {}
+    if spec.name in _USE_FIELDS:
+        return _use_kind(value), {}
     if "adjective" in FORMS.get(spec.name, {}) and reads_as_adjective(value):
         return "adjective", {}  # "It has to be waterproof." where a feature noun reads "It has to have a kickstand."
     return "plain", {}
+
+
+# Fields whose value is what the product is used for: "for travel", "for outdoor use", "for the car".
+_USE_FIELDS = frozenset({"Recommended Uses For Product"})
+# Nouns said without an article although they end like countable ones, and nouns that lemminflect also knows as
+# adjectives with another sense ("light use" is use that is not heavy). English, not the catalog: a catalog's
+# telegraphic titles do not tell "a car" from "travel".
+_UNCOUNTABLE = frozenset({"travel", "coffee", "tea", "business", "rain", "snow", "fruit", "soup", "decor", "décor",
+                          "music", "fitness", "storage", "furniture", "luggage", "makeup", "hair", "skin", "water",
+                          "food", "therapy", "aromatherapy", "stationery", "jewelry", "use", "salad", "dessert",
+                          "cereal"})
+_NOT_USE_ADJECTIVES = frozenset({"light", "vegetable", "cereal", "fruit", "festival"})
+
+
+def _use_kind(value: str) -> str:
+    """The kind of a use value, so its reply reads as English.
+
+    "adjective" ("Outdoor", "Decorative", "Personal": "for outdoor use"), "plain" (an activity, a plural or
+    something uncountable: "Travel", "Gaming", "Cold Drinks", "Home Decor", "Privacy": "for travel") or "thing"
+    (a countable thing or place: "Car", "Garden", "Christmas Tree": "for the car").
+
+    >>> [_use_kind(v) for v in ("Outdoor", "Home", "Travel", "Camping", "Nail Arts", "Security", "Car", "Light")]
+    ['adjective', 'adjective', 'plain', 'plain', 'plain', 'plain', 'thing', 'thing']
+    """
+    words = value.lower().split()
+    last = words[-1] if words else ""
+    if len(words) == 1 and last not in _NOT_USE_ADJECTIVES and ("ADJ" in parts_of_speech(last) or (
+            not parts_of_speech(last) and reads_as_adjective(last) and not last.endswith(("ing", "y")))):
+        return "adjective"
+    if (last in _UNCOUNTABLE or last.endswith(("ing", "ity", "cy", "ness", "ion")) or last not in lemmas(last)
+            or (last.endswith("s") and not last.endswith("ss"))):
+        return "plain"
+    return "thing"
 
 
 def _care_kind(value: str) -> str:

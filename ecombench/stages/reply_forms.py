@@ -32,7 +32,8 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
              "count": ("I need {value}.", "{value} would be the right amount.", "I'd like it as {value}.")},
     "Mounting Type": {"plain": ("It has to suit a {value} setup.", "I'll set it up as {value}.",
                                 "I need it for {value} mounting.")},
-    "Form Factor": {"plain": ("I want the {value} type.", "I'd go for a {value} one.", "A {value} design suits me.")},
+    "Form Factor": {"plain": ("I want the {value} type.", "I'd go for the {value} style.",
+                              "A {value} design suits me.")},
     # "plain": a link or standard ("Bluetooth", "USB"); "adjective": a kind of connection ("wired", "wireless")
     "Connectivity Technology": {"plain": ("It needs to connect over {value}.", "I'd like it to use {value}.",
                                           "{value} is how I want to hook it up."),
@@ -45,7 +46,7 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
                                 "My space fits a {number}-{unit} screen.")},
     "Finish Type": {"plain": ("I want a {value} finish.", "A {value} finish would look best to me.",
                               "I'd pick a {value} finish.")},
-    "Item Form": {"plain": ("I prefer it in {value} form.", "I find {value} easiest to use.",
+    "Item Form": {"plain": ("I prefer it in {value} form.", "I find the {value} form easiest to use.",
                             "I'd like the {value} kind.")},
     "Power Source": {"plain": ("I want it to be {value}.", "It should run {value}.", "{value} suits how I'll use it.")},
     "Operating System": {"plain": ("It needs to run {value}.", "I'm on {value}, so it has to work with that.",
@@ -56,10 +57,16 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Hard Drive": {"plain": ("I need a {value}.", "I'd like a {value} for storage."),
                    "measure": ("I need {value} of storage.", "{value} of space should be plenty for me.",
                                "It should come with {value} of storage.")},
-    "Closure": {"plain": ("The closure should be {value}.", "I like a {value} closure.",
+    "Closure": {"plain": ("I want a {value} closure.", "I like a {value} closure.",
                           "I find a {value} closure easiest.")},
+    # "plain": an activity or something uncountable ("travel", "gaming", "cold drinks"); "adjective": a kind of
+    # use ("outdoor", "decorative", "personal"); "thing": a countable thing or place it serves ("car", "garden")
     "Recommended Uses For Product": {"plain": ("I'll mainly use it for {value}.", "It's mostly for {value}.",
-                                               "I need it for {value}.", "I want it for {value}, mainly.")},
+                                               "I need it for {value}.", "I want it for {value}, mainly."),
+                                     "adjective": ("It's mostly for {value} use.", "I need it for {value} use.",
+                                                   "It's meant for {value} use."),
+                                     "thing": ("It's mostly for the {value}.", "I'll mainly use it for the {value}.",
+                                               "I need it for the {value}.")},
     "Room Type": {"plain": ("It's for the {value}.", "It's going in the {value}.", "I'll put it in the {value}.")},
     # "a birthday gift", "a Christmas gift": an occasion said before a noun takes "a" whether it is a holiday or not
     "Occasion": {"plain": ("It's a {value} gift.", "I'm buying it as a {value} present.",

@@ -180,6 +180,16 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
     ("details.Product Care Instructions", "Hand Wash Only", ("can hand wash only", "to hand wash only", "only it")),
     ("details.Product Care Instructions", "Do Not Bleach", ("can do not bleach", "to do not bleach", "bleach it")),
     ("details.Product Care Instructions", "Wipe with Dry Cloth", ("cloth it",)),
+    # the shared build's replies "It's mostly for car.", "It's mostly for outdoor.", "The closure should be buckle.",
+    # "I find sheet easiest to use.", "I'd go for a basic case one." (review of the shared build, 2026-12-06)
+    ("details.Recommended Uses For Product", "Car", ("for car", "it for car")),
+    ("details.Recommended Uses For Product", "Garden", ("for garden",)),
+    ("details.Recommended Uses For Product", "Outdoor", ("for outdoor.", "outdoor, mainly")),
+    ("details.Recommended Uses For Product", "Home", ("for home.", "home, mainly")),
+    ("details.Recommended Uses For Product", "Travel", ("the travel", "travel use")),
+    ("details.Closure", "Buckle", ("be buckle",)),
+    ("details.Item Form", "Sheet", ("find sheet",)),
+    ("details.Form Factor", "Basic Case", ("case one",)),
 ])
 def test_every_reply_form_drawn_fits_the_kind_of_value(field, value, wrong):
     replies = {value_reply(field, value, TABLE, random.Random(s)) for s in range(30)}
