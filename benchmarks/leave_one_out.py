@@ -87,7 +87,7 @@ def others_snapshot(held: Path, work: Path, with_stats: bool = False) -> Path:
     out = work / f"without-{held.stem}"
     if not (out / "manifest.json").is_file():
         write_catalog_snapshot(others, reviews_for(others), out)
-    if with_stats and not (out / "stats" / "fact_vocabulary.json").is_file():
+    if with_stats and not (out / "stats" / "type_stats.json").is_file():
         write_catalog_stats(out, load_field_table(), with_suite=False)
     return out
 
@@ -157,7 +157,7 @@ def build_figures(version: Path, asins: set[str], judge: ProductKnowledge) -> di
     manifest = json.loads((version / "manifest.json").read_text(encoding="utf-8"))
     rules = manifest.get("config", {}).get("type_rules") or {}
     settings = TypeRuleSettings(**rules) if rules else TypeRuleSettings()
-    stats = judge.type_stats.with_rules(settings.rules(catalog_products=judge.product_types.height))
+    stats = judge.type_stats.with_rules(settings.rules(catalog_products=judge.type_stats.catalog_products))
     found = rubric_findings(tasks, judge, stats)
     return {"tasks": len(tasks), "candidates": len(tasks) + rejections.height,
             "no_product_type": rejections.filter(pl.col("reason") == "no_product_type").height,

@@ -99,7 +99,7 @@ def main() -> None:
     rules = manifest.get("config", {}).get("type_rules") or {}
     knowledge = read_knowledge(args.catalog / "stats")
     settings = TypeRuleSettings(**rules) if rules else TypeRuleSettings()
-    stats = knowledge.type_stats.with_rules(settings.rules(catalog_products=knowledge.product_types.height))
+    stats = knowledge.type_stats.with_rules(settings.rules(catalog_products=knowledge.type_stats.catalog_products))
     found = rubric_findings(tasks, knowledge, stats)
     implied, rare, contradicted = found["implied"], found["rare"], found["contradicted"]
     accessories, named, no_device = found["accessories"], found["named"], found["no_device"]

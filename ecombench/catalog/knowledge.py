@@ -26,7 +26,7 @@ from ecombench.catalog.facts import (
     write_vocabulary,
 )
 from ecombench.catalog.product_type import product_types
-from ecombench.catalog.type_stats import TypeRules, TypeStats, learn_type_stats
+from ecombench.catalog.type_stats import TypeRules, TypeStats, learn_type_stats, pooled_type_stats
 from ecombench.catalog.type_vocabulary import TypeEvidence, TypeVocabulary, load_type_override
 from ecombench.io import atomic_path, write_atomic
 from ecombench.tables.fields import FieldTable
@@ -36,7 +36,7 @@ TYPE_COLUMNS = ("parent_asin", "title", "store", "categories", "details")
 KNOWLEDGE_COLUMNS = tuple(dict.fromkeys((*FACT_COLUMNS, *TYPE_COLUMNS)))
 KNOWLEDGE_FILES = ("facts.parquet", "fact_vocabulary.parquet", "fact_vocabulary.json", "type_vocabulary.json",
                    "type_evidence.parquet", "product_types.parquet", "type_fields.parquet", "type_values.parquet",
-                   "type_rules.json")
+                   "type_rules.json", "type_stats.json")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class ProductKnowledge:
 
 
 def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable,
-                            rules: TypeRules | None = None, base: FactVocabulary | None = None) -> ProductKnowledge:
+                            rules: TypeRules | None = None, base: FactVocabulary | None = None,
+                            base_stats: TypeStats | None = None) -> ProductKnowledge:
     """Learn a catalog's product knowledge from its products, given in consecutive slices.
 
     Args:
@@ -74,6 +75,8 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
         table: the field table.
         rules: the per-type thresholds; None takes the defaults.
         base: another catalog's fact vocabulary, read beneath this one's (`ecombench.catalog.facts.with_base`).
+        base_stats: another catalog's per-type statistics, pooled with this one's
+            (`ecombench.catalog.type_stats.pooled_type_stats`).
     """
     evidence = TypeEvidence()
     for frame in slices():
@@ -84,6 +87,8 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
     typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities)) for frame in slices()])
     facts = facts_in_slices(slices, table, base)
     stats = learn_type_stats(facts.facts, typed.select("parent_asin", "product_type"), rules)
+    if base_stats is not None:
+        stats = pooled_type_stats(stats, base_stats)
     return ProductKnowledge(facts=facts, type_vocabulary=type_vocabulary, type_evidence=type_evidence,
                             product_types=typed, type_stats=stats)
 
@@ -112,6 +117,7 @@ def write_knowledge(knowledge: ProductKnowledge, folder: Path) -> list[str]:
             frame.write_parquet(tmp)
     rules = knowledge.type_stats.rules
     write_atomic(folder / "type_rules.json", json.dumps(rules.__dict__, sort_keys=True))
+    write_atomic(folder / "type_stats.json", json.dumps({"catalog_products": knowledge.type_stats.catalog_products}))
     return list(KNOWLEDGE_FILES)
 
 
@@ -124,7 +130,9 @@ def read_knowledge(folder: Path) -> ProductKnowledge:
     type_json = json.loads((folder / "type_vocabulary.json").read_text(encoding="utf-8"))
     stats = TypeStats(fields=pl.read_parquet(folder / "type_fields.parquet"),
                       values=pl.read_parquet(folder / "type_values.parquet"),
-                      rules=TypeRules(**json.loads((folder / "type_rules.json").read_text(encoding="utf-8"))))
+                      rules=TypeRules(**json.loads((folder / "type_rules.json").read_text(encoding="utf-8"))),
+                      catalog_products=int(json.loads((folder / "type_stats.json").read_text(encoding="utf-8"))
+                                           ["catalog_products"]))
     return ProductKnowledge(facts=CatalogFacts(pl.read_parquet(folder / "facts.parquet"), read_vocabulary(folder)),
                             type_vocabulary=TypeVocabulary.from_json(type_json),
                             type_evidence=pl.read_parquet(folder / "type_evidence.parquet"),

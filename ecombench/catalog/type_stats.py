@@ -58,11 +58,15 @@ class TypeStats:
             its most common value and that value's share among the stating products.
         values: TYPE_VALUE_SCHEMA rows: each value's products and share among the products stating the field.
         rules: the thresholds.
+        catalog_products: products of the catalog (or catalogs, `pooled_type_stats`) counted, typed or not: how
+            large a catalog the thresholds are scaled for (ecombench.pipeline.config.TypeRuleSettings.rules);
+            0 when unknown.
     """
 
     fields: pl.DataFrame
     values: pl.DataFrame
     rules: TypeRules
+    catalog_products: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_fields", {(r["type"], r["field"]): r for r in self.fields.to_dicts()})
@@ -95,7 +99,7 @@ class TypeStats:
 
     def with_rules(self, rules: TypeRules) -> TypeStats:
         """The same statistics judged by other thresholds."""
-        return TypeStats(fields=self.fields, values=self.values, rules=rules)
+        return TypeStats(fields=self.fields, values=self.values, rules=rules, catalog_products=self.catalog_products)
 
     def field_stats(self, product_type: str | None, field: str) -> dict[str, Any] | None:
         """The statistics row of (type group, field), or None when no group decides or none states it."""
@@ -221,6 +225,45 @@ def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules 
     stating = (stated.group_by("type", "field")
                .agg(pl.col("parent_asin").n_unique().cast(pl.Int64).alias("stating"),
                     pl.col("text").mean().alias("in_text")))
+    return _summarise(per_value, stating, sizes, rules, types.height)
+
+
+def pooled_type_stats(own: TypeStats, base: TypeStats) -> TypeStats:
+    """The statistics of `own`'s products and `base`'s together, judged by `own`'s thresholds.
+
+    Per type group, field and value the counts are added (products of the type, stating products, products per
+    value) and the text shares weighted by them; shares, coverage, division and the top value are computed again.
+    How a catalog of a new category, too small to tell some types apart, is judged with what another catalog
+    learned of the types both hold (`ecombench ingest --vocabulary-from`); a type only one of them holds keeps its
+    own figures. The pooled statistics count both catalogs' products (`catalog_products`), so the thresholds
+    scale as for one catalog of both: the same type groups decide as in a build over both.
+    """
+    sizes = (pl.concat([s.fields.group_by("type").agg(pl.col("products").first()) for s in (own, base)])
+             .group_by("type").agg(pl.col("products").sum()))
+    per_value = (pl.concat([s.values.select("type", "field", "value", "products", "in_text") for s in (own, base)])
+                 .group_by("type", "field", "value")
+                 .agg(pl.col("products").sum(),
+                      ((pl.col("in_text") * pl.col("products")).sum() / pl.col("products").sum()).alias("in_text")))
+    field_text = per_value.group_by("type", "field").agg(
+        ((pl.col("in_text") * pl.col("products")).sum() / pl.col("products").sum()).alias("in_text"))
+    stating = (pl.concat([s.fields.select("type", "field", "stating") for s in (own, base)])
+               .group_by("type", "field").agg(pl.col("stating").sum()).join(field_text, on=["type", "field"]))
+    return _summarise(per_value, stating, sizes, own.rules, own.catalog_products + base.catalog_products)
+
+
+def _summarise(per_value: pl.DataFrame, stating: pl.DataFrame, sizes: pl.DataFrame, rules: TypeRules,
+               catalog_products: int) -> TypeStats:
+    """TypeStats from per (type, field, value) products and text share, and per type products.
+
+    Args:
+        per_value: (type, field, value, products, in_text): products stating the value, the share of them
+            stating it in their title, bullets or description.
+        stating: (type, field, stating, in_text): products stating the field (a product stating two values counts
+            once) and the share of its (product, value) facts stated in text.
+        sizes: (type, products): products of each type group.
+        rules: the thresholds.
+        catalog_products: products counted, typed or not.
+    """
     values = (per_value.join(stating.drop("in_text"), on=["type", "field"])
               .with_columns((pl.col("products") / pl.col("stating")).alias("share"))
               .select(list(TYPE_VALUE_SCHEMA)).sort("type", "field", "value"))
@@ -231,4 +274,4 @@ def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules 
     fields = (stating.join(sizes, on="type").join(top, on=["type", "field"])
               .with_columns((pl.col("stating") / pl.col("products")).alias("coverage"))
               .select(list(TYPE_FIELD_SCHEMA)).sort("type", "field"))
-    return TypeStats(fields=fields, values=values, rules=rules)
+    return TypeStats(fields=fields, values=values, rules=rules, catalog_products=catalog_products)

@@ -373,7 +373,7 @@ def _load_context(config: BuildConfig, artifacts: Path, with_index: bool = True
                        llm=llm_client(config, artifacts), artifacts=artifacts,
                        answer_engine=engine, facts=catalog_facts, product_types=knowledge.product_types,
                        type_stats=knowledge.type_stats.with_rules(
-                           config.type_rules.rules(catalog_products=knowledge.product_types.height)),
+                           config.type_rules.rules(catalog_products=knowledge.type_stats.catalog_products)),
                        opinion_phrases=opinion_phrases,
                        catalog_suite=stats.catalog_suite if stats is not None and products is None else None)
     return ctx, products, catalog_manifest, details

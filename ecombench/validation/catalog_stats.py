@@ -51,6 +51,7 @@ from ecombench.catalog.knowledge import (
     write_knowledge,
 )
 from ecombench.catalog.snapshot import SnapshotError, check_snapshot, load_manifest
+from ecombench.catalog.type_stats import TypeRules, TypeStats
 from ecombench.catalog.type_vocabulary import OVERRIDE_TABLE
 from ecombench.hashing import source_digest
 from ecombench.tables.fields import FieldTable, load_field_table
@@ -61,6 +62,8 @@ STATS_DIR = "stats"
 # Another catalog's fact vocabulary, copied into the snapshot at ingest (`ecombench ingest --vocabulary-from`) and
 # read beneath the snapshot's own wherever its knowledge is learned (ecombench.catalog.facts.with_base).
 BASE_VOCABULARY_DIR = "base_vocabulary"
+BASE_FILES = ("fact_vocabulary.parquet", "fact_vocabulary.json", "type_fields.parquet", "type_values.parquet",
+              "type_stats.json")
 STATS_VERSION = 2
 
 
@@ -294,7 +297,10 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
 
 
 def copy_base_vocabulary(source: Path, snapshot: Path) -> dict[str, Any]:
-    """Copy the fact vocabulary `source`'s statistics hold into `snapshot` (BASE_VOCABULARY_DIR).
+    """Copy the fact vocabulary and the per-type statistics `source`'s statistics hold into `snapshot`.
+
+    Into BASE_VOCABULARY_DIR: the snapshot's pages are read with the vocabulary beneath its own, and its per-type
+    statistics pooled with these (`ecombench.catalog.type_stats.pooled_type_stats`).
 
     Returns:
         What `base_vocabulary.json` records: the source's path and fingerprint and the vocabulary's sha256.
@@ -305,10 +311,10 @@ def copy_base_vocabulary(source: Path, snapshot: Path) -> dict[str, Any]:
     """
     check_snapshot(source)
     stats = Path(source) / STATS_DIR
-    files = ("fact_vocabulary.parquet", "fact_vocabulary.json")
+    files = BASE_FILES
     if not all((stats / f).is_file() for f in files):
-        raise SnapshotError(f"{source}: no stored fact vocabulary in {stats}; run `ecombench stats --catalog {source}` "
-                            "first")
+        raise SnapshotError(f"{source}: no stored fact vocabulary and type statistics in {stats}; run "
+                            f"`ecombench stats --catalog {source}` first")
     out = Path(snapshot) / BASE_VOCABULARY_DIR
     out.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha256()
@@ -337,16 +343,35 @@ def base_vocabulary(snapshot: Path) -> tuple[FactVocabulary | None, str]:
         raise SnapshotError(f"{folder}: unreadable base vocabulary ({exc})") from exc
 
 
+def base_type_stats(snapshot: Path) -> TypeStats | None:
+    """The base per-type statistics copied into a snapshot at ingest; None when it has none.
+
+    Raises:
+        SnapshotError: the copy is unreadable.
+    """
+    folder = Path(snapshot) / BASE_VOCABULARY_DIR
+    if not (folder / "type_fields.parquet").is_file():
+        return None
+    try:
+        catalog = json.loads((folder / "type_stats.json").read_text(encoding="utf-8"))
+        return TypeStats(fields=pl.read_parquet(folder / "type_fields.parquet"),
+                         values=pl.read_parquet(folder / "type_values.parquet"), rules=TypeRules(),
+                         catalog_products=int(catalog["catalog_products"]))
+    except (OSError, ValueError, KeyError, pl.exceptions.PolarsError) as exc:
+        raise SnapshotError(f"{folder}: unreadable base type statistics ({exc})") from exc
+
+
 def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
     """The product knowledge of a snapshot, learned from products.parquet in slices (`learn_product_knowledge`).
 
-    The facts are read with the snapshot's base vocabulary beneath its own, when it has one (`base_vocabulary`).
+    The facts are read with the snapshot's base vocabulary beneath its own, and the per-type statistics pooled with
+    the base's, when it has them (`base_vocabulary`, `base_type_stats`).
 
     Raises:
         SnapshotError: products.parquet or the base vocabulary cannot be read.
     """
     return learn_product_knowledge(lambda: _slices(Path(snapshot) / "products.parquet", KNOWLEDGE_COLUMNS), table,
-                                   base=base_vocabulary(snapshot)[0])
+                                   base=base_vocabulary(snapshot)[0], base_stats=base_type_stats(snapshot))
 
 
 def snapshot_facts(snapshot: Path, table: FieldTable) -> CatalogFacts:

@@ -9,12 +9,15 @@ import pytest
 
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.snapshot import SnapshotError
+from ecombench.catalog.type_stats import type_groups
+from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.catalog_stats import (
     base_vocabulary,
     catalog_knowledge,
     copy_base_vocabulary,
     snapshot_facts,
+    snapshot_knowledge,
     write_catalog_stats,
 )
 
@@ -67,3 +70,29 @@ def test_a_base_without_stored_statistics_is_refused(snapshots, tmp_path):
     _, bare = snapshots
     with pytest.raises(SnapshotError, match="ecombench stats --catalog"):
         copy_base_vocabulary(bare, tmp_path / "other")
+
+
+def test_the_base_type_statistics_are_pooled_with_the_snapshot_s_own(snapshots, tmp_path):
+    labelled, bare = snapshots
+    table = load_field_table()
+    copy = tmp_path / "bare"
+    shutil.copytree(bare, copy)
+    copy_base_vocabulary(labelled, copy)
+    base = snapshot_knowledge(labelled, table)
+    pooled = snapshot_knowledge(copy, table)
+    own = pooled.product_types.height
+    assert pooled.type_stats.catalog_products == own + base.product_types.height
+    sizes = {k: dict(s.type_stats.fields.select("type", "products").unique().iter_rows()) for k, s in
+             (("pooled", pooled), ("base", base))}
+    own_sizes = (pooled.product_types.drop_nulls("product_type")
+                 .with_columns(pl.col("product_type").map_elements(lambda t: type_groups(t)[-1], pl.String)))
+    mice = own_sizes.filter(pl.col("product_type") == "mouse").height
+    assert mice > 50 and sizes["pooled"]["mouse"] == mice + sizes["base"]["mouse"]
+    # 877 products alone scale the thresholds down to groups of 5 products; pooled, as for a catalog of both
+    settings = TypeRuleSettings()
+    stats = pooled.type_stats.with_rules(settings.rules(catalog_products=pooled.type_stats.catalog_products))
+    assert stats.rules.min_products == settings.rules(catalog_products=own + base.product_types.height).min_products
+    # The file's mice state their connection with the base's values beneath their own; with both catalogs' mice,
+    # "Wireless" is what nearly every mouse states (implied), "Bluetooth" still divides them.
+    assert stats.problem("Mice", "Connectivity Technology", "Wireless") == "value_implied_by_type"
+    assert stats.problem("Mice", "Connectivity Technology", "Bluetooth") is None

@@ -62,13 +62,16 @@ def ingest_files(meta: list[Path], reviews: list[Path], out: Path, batch_size: i
         raise SettingError(f"--workers must be at least 1, got {workers}")
     if reader not in READERS:
         raise SettingError(f"--reader must be one of {', '.join(READERS)}, got {reader!r}")
-    if vocabulary_from is not None and not (Path(vocabulary_from) / "stats" / "fact_vocabulary.json").is_file():
+    if vocabulary_from is not None:
         # deferred: commands import what they run (polars) only when run: `ecombench --help` stays fast
         from ecombench.catalog.snapshot import SnapshotError, check_snapshot
+        from ecombench.validation.catalog_stats import BASE_FILES, STATS_DIR
 
         check_snapshot(Path(vocabulary_from))
-        raise SnapshotError(f"--vocabulary-from {vocabulary_from}: the snapshot has no stored fact vocabulary; run "
-                            f"`ecombench stats --catalog {vocabulary_from}` first (nothing was written)")
+        if not all((Path(vocabulary_from) / STATS_DIR / f).is_file() for f in BASE_FILES):
+            raise SnapshotError(f"--vocabulary-from {vocabulary_from}: the snapshot has no stored fact vocabulary and "
+                                f"type statistics; run `ecombench stats --catalog {vocabulary_from}` first (nothing "
+                                "was written)")
     check_writable(out.parent, "the catalog snapshot")
     typer.echo(f"ingesting {len(meta)} metadata and {len(reviews)} review file(s) into {out} ...", err=True)
     wait_for_server()
@@ -102,8 +105,9 @@ def ingest(
     reader: Annotated[str, typer.Option(help="How lines are parsed: native (DuckDB's JSON reader, the default) or "
                                         "python (orjson per record); the snapshot's content is the same.")] = "native",
     vocabulary_from: Annotated[Path | None, typer.Option(
-        "--vocabulary-from", help="Another snapshot whose learned fact vocabulary is read beneath this one's: a new "
-        "category whose pages carry few labels is read with the values that catalog learned.")] = None,
+        "--vocabulary-from", help="Another snapshot whose learned fact vocabulary is read beneath this one's, and "
+        "whose per-type statistics are pooled with this one's: a new category whose pages carry few labels is read "
+        "with the values that catalog learned, and types both hold are judged on both catalogs' products.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "
                                           "server, imports, flow) to stderr.")] = False,
 ) -> None:
