@@ -34,10 +34,10 @@ VERBALISER_ID = "template-v2"
 # and numbers between them vary too (validation/shopper_text.py counts five-word phrases).
 # Openers put at most three words before the product: with its article they never fill five words.
 OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want {s}.", "Can you find {s}?", "I'm shopping for {s}.",
-           "Find me {s}?", "I'd like {s}.", "Help me pick {s}.", "I'm hoping for {s}.", "I'm after {s}.",
+           "Find me {s}.", "I'd like {s}.", "Help me pick {s}.", "I'm hoping for {s}.", "I'm after {s}.",
            "Please find {s}.", "I'd love {s}.", "I'm hunting for {s}.", "Any suggestions for {s}?",
            "I'm searching for {s}.", "Recommend {s}, please.", "I'm picking out {s}.",
-           "Got {s}?", "Show me {s}.", "Suggest {s}?", "Point me to {s}.")
+           "Have you got {s}?", "Show me {s}.", "Can you suggest {s}?", "Point me to {s}.")
 # The further attributes, on the singular "one" ("Ideally one made of cotton and with a floral pattern.").
 MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.",
         "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.",
@@ -45,14 +45,15 @@ MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Som
 # A quality sentence: a lead of at most three words ending in a noun ("one", "something", "an option"), a
 # one-word verb, the floor, a link and the count. "4 stars or" recurs in most floors, so the words before it
 # (the lead's last and the verb) are drawn apart from many.
-QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "Prefer a version {x}.",
+QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "I want one {x}.",
                  "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
-                 "Find a listing {x}.", "Take a model {x}.", "Give me one {x}.", "Ideally a pick {x}.",
+                 "Look for one {x}.", "Go for one {x}.", "Give me one {x}.", "I'd take one {x}.",
                  "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
-                 "Try an item {x}.")
-RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "carrying", "with", "having",
-                "boasting", "getting", "reaching", "hitting", "posting", "keeping", "sporting", "netting", "pulling",
-                "collecting", "logging", "bearing")
+                 "Show me one {x}.")
+# Verbs a shopper uses of a rating ("one rated 4 stars or more", "averaging", "with"); not sales copy's
+# ("boasting", "netting").
+RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "with", "having", "getting",
+                "reaching", "that has", "that gets", "that earns", "that's rated")
 # The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
 RATING_FLOORS = ("at least {r} stars", "{r} stars or higher", "{r} stars or better", "{r} stars or more",
                  "{r} stars and up", "{r} stars or above", "{r} or more stars", "{r} stars minimum",
@@ -79,7 +80,7 @@ OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Bu
             "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
 # One word that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break
 # vary, and a lead of three words after it still makes no five fixed words.
-LINKS = ("Also,", "And", "Plus,", "Besides,", "Moreover,", "Furthermore,", "Additionally,")
+LINKS = ("Also,", "And", "Plus,", "Oh, and", "On top of that,")
 LINK_SHARE = 0.35
 
 
