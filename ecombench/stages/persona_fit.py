@@ -16,8 +16,11 @@ Rubrics are read as dicts or typed models; only requirements the product must me
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from ecombench.text import tokens
@@ -122,17 +125,33 @@ def _bound(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+PERSONA_VOCAB = Path(__file__).resolve().parent.parent / "tables" / "persona_vocab.toml"
+
+
+@lru_cache(maxsize=4)
+def persona_vocab(path: str | None = None) -> dict[str, Any]:
+    """The persona noise vocabulary as written in persona_vocab.toml (groups, by_age and location_by_household)."""
+    return tomllib.loads(Path(path or PERSONA_VOCAB).read_text(encoding="utf-8"))
+
+
 def incoherences(persona: Mapping[str, Any], rubrics: list[Any]) -> list[dict[str, str]]:
     """Every way the persona's background contradicts the task's requirements (empty when it fits).
 
     Returns:
         [{rule, rubric_id, field, value, noise_field, noise_value}]: rule "child_product" / "teen_product"
-        (the household has no child / teenager of the right age), "price_cap" (a splurging shopper with a cap).
+        (the household has no child / teenager of the right age), "price_cap" (a splurging shopper with a cap),
+        "home" (a household living where it cannot: a dorm in a suburban house; persona_vocab.toml's
+        location_by_household).
     """
     needs = persona_needs(rubrics)
     household = str((persona.get("demographics") or {}).get("household", ""))
     sensitivity = str((persona.get("shopping_habits") or {}).get("price_sensitivity", ""))
     out = []
+    location = str((persona.get("demographics") or {}).get("location_type", ""))
+    places = persona_vocab().get("location_by_household", {}).get(household)
+    if places and location and location not in places:
+        out.append({"rule": "home", "rubric_id": "", "field": "", "value": "",
+                    "noise_field": "demographics.location_type", "noise_value": location})
     for rule, rid, field, value in needs.reasons:
         if rule in ("child_product", "teen_product") and needs.households is not None and household \
                 and household not in needs.households:  # a record with no household says nothing against it

@@ -122,7 +122,8 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Scent": {"plain": ("I like it {value}.", "My pick for scent is {value}.", "I'd go for {value}.")},
     "Skin Type": {"plain": ("It has to suit {value} skin.", "My skin is {value}.", "I need it for {value} skin.")},
     "Hair Type": {"plain": ("It has to suit {value} hair.", "My hair is {value}.", "I need it for {value} hair.")},
-    "Compatible Phone Models": {"plain": ("It's for my {value}.", "My phone is the {value}, so it has to fit that.",
+    # the labels list watches as phone models too ("Fitbit Versa 2" for bands): no form calls the device a phone
+    "Compatible Phone Models": {"plain": ("It's for my {value}.", "I have the {value}, so it has to fit that.",
                                           "It needs to fit my {value}.")},
     "Compatible Devices": {"plain": ("It has to work with my {value}.", "I'll use it with my {value}.",
                                      "It needs to fit my {value}.")},

@@ -9,29 +9,18 @@ locked rubrics fix; stages 6 and 7 check the text it writes, exactly as they wil
 from __future__ import annotations
 
 import random
-import tomllib
 from collections.abc import Mapping
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from ecombench.rubrics import RubricLike, as_spec
 from ecombench.schemas.models import Rubric
-from ecombench.stages.persona_fit import BUDGET_MINDED, persona_needs
+from ecombench.stages.persona_fit import BUDGET_MINDED, persona_needs, persona_vocab
 from ecombench.stages.phrasing import phrasing_of, slot_reply
 from ecombench.stages.replies import DEFAULT_RESPONSE, profile_reply
 from ecombench.tables.fields import FieldTable
 from ecombench.text import contains_phrase, fix_articles, join_words
 
-PERSONA_VOCAB = Path(__file__).resolve().parent.parent / "tables" / "persona_vocab.toml"
-
 OPENERS = ("I'm looking for", "I need", "Can you help me find", "I want to buy", "Please find me")
-
-
-@lru_cache(maxsize=4)
-def persona_vocab(path: str | None = None) -> dict[str, Any]:
-    """The persona noise vocabulary as written in persona_vocab.toml (groups, plus by_age lists)."""
-    return tomllib.loads(Path(path or PERSONA_VOCAB).read_text(encoding="utf-8"))
 
 
 def noise_whitelist() -> dict[str, set[str]]:
@@ -39,7 +28,7 @@ def noise_whitelist() -> dict[str, set[str]]:
     vocab = persona_vocab()
     allowed: dict[str, set[str]] = {}
     for group, fields in vocab.items():
-        if group == "by_age":
+        if group in ("by_age", "location_by_household"):
             continue
         for name, options in fields.items():
             allowed[f"{group}.{name}"] = set(options)
@@ -191,7 +180,8 @@ def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, 
     persona: dict[str, Any] = {
         "user_id": user_id,
         "demographics": {"age_range": age, "household": household,
-                         "location_type": pick(vocab["demographics"]["location_type"])},
+                         "location_type": pick(vocab.get("location_by_household", {}).get(household)
+                                               or vocab["demographics"]["location_type"])},
         "lifestyle": {"occupation": pick(by_age["occupation"]),
                       "hobbies": [hobby, pick([h for h in vocab["lifestyle"]["hobbies"] if h != hobby])]},
         "shopping_habits": {name: pick(options) for name, options in habits.items()},

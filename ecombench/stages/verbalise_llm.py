@@ -273,9 +273,10 @@ def noise_options(rubrics: list[Rubric], rng: random.Random | None = None) -> di
     Token-aware, as ecombench.stages.verbalise.write_persona skips them; fitting as stages/persona_fit.py says
     (a child's product: households with children; a price cap: no "pays more for quality"). Household and
     occupation are listed per age range ("demographics.household for 18-24"), as persona_vocab.toml
-    whitelists them and stage 6 checks. With `rng` (the verbalisation stage's generator) each field shows
-    NOISE_SHOWN options in a drawn order: a small model tends to copy the first option listed, and one fixed
-    list gave every persona the same background.
+    whitelists them and stage 6 checks; a household that lives only in some places (persona_vocab.toml's
+    location_by_household: a dorm) is left out, as the model draws the location on its own. With `rng` (the
+    verbalisation stage's generator) each field shows NOISE_SHOWN options in a drawn order: a small model tends to
+    copy the first option listed, and one fixed list gave every persona the same background.
     """
     values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
     vocab = persona_vocab()
@@ -285,6 +286,8 @@ def noise_options(rubrics: list[Rubric], rng: random.Random | None = None) -> di
         out = [o for o in options if not any(contains_phrase(o, v) or contains_phrase(v, o) for v in values)]
         if path == "demographics.household" and needs.households is not None:
             out = [o for o in out if o in needs.households]
+        if path == "demographics.household":  # the model picks the location apart: only households living anywhere
+            out = [o for o in out if o not in vocab.get("location_by_household", {})] or out
         if path == "shopping_habits.price_sensitivity" and needs.budget_minded:
             out = [o for o in out if o in BUDGET_MINDED]
         if rng is not None:

@@ -53,7 +53,8 @@ QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option 
 # Verbs a shopper uses of a rating ("one rated 4 stars or more", "averaging", "with"); not sales copy's
 # ("boasting", "netting").
 RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "with", "having", "getting",
-                "reaching", "that has", "that gets", "that earns", "that's rated")
+                "reaching", "that has", "that gets", "that earns", "that's rated", "that scores", "that averages",
+                "that holds", "that shows")
 # The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
 RATING_FLOORS = ("at least {r} stars", "{r} stars or higher", "{r} stars or better", "{r} stars or more",
                  "{r} stars and up", "{r} stars or above", "{r} or more stars", "{r} stars minimum",
@@ -80,7 +81,7 @@ OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Bu
             "Buyers' reviews should say {x}.", "Reviews saying {x} would reassure me.", "People should report {x}.")
 # One word that may open a later sentence ("Also, my budget's up to $20."): the words across a sentence break
 # vary, and a lead of three words after it still makes no five fixed words.
-LINKS = ("Also,", "And", "Plus,", "Oh, and", "On top of that,")
+LINKS = ("Also,", "And", "Plus,", "Oh, and", "Besides,")
 LINK_SHARE = 0.35
 
 

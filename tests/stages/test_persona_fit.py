@@ -53,3 +53,17 @@ def test_a_persona_living_alone_with_a_kids_toy_and_a_splurge_with_a_cap_are_inc
 def test_an_excluded_kids_value_says_nothing_about_the_household():
     rubrics = [_rubric("r2", "details.Age Range (Description)", ["Kid"], type_="negative_attribute")]
     assert persona_needs(rubrics).households is None
+
+
+def test_a_dorm_is_never_a_suburban_house():
+    # three tasks of the shared build paired them ("lives in a dorm", "suburban house": negative_constraint,
+    # rating_quality and review_driven tasks read by a reviewer, 2026-12-06)
+    rubrics = [_rubric("r1", "title", "Mug", type_="entity_match")]
+    persona = {"demographics": {"household": "lives in a dorm", "location_type": "suburban house"}}
+    assert [c["rule"] for c in incoherences(persona, rubrics)] == ["home"]
+    dorms = 0
+    for seed in range(200):
+        persona = write_persona(rubrics, load_field_table(), rng(seed, "verbalisation"), "u_0123456789")
+        dorms += persona["demographics"]["household"] == "lives in a dorm"
+        assert incoherences(persona, rubrics) == []
+    assert dorms > 0
