@@ -53,8 +53,8 @@ QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option 
 # Verbs a shopper uses of a rating ("one rated 4 stars or more", "averaging", "with"); not sales copy's
 # ("boasting", "netting").
 RATING_VERBS = ("rated", "averaging", "scoring", "holding", "earning", "showing", "with", "having", "getting",
-                "reaching", "that has", "that gets", "that earns", "that's rated", "that scores", "that averages",
-                "that holds", "that shows")
+                "reaching", "that has", "that gets", "that earns", "that scores", "that averages", "that holds",
+                "that shows")
 # The floor itself, in the wordings ecombench.lemmas `states_bound` and the diligent agent read.
 RATING_FLOORS = ("at least {r} stars", "{r} stars or higher", "{r} stars or better", "{r} stars or more",
                  "{r} stars and up", "{r} stars or above", "{r} or more stars", "{r} stars minimum",
@@ -72,7 +72,7 @@ COUNT_VERBS = ("backed by", "with", "that has", "having", "reviewed by many, wit
 # Every lead reads before every cap; a lead has at most two words and a cap at most two before the amount,
 # so no five fixed words ever precede it.
 PRICE_LEADS = ("My budget's", "I'd spend", "I'll pay", "I'm spending", "I'd pay", "Price-wise,", "I'm paying",
-               "Cost-wise,", "Budget:", "I'll spend", "Spend", "Pay", "Limit:", "Price cap:", "Priced")
+               "Cost-wise,", "Budget:", "I'll spend", "Price cap:")
 PRICE_CAPS = ("up to {p}", "{p} or less", "{p} or under", "{p} or lower", "at most {p}")
 # At most four words before the quoted opinions, each naming who says them (the diligent agent reads that).
 OPINIONS = ("Reviews should mention {x}.", "Past buyers should report {x}.", "Buyers should say {x}.",
