@@ -71,10 +71,14 @@ MAX_RAW_CHARS = 200
 
 
 def price_bound(price: float) -> dict[str, Any]:
-    """Price cap: the smallest bucket >= price (inclusive), above $1000 the next multiple of 50."""
-    cap = next((b for b in PRICE_BUCKETS if price <= b), None)
+    """Price cap: the smallest bucket above the price (inclusive), above $1000 the next multiple of 50 above it.
+
+    Strictly above: a shopper's round budget is seldom the product's exact price, and a cap at it tells an agent
+    the answer ("$20 or less" for a product at $20.00 read as set at the target's own price by a reviewer).
+    """
+    cap = next((b for b in PRICE_BUCKETS if price < b), None)
     if cap is None:
-        cap = math.ceil(price / 50) * 50
+        cap = (math.floor(price / 50) + 1) * 50
     return {"max": float(cap), "max_inclusive": True}
 
 
@@ -84,8 +88,12 @@ def rating_bound(average_rating: float) -> dict[str, Any]:
 
 
 def rating_count_bound(rating_number: int) -> dict[str, Any] | None:
-    """Popularity floor: the largest bucket <= rating_number (inclusive), or None below 10."""
-    floor = [b for b in RATING_COUNT_BUCKETS if b <= rating_number]
+    """Popularity floor: the largest bucket below rating_number (inclusive), or None at 10 or fewer.
+
+    Strictly below, as `price_bound` is strictly above: "at least 50 ratings" of a product with exactly 50 sets the
+    floor at the target's own count.
+    """
+    floor = [b for b in RATING_COUNT_BUCKETS if b < rating_number]
     return {"min": float(floor[-1]), "min_inclusive": True} if floor else None
 
 

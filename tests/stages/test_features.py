@@ -133,11 +133,12 @@ def test_a_real_html_blurb_yields_no_special_feature(rich_catalog, product_searc
 
 # ---------------------------------------------------------------- numeric bounds
 
-@pytest.mark.parametrize(("asin", "price"), [("B07L23PWNG", 20.0), ("B0BWG28M2X", 10.0), ("B002E6VSDQ", 5.0)])
-def test_a_price_on_a_bucket_is_its_own_inclusive_cap(rich_catalog, asin, price):
+@pytest.mark.parametrize(("asin", "price", "cap"), [("B07L23PWNG", 20.0, 25.0), ("B0BWG28M2X", 10.0, 15.0),
+                                                    ("B002E6VSDQ", 5.0, 10.0)])
+def test_a_price_on_a_bucket_takes_the_next_bucket(rich_catalog, asin, price, cap):
     product = rich_catalog.product(asin)
     assert product["price"] == price
-    assert price_bound(product["price"]) == {"max": price, "max_inclusive": True}
+    assert price_bound(product["price"]) == {"max": cap, "max_inclusive": True}
 
 
 def test_a_price_on_a_bucket_passes_its_own_price_rubric(rich_catalog):
@@ -153,6 +154,7 @@ def test_a_price_between_buckets_takes_the_next_bucket():
 
 def test_a_price_above_the_last_bucket_rounds_up_to_fifty():
     assert price_bound(4697.0) == {"max": 4700.0, "max_inclusive": True}  # B0054IQMUA
+    assert price_bound(1050.0) == {"max": 1100.0, "max_inclusive": True}
 
 
 def test_rating_floor_is_rounded_down_to_a_half_star():
@@ -161,7 +163,8 @@ def test_rating_floor_is_rounded_down_to_a_half_star():
 
 def test_rating_count_floor_is_the_largest_bucket_below():
     assert rating_count_bound(250) == {"min": 200.0, "min_inclusive": True}
-    assert rating_count_bound(9) is None
+    assert rating_count_bound(50) == {"min": 20.0, "min_inclusive": True}  # never the target's own count
+    assert rating_count_bound(10) is None and rating_count_bound(9) is None
 
 
 # ---------------------------------------------------------------- entity
