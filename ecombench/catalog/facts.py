@@ -968,7 +968,8 @@ def build_catalog_facts(products: pl.DataFrame, table: FieldTable) -> CatalogFac
 def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str]) -> FactVocabulary:
     """A catalog's own vocabulary with another catalog's (`base`) beneath it.
 
-    The base's values are read too, where the own vocabulary has no value of that spelling; a field the catalog's
+    The base's values are read too, where the own vocabulary has no value of that spelling, and a value stays in
+    the fields that carry it most in both catalogs' labels together (OWNER_SHARE); a field the catalog's
     own labels never state (`labelled` holds those they do) takes the base's single-valued verdict; title rates
     are the own ones, and the base's for fields the catalog's own labels could not measure. A catalog whose pages
     carry no labels (the shared electronics file with reviews) is read with the values another catalog learned.
@@ -980,7 +981,14 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
     """
     known = own.values.select("field", "norm")
     extra = base.values.join(known, on=["field", "norm"], how="anti").select(own.values.columns)
-    values = pl.concat([own.values, extra.cast(own.values.schema)]).sort("field", "norm")
+    values = pl.concat([own.values, extra.cast(own.values.schema)])
+    # A value belongs to the fields both catalogs' labels carry it in most (`_owned_values` on the pooled counts):
+    # "Heavy Duty" that a few of the catalog's Style labels carry stays a Special Feature that the base's carry.
+    pooled = (pl.concat([own.values, base.values.cast(own.values.schema)]).group_by("field", "norm")
+              .agg(pl.col("products").sum()))
+    owned = _owned_values(pooled.filter(pl.col("products") > 0), min_share=OWNER_SHARE)
+    values = pl.concat([values.join(owned.select("field", "norm"), on=["field", "norm"], how="semi"),
+                        values.filter(pl.col("products") == 0)]).unique(["field", "norm"]).sort("field", "norm")
     single = own.single_valued | frozenset(f for f in base.single_valued if f not in labelled)
     return FactVocabulary(values=values, single_valued=single, title_rates={**base.title_rates, **own.title_rates},
                           min_title_rate=own.min_title_rate, common=own.common)
@@ -996,7 +1004,8 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     Args:
         slices: returns a fresh iterator over consecutive frames of products.parquet (FACT_COLUMNS) each call.
         table: the field table.
-        base: another catalog's vocabulary read beneath this one's (`with_base`); None reads only this one's.
+        base: another catalog's vocabulary read beneath this one's (`with_base`), its common words common here too;
+            None reads only this one's.
     """
     # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
     # slice's text, the whole catalog's, while the passes run.
@@ -1023,7 +1032,8 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     vocabulary = FactVocabulary(values=vocabulary.values, single_valued=vocabulary.single_valued,
                                 title_rates={**vocabulary.title_rates,
                                              **_title_rates(pl.concat(title_counts) if title_counts else None)},
-                                common=_common(pl.concat(df_counts) if df_counts else None, n_products))
+                                common=_common(pl.concat(df_counts) if df_counts else None, n_products)
+                                | (base.common if base is not None else frozenset()))
     facts = []
     offset = 0
     for frame, labels_here in zip(slices(), labels):
