@@ -37,6 +37,8 @@ VARIANT_FIELDS = ("Color", "Material")
 # A later segment opening with a number is a spec ("500GB Hard Drive"), not the head; one opening with a model
 # code is not ("DW-5600 Watch Screen Protector", "RJ-45 ... Strain Relief Boots").
 _SPEC = re.compile(r"\d")
+# Words after a noun that say it comes with the product.
+_INCLUDED = frozenset({"included", "include", "includes", "incl", "inclusive"})
 
 
 def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str, str, str, bool, bool]]:
@@ -64,6 +66,9 @@ def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str,
             elif t not in nouns and start is not None:
                 runs.append((start, i))
                 start = None
+        # A noun followed by "included" is in the box, not the product ("Wireless Mouse Battery Included").
+        runs = [(a, b - 1) if b < len(singular) and singular[b] in _INCLUDED else (a, b) for a, b in runs]
+        runs = [(a, b) for a, b in runs if b > a]
         # A collective noun alone ("... Replacement Set", "3PCs Set") is no type: the run before it is. With a
         # modifier it is ("Wiring Kit").
         runs = [(a, b) for a, b in runs if b - a > 1 or singular[a] not in vocabulary.collectives

@@ -85,6 +85,14 @@ def test_a_category_naming_the_head_noun_is_kept(real, typed):
     assert typed(real, smartwatch) == "Smartwatches"
 
 
+def test_something_included_is_not_the_product(real, typed):
+    # "FD V8 Wireless Mouse Battery Included, 2.4G Cute Colorful Animal ... Cordless Mouse ..." under "Gaming Mice"
+    # was typed "Wireless Mouse Battery"; "... Rose Wrist Corsage & Boutonniere.pin and Wrist Band Included" a
+    # "Wrist Band" (it is a corsage: no type the vocabulary knows)
+    assert typed(real, "B09YD3X8C9") == "Mice"
+    assert typed(real, "B016J1T7IO") != "Wrist Band"
+
+
 def test_a_title_naming_no_product_has_no_type(real, typed):
     funko = next(a for a, r in real.items() if (r.get("title") or "").startswith("Funko Pop! Marvel: Luchadores"))
     assert typed(real, funko) is None
