@@ -51,7 +51,7 @@ from ecombench.catalog.records import (
 from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from ecombench.errors import InputError
 from ecombench.io import mark_published
-from ecombench.tables.fields import FIELD_TABLE, FieldTable, load_field_table
+from ecombench.tables.fields import FieldTable, load_field_table
 
 # products.parquet without review_count: what a block's conversion gives (the count is added as it is written).
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
@@ -238,17 +238,16 @@ READERS = ("python", "native")
 (`catalog.native`), "python" per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
 
 
-def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None,
-                    table_loading: Future[FieldTable] | None = None) -> Converted:
-    # The native reader's unit of work (on a thread of this process: `table` is the writer's own, or the one
-    # `table_loading` is still reading while this process reads the first blocks); a block DuckDB or pyarrow itself
-    # fails on (not a rule: its own error) is read by the Python rules instead, so the snapshot never depends on it.
+def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None) -> Converted:
+    # The native reader's unit of work (on a thread of this process: `table` is the writer's own); a block DuckDB or
+    # pyarrow itself fails on (not a rule: its own error) is read by the Python rules instead, so the snapshot never
+    # depends on it.
     # deferred: duckdb loads only for the native reader
     import duckdb
 
     try:
         if table is None and kind == "meta":  # reviews need no field table
-            table = table_loading.result() if table_loading is not None else load_field_table(table_path)
+            table = load_field_table(table_path, check_vocabulary=False)
         return convert_block_native(kind, name, block, table)
     except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
@@ -256,7 +255,7 @@ def _convert_native(kind: str, name: str, block: Block, table_path: str, table: 
 
 def _convert_to_batch(kind: str, name: str, block: Block, table_path: str) -> Converted:
     # The unit of work of a worker process: rows go back as one Arrow batch (cheap to pickle).
-    conv = convert_block(kind, name, block, load_field_table(table_path))
+    conv = convert_block(kind, name, block, load_field_table(table_path, check_vocabulary=False))
     schema = _PRODUCT_PART_SCHEMA if kind == "meta" else REVIEW_SCHEMA
     conv.batch = rows_to_batch(conv.rows, schema)
     conv.rows = []
@@ -544,18 +543,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    table_loading: Future[FieldTable] | None = None
-    if table is None and reader == "native":
-        # The field table (~0.5 s to read and check) serves only the metadata, which is read after the reviews: it
-        # loads on a thread of its own meanwhile (the reviews' work is DuckDB and Arrow, which release the GIL). Not
-        # for the python reader, whose process pool forks only while this process runs no other thread.
-        table_path = str(FIELD_TABLE)
-        loader = ThreadPoolExecutor(1, thread_name_prefix="field-table")
-        table_loading = loader.submit(load_field_table)
-        loader.shutdown(wait=False)
-    else:
-        table = table or load_field_table()
-        table_path = table.source_path
+    # Ingest reads detail keys alone: the question vocabulary is checked where questions are read (a build).
+    table = table or load_field_table(check_vocabulary=False)
+    table_path = table.source_path
     field_table_sha = file_sha256(table_path)
     # Each input is hashed as it is read (`iter_blocks`' digest), not in a pass of its own before.
     hashers = [hashlib.sha256() for _ in inputs]
@@ -587,8 +577,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
 
         def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
             if reader == "native":
-                run = partial(_convert_native, kind, path.name, table_path=table_path, table=table,
-                              table_loading=table_loading)
+                run = partial(_convert_native, kind, path.name, table_path=table_path, table=table)
             else:
                 run = partial(_convert_to_batch, kind, path.name, table_path=table_path)
             # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).

@@ -581,7 +581,7 @@ def convert_block_native(kind: str, name: str, block: Block, table: FieldTable |
     keys: list[bytes] = []
     lines = picked[result.column("k").to_numpy()] + block.first_line
     if kind == "meta":
-        fast = _meta_batch(result, name, lines, table or load_field_table())
+        fast = _meta_batch(result, name, lines, table or load_field_table(check_vocabulary=False))
     else:
         fast, keys = _review_batch(result, name, lines)
     fast_lines = lines.tolist()
