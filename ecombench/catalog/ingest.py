@@ -342,24 +342,50 @@ class _RowGroups:
         self._thread.shutdown(wait=True)
 
 
-def _ordered(jobs: Iterator, run: Callable, executor: Executor | None, ahead: int) -> Iterator[tuple[Any, Any]]:
-    # (job, result) in job order, at most `ahead` jobs in flight; a job that is not a Block
-    # (the truncation marker) passes through unrun.
+def _ordered(jobs: Iterator[tuple[int, Block | TruncatedInput]], runs: Sequence[Callable[[Block], Any]],
+             executor: Executor | None, ahead: int) -> Iterator[tuple[int, Block | TruncatedInput, Any]]:
+    # (input k, block, runs[k](block)) in job order, at most `ahead` jobs in flight; the truncation marker passes
+    # through unrun (result None).
     pending: deque = deque()
-    for job in jobs:
+    for k, job in jobs:
         if executor is None or not isinstance(job, Block):
             while pending:
-                done_job, fut = pending.popleft()
-                yield done_job, fut.result()
-            yield job, (run(job) if isinstance(job, Block) else None)
+                done_k, done_job, fut = pending.popleft()
+                yield done_k, done_job, fut.result()
+            yield k, job, (runs[k](job) if isinstance(job, Block) else None)
             continue
-        pending.append((job, executor.submit(run, job)))
+        pending.append((k, job, executor.submit(runs[k], job)))
         if len(pending) >= ahead:
-            done_job, fut = pending.popleft()
-            yield done_job, fut.result()
+            done_k, done_job, fut = pending.popleft()
+            yield done_k, done_job, fut.result()
     while pending:
-        done_job, fut = pending.popleft()
-        yield done_job, fut.result()
+        done_k, done_job, fut = pending.popleft()
+        yield done_k, done_job, fut.result()
+
+
+class _Converted:
+    """The converted blocks of every input as one ordered stream, handed out an input at a time.
+
+    One stream, so the pool converts the next input's first blocks (the metadata's, after the reviews) while this
+    one's last are still claimed or converted: no core waits at the seam between two files.
+    """
+
+    def __init__(self, stream: Iterator[tuple[int, Block | TruncatedInput, Any]]):
+        self._stream = stream
+        self._head: tuple[int, Block | TruncatedInput, Any] | None = None
+
+    def of(self, k: int) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
+        """(block, converted) of input `k`, in line order; inputs are taken in the stream's order, each once."""
+        while True:
+            if self._head is None:
+                self._head = next(self._stream, None)
+                if self._head is None:
+                    return
+            if self._head[0] != k:  # the next input's (an empty file has no block at all)
+                return
+            _, block, conv = self._head
+            self._head = None
+            yield block, conv
 
 
 # A review block as spilled by `_spill_reviews`: its rows plus each row's content key (for `review_id` copies).
@@ -400,10 +426,10 @@ class ReviewTotals:
         return pa.array(counts, pa.int64())
 
 
-def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tuple[Any, Converted | None]]],
+def _spill_reviews(reviews: list[tuple[Path, Iterator[tuple[Block | TruncatedInput, Converted | None]]]],
                    spill: Any, progress: Callable[[str, int], None] | None
                    ) -> tuple[list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]], ReviewTotals]:
-    """Convert every review file in order, writing each block's rows to `spill` (one IPC batch per block).
+    """Every review file's converted blocks in order (`reviews`: each file and its blocks), written to `spill`.
 
     Returns:
         (per file, per block: (last line, bad records) or the file's `TruncatedInput`; converted reviews per
@@ -411,9 +437,9 @@ def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tu
     """
     spilled: list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]] = []
     per_product = ReviewTotals()
-    for path in paths:
+    for path, converted in reviews:
         entries: list[tuple[int, list[dict[str, Any]]] | TruncatedInput] = []
-        for block, conv in convert(path, "reviews"):
+        for block, conv in converted:
             if isinstance(block, TruncatedInput):
                 entries.append(block)
                 continue
@@ -575,15 +601,17 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         rules = CrossRecordRules()
         bad_total: Counter = Counter()
 
-        def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
-            if reader == "native":
-                run = partial(_convert_native, kind, path.name, table_path=table_path, table=table)
-            else:
-                run = partial(_convert_to_batch, kind, path.name, table_path=table_path)
-            # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).
-            digest = hashers[next(k for k, (p, kd) in enumerate(inputs) if p is path and kd == kind)]
-            return _ordered(iter_blocks(path, block_bytes, split=reader != "native", digest=digest), run, executor,
-                            3 * workers)
+        if reader == "native":
+            runs = [partial(_convert_native, kind, path.name, table_path=table_path, table=table)
+                    for path, kind in inputs]
+        else:
+            runs = [partial(_convert_to_batch, kind, path.name, table_path=table_path) for path, kind in inputs]
+        # Reviews first (see below), then metadata, in one stream of blocks; each input hashed as it is read.
+        review_ks = [k for k, (_, kind) in enumerate(inputs) if kind == "reviews"]
+        meta_ks = [k for k, (_, kind) in enumerate(inputs) if kind == "meta"]
+        jobs = ((k, block) for k in review_ks + meta_ks
+                for block in iter_blocks(inputs[k][0], block_bytes, split=reader != "native", digest=hashers[k]))
+        converted = _Converted(_ordered(jobs, runs, executor, 3 * workers))
 
         def write_bad(records: list[dict[str, Any]]) -> None:
             for rec in records:
@@ -596,19 +624,19 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         # a second, single-threaded pass over the largest file (29 s of 217 s at 3.7M products,
         # benchmarks/RESULTS.md). The cross-record rules still see every metadata file first, then the
         # reviews, in file and line order (`_claim_spilled_reviews`).
-        review_paths_in = [path for path, kind in inputs if kind == "reviews"]
+        review_paths_in = [inputs[k][0] for k in review_ks]
         with open(tmp / "bad_records.jsonl", "wb") as bad_fh:
             spill_path = tmp / "reviews.part.arrow"
             with pa.ipc.new_file(spill_path, _REVIEW_SPILL_SCHEMA) as spill:
-                spilled, per_product = _spill_reviews(review_paths_in, convert, spill, progress)
+                spilled, per_product = _spill_reviews(
+                    [(inputs[k][0], converted.of(k)) for k in review_ks], spill, progress)
             with pq.ParquetWriter(tmp / "products.parquet", PRODUCT_SCHEMA) as products_w:
                 groups = _RowGroups(lambda t: products_w.write_table(t, row_group_size=batch_size), batch_size)
                 try:
-                    for path, kind in inputs:
-                        if kind != "meta":
-                            continue
+                    for k in meta_ks:
+                        path, kind = inputs[k]
                         stats = rules.start(path, kind)
-                        for block, conv in convert(path, kind):
+                        for block, conv in converted.of(k):
                             if isinstance(block, TruncatedInput):
                                 write_bad([rules.truncated(block, stats)])
                             else:

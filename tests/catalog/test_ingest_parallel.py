@@ -57,6 +57,23 @@ def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp
     assert counts["bad_by_reason"]["truncated_line"] == 1 and counts["bad_by_reason"]["not_an_object"] == 1
 
 
+def test_an_empty_file_and_a_file_given_twice_keep_their_place_in_the_stream_of_blocks(tmp_path):
+    # The pool converts every input's blocks in one stream (the metadata's while the reviews' are spilled): an empty
+    # review file has no block at all, and the second copy of a file is an input of its own.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    meta = [SAMPLE / "meta.jsonl.gz", SAMPLE / "meta.jsonl.gz"]
+    reviews = [empty, SAMPLE / "reviews.jsonl.gz", empty, SAMPLE / "reviews.jsonl.gz"]
+    one = write_catalog_snapshot(meta, reviews, tmp_path / "one" / "snap", batch_size=500, workers=1)
+    two = write_catalog_snapshot(meta, reviews, tmp_path / "two" / "snap", batch_size=500, workers=2,
+                                 block_bytes=64 * 1024)
+    assert digests(tmp_path / "one" / "snap") == digests(tmp_path / "two" / "snap")
+    assert one == two
+    lines = [entry["lines"] for entry in one["inputs"]]
+    assert lines[0] == lines[1] > 0 and lines[2] == lines[4] == 0 and lines[3] == lines[5] > 0
+    assert one["inputs"][1]["bad_by_reason"]["duplicate_parent_asin"] == one["inputs"][0]["records_ok"]
+
+
 def test_bad_records_keep_line_order_with_duplicates_merged(real_inputs, tmp_path):
     meta, reviews = real_inputs
     write_catalog_snapshot(meta, reviews, tmp_path / "snap", workers=2, block_bytes=64 * 1024)
