@@ -65,9 +65,12 @@ class _Truncated(Exception):
     """The gzip stream stops early or is corrupt (internal to the readers below)."""
 
 
-# Compressed bytes fed to the decompressor at a time: with JSON's ~3x ratio a step yields ~1 MB,
-# and even a pathological 1000:1 stream stays within a few hundred MB per step.
-_READ_BYTES = 256 * 1024
+# Compressed bytes read (and hashed) at a time, and the most one inflate step returns (the rest of its input waits
+# in the inflater's unconsumed tail), so even a pathological 1000:1 stream holds at most this much. Few, large
+# steps: each read, hash and inflate releases the GIL and must take it back from the worker threads, a wait of up
+# to the interpreter's switch interval (5 ms) each; 256 KB steps gave ~14,000 such waits at 1M products.
+_READ_BYTES = 4 * 1024 * 1024
+_INFLATE_BYTES = 32 * 1024 * 1024
 BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
 # The native reader's blocks are larger: each costs a few DuckDB queries whose fixed cost 16 MB amortises.
 NATIVE_BLOCK_BYTES = 16 * 1024 * 1024
@@ -124,20 +127,21 @@ def _decompressed_chunks(path: Path, plain_bytes: int, digest: Any | None = None
         inflater = isal_zlib.decompressobj(wbits=31)
         in_member = False
         while buf := fh.read(_READ_BYTES):
-            while buf:
+            pending = False  # the last step returned its most: more output may wait without more input
+            while buf or pending:
                 in_member = True
                 try:
-                    out = inflater.decompress(buf)
+                    out = inflater.decompress(buf, _INFLATE_BYTES)
                 except isal_zlib.error as exc:  # type: ignore[misc]  # isal's stub declares error an instance, not a class
                     fh.drain()
                     raise _Truncated(str(exc)) from None
                 if out:
                     yield out
-                buf = b""
+                buf, pending = inflater.unconsumed_tail, len(out) == _INFLATE_BYTES
                 if inflater.eof:
                     rest = inflater.unused_data
                     inflater = isal_zlib.decompressobj(wbits=31)
-                    in_member = False
+                    in_member, pending = False, False
                     # gzip.open ignores zero padding after the last member; so do we.
                     buf = rest if rest.strip(b"\x00") else b""
         if in_member and not inflater.eof:

@@ -113,6 +113,27 @@ def test_concatenated_gzip_members_read_whole_and_truncation_keeps_complete_line
     assert [line + b"\n" for line in read] == lines[: len(read)]
 
 
+@pytest.mark.parametrize(("read", "inflate"), [(4096, 1000), (100, 100_000), (1 << 20, 4096)])
+def test_small_reads_and_bounded_inflate_steps_give_the_same_lines(tmp_path, monkeypatch, read, inflate):
+    # An inflate step returns at most _INFLATE_BYTES; the rest of its input waits in the unconsumed tail, and output
+    # may wait with no input left: every byte still comes out, gzip members read whole as before.
+    import ecombench.catalog.ingest as ingest
+
+    with gzip.open(SAMPLE / "meta.jsonl.gz", "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    members = tmp_path / "members.jsonl.gz"
+    members.write_bytes(gzip.compress(b"".join(lines[:200]), mtime=0) + gzip.compress(b"".join(lines[200:]), mtime=0))
+    monkeypatch.setattr(ingest, "_READ_BYTES", read)
+    monkeypatch.setattr(ingest, "_INFLATE_BYTES", inflate)
+    assert [item[1] for item in iter_lines(members)] == lines
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(members.read_bytes()[:-40_000])
+    items = list(iter_blocks(cut, block_bytes=10_000))
+    assert isinstance(items[-1], TruncatedInput)
+    read_lines = [line for b in items[:-1] if isinstance(b, Block) for line in b.lines]
+    assert read_lines == [line.rstrip(b"\n") for line in lines[:len(read_lines)]] and len(read_lines) < len(lines)
+
+
 def test_inputs_are_hashed_in_the_read_itself_truncated_corrupt_or_whole(tmp_path):
     # iter_blocks' digest sees every byte of the file, even past the point where a gzip stream breaks; the
     # manifest's sha256 is the file's.
