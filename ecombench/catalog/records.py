@@ -601,12 +601,14 @@ class RawBlock(Block):
         data: bytes whose first `end` bytes are the block's lines joined by line breaks (no final one).
         end: where the block's lines stop in `data`.
         count: number of lines in the block (line breaks in `data[:end]`, plus one).
+        breaks: where the line breaks of `data[:end]` are (int64 positions, ascending), when the reader found them.
         last_has_newline: False only for a file's last line when the file does not end in one.
     """
 
-    def __init__(self, first_line: int, data: bytes, end: int, count: int, last_has_newline: bool = True):
+    def __init__(self, first_line: int, data: bytes, end: int, count: int, last_has_newline: bool = True,
+                 breaks: np.ndarray | None = None):
         self.first_line, self.data, self.end, self.count = first_line, data, end, count
-        self.last_has_newline = last_has_newline
+        self.last_has_newline, self.breaks = last_has_newline, breaks
         self._lines: list[bytes] | None = None
 
     @property  # a read-only view of Block.lines, made on first use
