@@ -67,7 +67,7 @@ class _Truncated(Exception):
 # Compressed bytes read (and hashed) at a time, and the most one inflate step returns (the rest of its input waits
 # in the inflater's unconsumed tail), so even a pathological 1000:1 stream holds at most this much. Few, large
 # steps: each read, hash and inflate releases the GIL and must take it back from the worker threads, a wait of up
-# to the interpreter's switch interval (5 ms) each; 256 KB steps gave ~14,000 such waits at 1M products.
+# to the interpreter's switch interval (5 ms) each, while the pool waits for the blocks this thread cuts.
 _READ_BYTES = 4 * 1024 * 1024
 _INFLATE_BYTES = 32 * 1024 * 1024
 BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
