@@ -51,7 +51,7 @@ from ecombench.catalog.records import (
 from ecombench.catalog.schema import PRODUCT_SCHEMA, REVIEW_SCHEMA, SCHEMA_VERSION
 from ecombench.errors import InputError
 from ecombench.io import mark_published
-from ecombench.tables.fields import FIELD_TABLE, FieldTable, load_field_table
+from ecombench.tables.fields import FieldTable, load_field_table
 
 # products.parquet without review_count: what a block's conversion gives (the count is added as it is written).
 _PRODUCT_PART_SCHEMA = PRODUCT_SCHEMA.remove(PRODUCT_SCHEMA.get_field_index("review_count"))
@@ -64,9 +64,12 @@ class _Truncated(Exception):
     """The gzip stream stops early or is corrupt (internal to the readers below)."""
 
 
-# Compressed bytes fed to the decompressor at a time: with JSON's ~3x ratio a step yields ~1 MB,
-# and even a pathological 1000:1 stream stays within a few hundred MB per step.
-_READ_BYTES = 256 * 1024
+# Compressed bytes read (and hashed) at a time, and the most one inflate step returns (the rest of its input waits
+# in the inflater's unconsumed tail), so even a pathological 1000:1 stream holds at most this much. Few, large
+# steps: each read, hash and inflate releases the GIL and must take it back from the worker threads, a wait of up
+# to the interpreter's switch interval (5 ms) each, while the pool waits for the blocks this thread cuts.
+_READ_BYTES = 4 * 1024 * 1024
+_INFLATE_BYTES = 32 * 1024 * 1024
 BLOCK_BYTES = 4 * 1024 * 1024  # decompressed bytes per block: one unit of work for a worker
 # The native reader's blocks are larger: each costs a few DuckDB queries whose fixed cost 16 MB amortises.
 NATIVE_BLOCK_BYTES = 16 * 1024 * 1024
@@ -107,20 +110,21 @@ def _decompressed_chunks(path: Path, plain_bytes: int, digest: Any | None = None
         inflater = isal_zlib.decompressobj(wbits=31)
         in_member = False
         while buf := fh.read(_READ_BYTES):
-            while buf:
+            pending = False  # the last step returned its most: more output may wait without more input
+            while buf or pending:
                 in_member = True
                 try:
-                    out = inflater.decompress(buf)
+                    out = inflater.decompress(buf, _INFLATE_BYTES)
                 except isal_zlib.error as exc:  # type: ignore[misc]  # isal's stub declares error an instance, not a class
                     fh.drain()
                     raise _Truncated(str(exc)) from None
                 if out:
                     yield out
-                buf = b""
+                buf, pending = inflater.unconsumed_tail, len(out) == _INFLATE_BYTES
                 if inflater.eof:
                     rest = inflater.unused_data
                     inflater = isal_zlib.decompressobj(wbits=31)
-                    in_member = False
+                    in_member, pending = False, False
                     # gzip.open ignores zero padding after the last member; so do we.
                     buf = rest if rest.strip(b"\x00") else b""
         if in_member and not inflater.eof:
@@ -188,9 +192,10 @@ def _block(first_line: int, data: bytes, end: int, split: bool, last_has_newline
     # The lines of data[:end] (no final line break) as a Block, or a RawBlock that splits them when read.
     if split:
         return Block(first_line, data[:end].split(b"\n"), last_has_newline=last_has_newline)
-    # numpy counts the line breaks in about half the time bytes.count takes (this runs in the reading thread).
-    breaks = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8, count=end) == ord("\n")))
-    return RawBlock(first_line, data, end, breaks + 1, last_has_newline=last_has_newline)
+    # The line breaks' positions, found once here by numpy (which releases the GIL; a loop of bytes.find in the worker
+    # held it for ~0.3 us a line): the block's line count, and where the native reader cuts its lines.
+    breaks = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=end) == ord("\n"))
+    return RawBlock(first_line, data, end, len(breaks) + 1, last_has_newline=last_has_newline, breaks=breaks)
 
 
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, bytes] | TruncatedInput]:
@@ -238,17 +243,16 @@ READERS = ("python", "native")
 (`catalog.native`), "python" per record with orjson (`catalog.records.convert_block`); the snapshot is the same."""
 
 
-def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None,
-                    table_loading: Future[FieldTable] | None = None) -> Converted:
-    # The native reader's unit of work (on a thread of this process: `table` is the writer's own, or the one
-    # `table_loading` is still reading while this process reads the first blocks); a block DuckDB or pyarrow itself
-    # fails on (not a rule: its own error) is read by the Python rules instead, so the snapshot never depends on it.
+def _convert_native(kind: str, name: str, block: Block, table_path: str, table: FieldTable | None = None) -> Converted:
+    # The native reader's unit of work (on a thread of this process: `table` is the writer's own); a block DuckDB or
+    # pyarrow itself fails on (not a rule: its own error) is read by the Python rules instead, so the snapshot never
+    # depends on it.
     # deferred: duckdb loads only for the native reader
     import duckdb
 
     try:
         if table is None and kind == "meta":  # reviews need no field table
-            table = table_loading.result() if table_loading is not None else load_field_table(table_path)
+            table = load_field_table(table_path, check_vocabulary=False)
         return convert_block_native(kind, name, block, table)
     except (duckdb.Error, pa.ArrowException):
         return _convert_to_batch(kind, name, block, table_path)
@@ -256,7 +260,7 @@ def _convert_native(kind: str, name: str, block: Block, table_path: str, table: 
 
 def _convert_to_batch(kind: str, name: str, block: Block, table_path: str) -> Converted:
     # The unit of work of a worker process: rows go back as one Arrow batch (cheap to pickle).
-    conv = convert_block(kind, name, block, load_field_table(table_path))
+    conv = convert_block(kind, name, block, load_field_table(table_path, check_vocabulary=False))
     schema = _PRODUCT_PART_SCHEMA if kind == "meta" else REVIEW_SCHEMA
     conv.batch = rows_to_batch(conv.rows, schema)
     conv.rows = []
@@ -343,24 +347,50 @@ class _RowGroups:
         self._thread.shutdown(wait=True)
 
 
-def _ordered(jobs: Iterator, run: Callable, executor: Executor | None, ahead: int) -> Iterator[tuple[Any, Any]]:
-    # (job, result) in job order, at most `ahead` jobs in flight; a job that is not a Block
-    # (the truncation marker) passes through unrun.
+def _ordered(jobs: Iterator[tuple[int, Block | TruncatedInput]], runs: Sequence[Callable[[Block], Any]],
+             executor: Executor | None, ahead: int) -> Iterator[tuple[int, Block | TruncatedInput, Any]]:
+    # (input k, block, runs[k](block)) in job order, at most `ahead` jobs in flight; the truncation marker passes
+    # through unrun (result None).
     pending: deque = deque()
-    for job in jobs:
+    for k, job in jobs:
         if executor is None or not isinstance(job, Block):
             while pending:
-                done_job, fut = pending.popleft()
-                yield done_job, fut.result()
-            yield job, (run(job) if isinstance(job, Block) else None)
+                done_k, done_job, fut = pending.popleft()
+                yield done_k, done_job, fut.result()
+            yield k, job, (runs[k](job) if isinstance(job, Block) else None)
             continue
-        pending.append((job, executor.submit(run, job)))
+        pending.append((k, job, executor.submit(runs[k], job)))
         if len(pending) >= ahead:
-            done_job, fut = pending.popleft()
-            yield done_job, fut.result()
+            done_k, done_job, fut = pending.popleft()
+            yield done_k, done_job, fut.result()
     while pending:
-        done_job, fut = pending.popleft()
-        yield done_job, fut.result()
+        done_k, done_job, fut = pending.popleft()
+        yield done_k, done_job, fut.result()
+
+
+class _Converted:
+    """The converted blocks of every input as one ordered stream, handed out an input at a time.
+
+    One stream, so the pool converts the next input's first blocks (the metadata's, after the reviews) while this
+    one's last are still claimed or converted: no core waits at the seam between two files.
+    """
+
+    def __init__(self, stream: Iterator[tuple[int, Block | TruncatedInput, Any]]):
+        self._stream = stream
+        self._head: tuple[int, Block | TruncatedInput, Any] | None = None
+
+    def of(self, k: int) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
+        """(block, converted) of input `k`, in line order; inputs are taken in the stream's order, each once."""
+        while True:
+            if self._head is None:
+                self._head = next(self._stream, None)
+                if self._head is None:
+                    return
+            if self._head[0] != k:  # the next input's (an empty file has no block at all)
+                return
+            _, block, conv = self._head
+            self._head = None
+            yield block, conv
 
 
 # A review block as spilled by `_spill_reviews`: its rows plus each row's content key (for `review_id` copies).
@@ -401,10 +431,10 @@ class ReviewTotals:
         return pa.array(counts, pa.int64())
 
 
-def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tuple[Any, Converted | None]]],
+def _spill_reviews(reviews: list[tuple[Path, Iterator[tuple[Block | TruncatedInput, Converted | None]]]],
                    spill: Any, progress: Callable[[str, int], None] | None
                    ) -> tuple[list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]], ReviewTotals]:
-    """Convert every review file in order, writing each block's rows to `spill` (one IPC batch per block).
+    """Every review file's converted blocks in order (`reviews`: each file and its blocks), written to `spill`.
 
     Returns:
         (per file, per block: (last line, bad records) or the file's `TruncatedInput`; converted reviews per
@@ -412,9 +442,9 @@ def _spill_reviews(paths: list[Path], convert: Callable[[Path, str], Iterator[tu
     """
     spilled: list[list[tuple[int, list[dict[str, Any]]] | TruncatedInput]] = []
     per_product = ReviewTotals()
-    for path in paths:
+    for path, converted in reviews:
         entries: list[tuple[int, list[dict[str, Any]]] | TruncatedInput] = []
-        for block, conv in convert(path, "reviews"):
+        for block, conv in converted:
             if isinstance(block, TruncatedInput):
                 entries.append(block)
                 continue
@@ -544,18 +574,9 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    table_loading: Future[FieldTable] | None = None
-    if table is None and reader == "native":
-        # The field table (~0.5 s to read and check) serves only the metadata, which is read after the reviews: it
-        # loads on a thread of its own meanwhile (the reviews' work is DuckDB and Arrow, which release the GIL). Not
-        # for the python reader, whose process pool forks only while this process runs no other thread.
-        table_path = str(FIELD_TABLE)
-        loader = ThreadPoolExecutor(1, thread_name_prefix="field-table")
-        table_loading = loader.submit(load_field_table)
-        loader.shutdown(wait=False)
-    else:
-        table = table or load_field_table()
-        table_path = table.source_path
+    # Ingest reads detail keys alone: the question vocabulary is checked where questions are read (a build).
+    table = table or load_field_table(check_vocabulary=False)
+    table_path = table.source_path
     field_table_sha = file_sha256(table_path)
     # Each input is hashed as it is read (`iter_blocks`' digest), not in a pass of its own before.
     hashers = [hashlib.sha256() for _ in inputs]
@@ -585,16 +606,17 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         rules = CrossRecordRules()
         bad_total: Counter = Counter()
 
-        def convert(path: Path, kind: str) -> Iterator[tuple[Block | TruncatedInput, Converted | None]]:
-            if reader == "native":
-                run = partial(_convert_native, kind, path.name, table_path=table_path, table=table,
-                              table_loading=table_loading)
-            else:
-                run = partial(_convert_to_batch, kind, path.name, table_path=table_path)
-            # This input's hasher (found by identity: a file given twice is two inputs, hashed twice).
-            digest = hashers[next(k for k, (p, kd) in enumerate(inputs) if p is path and kd == kind)]
-            return _ordered(iter_blocks(path, block_bytes, split=reader != "native", digest=digest), run, executor,
-                            3 * workers)
+        if reader == "native":
+            runs = [partial(_convert_native, kind, path.name, table_path=table_path, table=table)
+                    for path, kind in inputs]
+        else:
+            runs = [partial(_convert_to_batch, kind, path.name, table_path=table_path) for path, kind in inputs]
+        # Reviews first (see below), then metadata, in one stream of blocks; each input hashed as it is read.
+        review_ks = [k for k, (_, kind) in enumerate(inputs) if kind == "reviews"]
+        meta_ks = [k for k, (_, kind) in enumerate(inputs) if kind == "meta"]
+        jobs = ((k, block) for k in review_ks + meta_ks
+                for block in iter_blocks(inputs[k][0], block_bytes, split=reader != "native", digest=hashers[k]))
+        converted = _Converted(_ordered(jobs, runs, executor, 3 * workers))
 
         def write_bad(records: list[dict[str, Any]]) -> None:
             for rec in records:
@@ -607,19 +629,19 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
         # a second, single-threaded pass over the largest file (29 s of 217 s at 3.7M products,
         # benchmarks/RESULTS.md). The cross-record rules still see every metadata file first, then the
         # reviews, in file and line order (`_claim_spilled_reviews`).
-        review_paths_in = [path for path, kind in inputs if kind == "reviews"]
+        review_paths_in = [inputs[k][0] for k in review_ks]
         with open(tmp / "bad_records.jsonl", "wb") as bad_fh:
             spill_path = tmp / "reviews.part.arrow"
             with pa.ipc.new_file(spill_path, _REVIEW_SPILL_SCHEMA) as spill:
-                spilled, per_product = _spill_reviews(review_paths_in, convert, spill, progress)
+                spilled, per_product = _spill_reviews(
+                    [(inputs[k][0], converted.of(k)) for k in review_ks], spill, progress)
             with pq.ParquetWriter(tmp / "products.parquet", PRODUCT_SCHEMA) as products_w:
                 groups = _RowGroups(lambda t: products_w.write_table(t, row_group_size=batch_size), batch_size)
                 try:
-                    for path, kind in inputs:
-                        if kind != "meta":
-                            continue
+                    for k in meta_ks:
+                        path, kind = inputs[k]
                         stats = rules.start(path, kind)
-                        for block, conv in convert(path, kind):
+                        for block, conv in converted.of(k):
                             if isinstance(block, TruncatedInput):
                                 write_bad([rules.truncated(block, stats)])
                             else:
@@ -639,6 +661,12 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
                     groups.flush()
                 finally:
                     groups.close()
+            # products.parquet, the largest file, is hashed for the manifest while the reviews are claimed and written
+            # (a second read, from the page cache: a Python file object as the writer's sink to hash it as written
+            # takes the GIL for every page and slowed the writer 1.4-1.8x).
+            hasher = ThreadPoolExecutor(1, thread_name_prefix="snapshot-hash")
+            products_sha = hasher.submit(file_sha256, tmp / "products.parquet")
+            hasher.shutdown(wait=False)
             with pq.ParquetWriter(tmp / "reviews.parquet", REVIEW_SCHEMA) as reviews_w:
                 groups = _RowGroups(lambda t: reviews_w.write_table(t, row_group_size=batch_size), batch_size)
                 try:
@@ -670,7 +698,7 @@ def write_catalog_snapshot(meta_paths: Sequence[str | os.PathLike], review_paths
             "field_table_sha256": field_table_sha,
             "reader": reader,
             # The snapshot's own files, checked by a build (ecombench.catalog.integrity.verify_snapshot).
-            "files": snapshot_files(tmp),
+            "files": snapshot_files(tmp, {"products.parquet": products_sha.result()}),
             "fingerprint": snapshot_fingerprint([(kind, sha) for _, kind, sha, _ in digests], field_table_sha),
         }
         (tmp / "manifest.json").write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,16 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def snapshot_files(directory: Path) -> dict[str, dict[str, Any]]:
-    """The manifest's `files` entry of a snapshot directory: name -> {"sha256", "bytes"} of each file present."""
-    return {name: {"sha256": file_digest(directory / name), "bytes": (directory / name).stat().st_size}
+def snapshot_files(directory: Path, hashed: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """The manifest's `files` entry of a snapshot directory: name -> {"sha256", "bytes"} of each file present.
+
+    Args:
+        directory: the snapshot directory.
+        hashed: sha256 hex of files already hashed (by name), not read again.
+    """
+    hashed = hashed or {}
+    return {name: {"sha256": hashed.get(name) or file_digest(directory / name),
+                   "bytes": (directory / name).stat().st_size}
             for name in SNAPSHOT_FILES if (directory / name).is_file()}
 
 

@@ -254,7 +254,7 @@ def _parent_asin(obj: dict) -> str:
 def _canonical_key(table_path: str, raw_key: str) -> str:
     # Real catalogs reuse a few thousand detail keys millions of times; the alias lookup was
     # half of the normalisation time before this cache (bounded, so memory stays flat).
-    return load_field_table(table_path).canonical_key(raw_key)
+    return load_field_table(table_path, check_vocabulary=False).canonical_key(raw_key)
 
 
 def normalize_details(raw: Any, table: FieldTable) -> list[dict[str, str]]:
@@ -343,7 +343,7 @@ def normalize_product(obj: dict, *, source_file: str, source_line: int,
         RecordError: an essential field (`ESSENTIAL_PRODUCT_FIELDS`) is bad: `missing_parent_asin`, or
         `wrong_type` naming parent_asin or title; any bad field when `dropped` is None.
     """
-    table = table or load_field_table()
+    table = table or load_field_table(check_vocabulary=False)
     parent_asin = _parent_asin(obj)
     title = _text(obj, "title") or ""  # essential: a wrong-typed title rejects the record
     keep = _FieldKeeper(dropped)
@@ -601,12 +601,14 @@ class RawBlock(Block):
         data: bytes whose first `end` bytes are the block's lines joined by line breaks (no final one).
         end: where the block's lines stop in `data`.
         count: number of lines in the block (line breaks in `data[:end]`, plus one).
+        breaks: where the line breaks of `data[:end]` are (int64 positions, ascending), when the reader found them.
         last_has_newline: False only for a file's last line when the file does not end in one.
     """
 
-    def __init__(self, first_line: int, data: bytes, end: int, count: int, last_has_newline: bool = True):
+    def __init__(self, first_line: int, data: bytes, end: int, count: int, last_has_newline: bool = True,
+                 breaks: np.ndarray | None = None):
         self.first_line, self.data, self.end, self.count = first_line, data, end, count
-        self.last_has_newline = last_has_newline
+        self.last_has_newline, self.breaks = last_has_newline, breaks
         self._lines: list[bytes] | None = None
 
     @property  # a read-only view of Block.lines, made on first use

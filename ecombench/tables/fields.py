@@ -200,19 +200,35 @@ class FieldTable:
         return raw_key, raw_value
 
 
-def load_field_table(path: str | None = None) -> FieldTable:
+def load_field_table(path: str | None = None, *, check_vocabulary: bool = True) -> FieldTable:
     """Read and check the field table, once per process and file (the same object for the same file).
 
     Args:
         path: a TOML file in the fields.toml format; None reads the bundled table.
+        check_vocabulary: False leaves out the question-vocabulary check (`_check_question_vocabulary`, ~0.5 s of
+            lemminflect's tables), for readers of detail keys alone (ingest), which never match a question; the
+            first call that asks for it runs it. The table object is the same either way.
 
     Raises:
         SettingError: a row is malformed (names the file and field), or two fields share an
             alias or a clarification keyword.
+        ValueError: (with `check_vocabulary`) a phrase of the question vocabulary means two things.
     """
     # One cache entry per file however it is named: ingest read the bundled table as None and again by its
-    # path (ecombench.catalog.records), paying the vocabulary check (~0.5 s) twice.
-    return _load_field_table(str(Path(path) if path else FIELD_TABLE))
+    # path (ecombench.catalog.records), paying the vocabulary check twice.
+    resolved = str(Path(path) if path else FIELD_TABLE)
+    table = _load_field_table(resolved)
+    if check_vocabulary:
+        _checked_vocabulary(resolved)
+    return table
+
+
+@lru_cache(maxsize=8)
+def _checked_vocabulary(path: str) -> bool:
+    # Once per file (a failing check raises, and lru_cache keeps no result, so it raises again next time).
+    table = _load_field_table(path)
+    _check_question_vocabulary(Path(path), table.fields, table.topics)
+    return True
 
 
 @lru_cache(maxsize=8)
@@ -284,7 +300,6 @@ def _load_field_table(path: str) -> FieldTable:
     clarification = data.get("clarification", {})
     topics = tuple(QuestionTopic(name=t["name"], terms=tuple(t["terms"]), fields=tuple(t["fields"]),
                                  weak=bool(t.get("weak", False))) for t in clarification.get("topics", []))
-    _check_question_vocabulary(src, fields, topics)
     return FieldTable(
         fields=fields,
         alias_index=alias_index,

@@ -223,6 +223,18 @@ def test_snapshot_of_the_sample_is_complete(tmp_path):
     assert manifest["inputs"][0]["bytes"] == SAMPLE_META.stat().st_size
 
 
+def test_the_manifest_lists_each_written_file_with_its_own_sha256_and_size(sample_lines, tmp_path):
+    from ecombench.catalog.integrity import snapshot_files, verify_snapshot
+
+    meta = tmp_path / "meta.jsonl"  # with bad records, so bad_records.jsonl is not empty
+    meta.write_bytes(b"".join(sample_lines[:200]) + b"{not json\n" + b"".join(sample_lines[200:]))
+    out = tmp_path / "snap"
+    manifest = write_catalog_snapshot([meta], [SAMPLE_REVIEWS], out, batch_size=64)
+    assert manifest["files"] == snapshot_files(out)  # hashed while written, as a second read finds them
+    assert manifest["files"]["bad_records.jsonl"]["bytes"] > 0
+    verify_snapshot(out)
+
+
 def test_snapshot_fingerprint_depends_on_input_bytes_only(tmp_path):
     a = write_catalog_snapshot([SAMPLE_META], [SAMPLE_REVIEWS], tmp_path / "a", batch_size=64)
     b = write_catalog_snapshot([SAMPLE_META], [SAMPLE_REVIEWS], tmp_path / "b", batch_size=1000)

@@ -57,6 +57,23 @@ def test_worker_count_and_block_size_do_not_change_the_snapshot(real_inputs, tmp
     assert counts["bad_by_reason"]["truncated_line"] == 1 and counts["bad_by_reason"]["not_an_object"] == 1
 
 
+def test_an_empty_file_and_a_file_given_twice_keep_their_place_in_the_stream_of_blocks(tmp_path):
+    # The pool converts every input's blocks in one stream (the metadata's while the reviews' are spilled): an empty
+    # review file has no block at all, and the second copy of a file is an input of its own.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    meta = [SAMPLE / "meta.jsonl.gz", SAMPLE / "meta.jsonl.gz"]
+    reviews = [empty, SAMPLE / "reviews.jsonl.gz", empty, SAMPLE / "reviews.jsonl.gz"]
+    one = write_catalog_snapshot(meta, reviews, tmp_path / "one" / "snap", batch_size=500, workers=1)
+    two = write_catalog_snapshot(meta, reviews, tmp_path / "two" / "snap", batch_size=500, workers=2,
+                                 block_bytes=64 * 1024)
+    assert digests(tmp_path / "one" / "snap") == digests(tmp_path / "two" / "snap")
+    assert one == two
+    lines = [entry["lines"] for entry in one["inputs"]]
+    assert lines[0] == lines[1] > 0 and lines[2] == lines[4] == 0 and lines[3] == lines[5] > 0
+    assert one["inputs"][1]["bad_by_reason"]["duplicate_parent_asin"] == one["inputs"][0]["records_ok"]
+
+
 def test_bad_records_keep_line_order_with_duplicates_merged(real_inputs, tmp_path):
     meta, reviews = real_inputs
     write_catalog_snapshot(meta, reviews, tmp_path / "snap", workers=2, block_bytes=64 * 1024)
@@ -94,6 +111,27 @@ def test_concatenated_gzip_members_read_whole_and_truncation_keeps_complete_line
     read = [line for b in items[:-1] if isinstance(b, Block) for line in b.lines]
     assert 0 < len(read) < len(lines) and items[-1].line == len(read) + 1
     assert [line + b"\n" for line in read] == lines[: len(read)]
+
+
+@pytest.mark.parametrize(("read", "inflate"), [(4096, 1000), (100, 100_000), (1 << 20, 4096)])
+def test_small_reads_and_bounded_inflate_steps_give_the_same_lines(tmp_path, monkeypatch, read, inflate):
+    # An inflate step returns at most _INFLATE_BYTES; the rest of its input waits in the unconsumed tail, and output
+    # may wait with no input left: every byte still comes out, gzip members read whole as before.
+    import ecombench.catalog.ingest as ingest
+
+    with gzip.open(SAMPLE / "meta.jsonl.gz", "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    members = tmp_path / "members.jsonl.gz"
+    members.write_bytes(gzip.compress(b"".join(lines[:200]), mtime=0) + gzip.compress(b"".join(lines[200:]), mtime=0))
+    monkeypatch.setattr(ingest, "_READ_BYTES", read)
+    monkeypatch.setattr(ingest, "_INFLATE_BYTES", inflate)
+    assert [item[1] for item in iter_lines(members)] == lines
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(members.read_bytes()[:-40_000])
+    items = list(iter_blocks(cut, block_bytes=10_000))
+    assert isinstance(items[-1], TruncatedInput)
+    read_lines = [line for b in items[:-1] if isinstance(b, Block) for line in b.lines]
+    assert read_lines == [line.rstrip(b"\n") for line in lines[:len(read_lines)]] and len(read_lines) < len(lines)
 
 
 def test_inputs_are_hashed_in_the_read_itself_truncated_corrupt_or_whole(tmp_path):
