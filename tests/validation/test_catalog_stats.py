@@ -95,6 +95,7 @@ def test_statistics_written_in_slices_equal_the_whole_catalog_s(snapshot, tmp_pa
     for where, rows in ((whole, 10**9), (sliced, 97)):
         shutil.copytree(snapshot, where)
         monkeypatch.setattr(catalog_stats, "SLICE_ROWS", rows)
+        monkeypatch.setattr(catalog_stats, "KNOWLEDGE_SLICE_ROWS", rows)
         write_catalog_stats(where, load_field_table(), with_suite=False)
     names = sorted(p.name for p in (whole / STATS_DIR).iterdir())
     assert names == sorted(p.name for p in (sliced / STATS_DIR).iterdir()) and "vocabulary.json" in names
