@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
+from ecombench.catalog.devices import MAKER_SERIES, device_models
 from ecombench.rubrics import RubricLike, plain_value
 from ecombench.schemas.models import Rubric
 from ecombench.stages.phrasing import phrasing_of
@@ -123,6 +124,25 @@ def premodifier(rubric: RubricLike, entity: str | None) -> str | None:
     return speech_case(value)
 
 
+# The series of phones (ecombench.catalog.devices.MAKER_SERIES: the series a phone maker's labels name).
+PHONE_SERIES = frozenset(s for s in MAKER_SERIES.values() if s)
+
+
+def device_named(entity: str, rubrics: list[Rubric]) -> str:
+    """The entity with the kind of device it fits before a bare noun: "Cases" of an iPhone 7 case -> "Phone Cases".
+
+    A shopper asks for "a phone case", not "a case", whichever source holds the model. Only a one-word entity and
+    only a phone (a compatible phone model whose series is a phone maker's: a Fitbit listed as a phone model is not).
+    """
+    if len(entity.split()) != 1:
+        return entity
+    for r in rubrics:
+        if r.field == "details.Compatible Phone Models" and r.type == "attribute_match":
+            if any(m.series.split()[0] in PHONE_SERIES for m in device_models(str(r.expected_value)) if m.series):
+                return f"Phone {entity}"
+    return entity
+
+
 def quality_sentence(bounds: Mapping[str, RubricLike], rng: random.Random) -> str | None:
     """The rating and review-count bounds folded into one sentence, or None without either.
 
@@ -208,7 +228,7 @@ def write_query_v2(rubrics: list[Rubric], table: FieldTable, rng: random.Random,
     entity_rubric = product_type_rubric(rubrics)
     if entity_rubric is None:
         raise ValueError("template-v2 needs an entity rubric among the query rubrics")
-    entity = str(entity_rubric.expected_value)
+    entity = device_named(str(entity_rubric.expected_value), rubrics)
     plural = entity.split()[-1].lower() in PLURAL_ONLY
     before: list[str] = []
     after: list[str] = []
