@@ -9,9 +9,10 @@ someone who had not read the field table or the matcher; its miss categories inf
 writers, before the values learned from the catalog (ecombench.validation.slots.catalog_values): the fourth's misses
 informed that change, the fifth was not read until it was measured. The sixth (`--questions 6`) was written the
 same way, before the readings of several fields' values, adjectives, kind words and idioms; lists 3 to 5 informed
-those, the sixth was not read until it was measured, so the next held-out figure needs a seventh. For every
-task, every hidden requirement and every held-out question about its field, one fresh sandbox episode
-asks the question once:
+those, the sixth was not read until it was measured. The seventh (`--questions 7`) was written the same way (the
+field names and labels only) after the sixth was read, and is not read yet: it measures the next matcher change. For
+every task, every hidden requirement and every held-out question about its field, one fresh sandbox episode asks
+the question once:
 
 - clarification requirements: recall is the share of asks that open the requirement's slot, false
   openings the share that open a slot of another field;
@@ -40,7 +41,8 @@ LISTS = {"1": HELDOUT, "2": REPO / "benchmarks" / "data" / "heldout_questions_2.
          "3": REPO / "benchmarks" / "data" / "heldout_questions_3.jsonl",
          "4": REPO / "benchmarks" / "data" / "heldout_questions_4.jsonl",
          "5": REPO / "benchmarks" / "data" / "heldout_questions_5.jsonl",
-         "6": REPO / "benchmarks" / "data" / "heldout_questions_6.jsonl"}
+         "6": REPO / "benchmarks" / "data" / "heldout_questions_6.jsonl",
+         "7": REPO / "benchmarks" / "data" / "heldout_questions_7.jsonl"}
 DENIAL = "don't have a particular"
 
 
