@@ -56,6 +56,23 @@ def test_every_query_names_its_product_type_and_never_a_product(seed):
         assert noun in query.lower() and "a product" not in query
 
 
+def test_a_phone_case_is_asked_for_as_a_phone_case_whichever_source_holds_the_phone():
+    # the shared build's "I need a case." (negative_constraint-273a29ca8bd1: a Galaxy Note 9 case whose phone
+    # model is in the persona) and "Recommend a cover, please." of a phone case; a band whose labels list a Fitbit
+    # as a phone model (product_search-c142e5c03924) is no phone band
+    for phone, said in (("IPhone 7", "a phone case"), ("Samsung Galaxy Note 9", "a phone case"),
+                        ("Fitbit Versa 2", "a case")):
+        rubrics = [rubric("r1", "entity_match", "title", "Cases"),
+                   rubric("r2", "attribute_match", "details.Compatible Phone Models", phone, source="persona")]
+        queries = {write_query_v2(rubrics, TABLE, random.Random(s)).lower() for s in range(5)}
+        assert all(said in q for q in queries), queries
+    assert "a phone case" not in write_query_v2([rubric("r1", "entity_match", "title", "Cases")], TABLE,
+                                                random.Random(0)).lower()
+    assert "a watch band" in write_query_v2([rubric("r1", "entity_match", "title", "Watch Bands"),
+                                            rubric("r2", "attribute_match", "details.Compatible Phone Models",
+                                                   "IPhone 7", source="persona")], TABLE, random.Random(0)).lower()
+
+
 def test_values_are_said_as_people_say_them():
     query = write_query_v2(MOUSE, TABLE, random.Random(0))
     assert "a black mouse" in query and "for a 6-year-old" in query and "6 - 6" not in query
