@@ -69,9 +69,20 @@ class TypeStats:
     catalog_products: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_fields", {(r["type"], r["field"]): r for r in self.fields.to_dicts()})
-        object.__setattr__(self, "_values", {(r["type"], r["field"], r["value"]): r for r in self.values.to_dicts()})
+        fields, values = self._bounded()
+        object.__setattr__(self, "_fields", {(r["type"], r["field"]): r for r in fields.to_dicts()})
+        object.__setattr__(self, "_values", {(r["type"], r["field"], r["value"]): r for r in values.to_dicts()})
         object.__setattr__(self, "_types", {r["type"]: r["products"] for r in self.fields.to_dicts()})
+
+    def _bounded(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """`fields` with coverage_low and `values` with share_high: the bounds the rules judge (`wilson_bound`)."""
+        z = self.rules.margin_z
+        fields = self.fields.with_columns(wilson_bound(pl.col("coverage"), pl.col("products"), z, upper=False)
+                                          .alias("coverage_low"))
+        values = (self.values.join(self.fields.select("type", "field", "stating"), on=["type", "field"], how="left")
+                  .with_columns(wilson_bound(pl.col("share"), pl.col("stating"), z, upper=True).alias("share_high"))
+                  .drop("stating"))
+        return fields, values
 
     def group_of(self, product_type: str | None) -> str | None:
         """The statistics group deciding for `product_type`.
@@ -115,19 +126,21 @@ class TypeStats:
         return 0.0 if row is None else float(row["coverage"])
 
     def problem(self, product_type: str | None, field: str, value: str) -> str | None:
-        """Why a value is no requirement for this type ("value_implied_by_type", "field_rare_for_type"), or None."""
-        coverage = self.coverage(product_type, field)
-        if coverage is None:
-            return None
-        if coverage < self.rules.min_coverage:
-            return "field_rare_for_type"
+        """Why a value is no requirement for this type, or None (also when no group decides).
+
+        "field_rare_for_type", "value_implied_by_type" or "value_not_in_pages"; coverage and share are judged by
+        their bounds (`wilson_bound`, rules.margin_z).
+        """
         group = self.group_of(product_type)
-        row = self._values.get((group, field, value))  # type: ignore[attr-defined]
-        if row is not None and row["share"] >= self.rules.implied_share:
-            return "value_implied_by_type"
+        if group is None:
+            return None
         field_row = self._fields.get((group, field))  # type: ignore[attr-defined]
-        in_text = (row["in_text"] if row is not None and row["products"] >= MIN_VALUE_PRODUCTS
-                   else field_row["in_text"] if field_row is not None else 1.0)
+        if field_row is None or field_row["coverage_low"] < self.rules.min_coverage:
+            return "field_rare_for_type"
+        row = self._values.get((group, field, value))  # type: ignore[attr-defined]
+        if row is not None and row["share_high"] >= self.rules.implied_share:
+            return "value_implied_by_type"
+        in_text = row["in_text"] if row is not None and row["products"] >= MIN_VALUE_PRODUCTS else field_row["in_text"]
         if in_text < self.rules.min_in_text:
             return "value_not_in_pages"
         return None
@@ -176,15 +189,17 @@ class TypeStats:
             groups, default=None, return_dtype=pl.String).alias("type"))
         stated = (facts.filter(pl.col("polarity") == STATED).select("parent_asin", "field", "value")
                   .unique().join(typed, on="parent_asin", how="left"))
-        fields = self.fields.select("type", "field", "coverage", pl.col("in_text").alias("field_in_text"))
-        values = self.values.select("type", "field", "value", "share", pl.col("products").alias("value_products"),
-                                    pl.col("in_text").alias("value_in_text"))
+        bounded_fields, bounded_values = self._bounded()
+        fields = bounded_fields.select("type", "field", "coverage_low", pl.col("in_text").alias("field_in_text"))
+        values = bounded_values.select("type", "field", "value", "share_high",
+                                       pl.col("products").alias("value_products"),
+                                       pl.col("in_text").alias("value_in_text"))
         rules = self.rules
         in_text = (pl.when(pl.col("value_products").fill_null(0) >= MIN_VALUE_PRODUCTS).then(pl.col("value_in_text"))
                    .otherwise(pl.col("field_in_text")).fill_null(1.0))
         ok = (pl.col("type").is_null() | pl.col("field").is_in(list(always))
-              | ((pl.col("coverage").fill_null(0.0) >= rules.min_coverage)
-                 & (pl.col("share").fill_null(0.0) < rules.implied_share) & (in_text >= rules.min_in_text)))
+              | ((pl.col("coverage_low").fill_null(0.0) >= rules.min_coverage)
+                 & (pl.col("share_high").fill_null(0.0) < rules.implied_share) & (in_text >= rules.min_in_text)))
         usable = (stated.join(fields, on=["type", "field"], how="left").join(values, on=["type", "field", "value"],
                                                                                 how="left")
                   .filter(ok).group_by("parent_asin").agg(pl.col("field").n_unique().cast(pl.Int64)
@@ -196,6 +211,18 @@ class TypeStats:
         """How much the type's shoppers care about a field: coverage times division (0 when unknown)."""
         row = self.field_stats(product_type, field)
         return 0.0 if row is None else float(row["coverage"]) * float(row["division"])
+
+
+def wilson_bound(share: pl.Expr, n: pl.Expr, z: float, *, upper: bool) -> pl.Expr:
+    """The Wilson score bound of a share estimated from `n` products, `z` standard errors above or below it.
+
+    (share + z^2/2n +- z * sqrt(share (1 - share) / n + z^2/4n^2)) / (1 + z^2/n); z = 0 gives the share itself.
+    Wilson, "Probable inference, the law of succession, and statistical inference", JASA 22 (1927).
+    """
+    z2n = z * z / n
+    centre = (share + z2n / 2) / (1 + z2n)
+    half = z * (share * (1 - share) / n + z2n / (4 * n)).sqrt() / (1 + z2n)
+    return centre + half if upper else centre - half
 
 
 def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules | None = None) -> TypeStats:

@@ -71,6 +71,12 @@ class TypeRuleSettings(BaseModel):
         description="A type whose products name a device model in a compatibility field at least this often is a "
                     "device accessory: the device it fits is always drawn; for other types compatibility fields "
                     "follow the rules above.")
+    margin_z: float = Field(
+        default=TypeRules.margin_z, ge=0,
+        description="The shares above are estimates from a type's products: a field counts as stated often enough "
+                    "when the Wilson score lower bound of its coverage at this many standard errors reaches "
+                    "min_coverage, a value as implied when the upper bound of its share reaches implied_share "
+                    "(0: the shares themselves).")
 
     def rules(self, catalog_products: int | None = None) -> TypeRules:
         """The settings as the statistics' thresholds for a catalog of `catalog_products` products.

@@ -58,6 +58,10 @@ class TypeRules:
             among its requirements) when at least this share of its products name a device model there; for any
             other type a compatibility field follows the rules above ("PC" of a mouse is implied, a phone model
             of a mouse rare).
+        margin_z: the shares are estimates from the type's products, so the rules judge their Wilson score bound
+            at this many standard errors: a field is stated often enough when the lower bound of its coverage
+            reaches min_coverage, a value is implied when the upper bound of its share reaches implied_share.
+            0 judges the shares themselves.
     """
 
     implied_share: float = 0.9
@@ -65,3 +69,4 @@ class TypeRules:
     min_products: int = 30
     min_in_text: float = 0.1
     min_device_share: float = 0.1
+    margin_z: float = 1.0

@@ -6,6 +6,8 @@ build's defaults for a catalog of this size (TypeRuleSettings.rules).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from ecombench.catalog.type_stats import type_groups
@@ -60,3 +62,18 @@ def test_usable_fields_leave_out_what_the_type_does_not_take(full_catalog, knowl
     for asin, field in (("B00FI9KXQE", "Mounting Type"), ("B075WD647M", "Finish Type")):
         stated = {f["field"] for f in full_catalog.product(asin)["facts"] if f["polarity"] == "stated"}
         assert field in stated and usable[asin] < len(stated), (asin, usable[asin], sorted(stated))
+
+
+@pytest.mark.parametrize(("asin", "field", "value", "problem"), [
+    # Ornaments B07ZQDJ8TJ: 47 of the 53 ornaments stating an occasion say Christmas (0.887).
+    ("B07ZQDJ8TJ", "Occasion", "Christmas", "value_implied_by_type"),
+    # Decals B003TCMXYM: vinyl is the material of nearly every decal stating one.
+    ("B003TCMXYM", "Material", "Vinyl", "value_implied_by_type"),
+    # Flags B01LZPZJ9L: few flags state a shape, and "Rectangular" is what a flag is.
+    ("B01LZPZJ9L", "Shape", "Rectangular", "field_rare_for_type"),
+])
+def test_a_share_at_the_threshold_is_judged_by_its_bound(knowledge, stats, asin, field, value, problem):
+    product_type = knowledge.type_of(asin)
+    assert stats.problem(product_type, field, value) == problem
+    # the share itself passes: only the margin for a share estimated from a few dozen products decides
+    assert stats.with_rules(replace(stats.rules, margin_z=0.0)).problem(product_type, field, value) is None
