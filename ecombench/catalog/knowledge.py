@@ -67,7 +67,8 @@ class ProductKnowledge:
 
 def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable,
                             rules: TypeRules | None = None, base: FactVocabulary | None = None,
-                            base_stats: TypeStats | None = None) -> ProductKnowledge:
+                            base_stats: TypeStats | None = None,
+                            base_evidence: pl.DataFrame | None = None) -> ProductKnowledge:
     """Learn a catalog's product knowledge from its products, given in consecutive slices.
 
     Args:
@@ -77,11 +78,13 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
         base: another catalog's fact vocabulary, read beneath this one's (`ecombench.catalog.facts.with_base`).
         base_stats: another catalog's per-type statistics, pooled with this one's
             (`ecombench.catalog.type_stats.pooled_type_stats`).
+        base_evidence: another catalog's product-type evidence, pooled with this one's
+            (`ecombench.catalog.type_vocabulary.TypeEvidence.vocabulary`).
     """
     evidence = TypeEvidence()
     for frame in slices():
         evidence.add(frame)
-    type_vocabulary, type_evidence = evidence.vocabulary(load_type_override())
+    type_vocabulary, type_evidence = evidence.vocabulary(load_type_override(), base_evidence)
     not_entities = sorted(table.fields["title"].placeholders)
     # Each slice's types copied out of it (`owned_strings`): a view would pin the slice's whole text.
     typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities)) for frame in slices()])

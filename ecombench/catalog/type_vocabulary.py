@@ -307,9 +307,23 @@ class TypeEvidence:
             out = out.join(f, on="word", how="left")
         return out.with_columns(pl.col(c).fill_null(0).cast(pl.Int64) for c in EVIDENCE_COUNTS).sort("word")
 
-    def vocabulary(self, override: TypeOverride | None = None) -> tuple[TypeVocabulary, pl.DataFrame]:
-        """(the learned vocabulary with the override applied, the evidence with each word's role and reason)."""
-        return decide(self.evidence(), override or load_type_override(), self.thresholds)
+    def vocabulary(self, override: TypeOverride | None = None,
+                   base: pl.DataFrame | None = None) -> tuple[TypeVocabulary, pl.DataFrame]:
+        """(the learned vocabulary with the override applied, the evidence with each word's role and reason).
+
+        Args:
+            override: the reviewed override; None loads the default one.
+            base: another catalog's evidence (`evidence`, as `decide` returns it), pooled with this one's: each
+                count of EVIDENCE_COUNTS is the sum of both (a store selling in both catalogs counts twice), so
+                the words both catalogs use as types decide as in one catalog of both.
+        """
+        evidence = self.evidence()
+        if base is not None:
+            counts = [pl.col(c).sum().cast(pl.Int64) for c in EVIDENCE_COUNTS]
+            evidence = (pl.concat([evidence.select("word", *EVIDENCE_COUNTS),
+                                   base.select("word", *(pl.col(c).cast(pl.Int64) for c in EVIDENCE_COUNTS))])
+                        .group_by("word").agg(counts).sort("word"))
+        return decide(evidence, override or load_type_override(), self.thresholds)
 
 
 EVIDENCE_COUNTS = ("head_stores", "head_titles", "titles", "before_stores", "category_stores",

@@ -63,7 +63,7 @@ STATS_DIR = "stats"
 # read beneath the snapshot's own wherever its knowledge is learned (ecombench.catalog.facts.with_base).
 BASE_VOCABULARY_DIR = "base_vocabulary"
 BASE_FILES = ("fact_vocabulary.parquet", "fact_vocabulary.json", "type_fields.parquet", "type_values.parquet",
-              "type_stats.json")
+              "type_stats.json", "type_evidence.parquet")
 STATS_VERSION = 2
 
 
@@ -301,10 +301,11 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
 
 
 def copy_base_vocabulary(source: Path, snapshot: Path) -> dict[str, Any]:
-    """Copy the fact vocabulary and the per-type statistics `source`'s statistics hold into `snapshot`.
+    """Copy the fact vocabulary, the product-type evidence and the per-type statistics of `source` into `snapshot`.
 
-    Into BASE_VOCABULARY_DIR: the snapshot's pages are read with the vocabulary beneath its own, and its per-type
-    statistics pooled with these (`ecombench.catalog.type_stats.pooled_type_stats`).
+    Into BASE_VOCABULARY_DIR: the snapshot's pages are read with the vocabulary beneath its own, its product types
+    learned from its evidence pooled with the base's (`ecombench.catalog.type_vocabulary.TypeEvidence.vocabulary`)
+    and its per-type statistics pooled with the base's (`ecombench.catalog.type_stats.pooled_type_stats`).
 
     Returns:
         What `base_vocabulary.json` records: the source's path and fingerprint and the vocabulary's sha256.
@@ -365,18 +366,35 @@ def base_type_stats(snapshot: Path) -> TypeStats | None:
         raise SnapshotError(f"{folder}: unreadable base type statistics ({exc})") from exc
 
 
+def base_type_evidence(snapshot: Path) -> pl.DataFrame | None:
+    """The base product-type evidence copied into a snapshot at ingest; None when it has none.
+
+    Raises:
+        SnapshotError: the copy is unreadable.
+    """
+    path = Path(snapshot) / BASE_VOCABULARY_DIR / "type_evidence.parquet"
+    if not path.is_file():
+        return None
+    try:
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise SnapshotError(f"{path}: unreadable base type evidence ({exc})") from exc
+
+
 def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
     """The product knowledge of a snapshot, learned from products.parquet in slices (`learn_product_knowledge`).
 
-    The facts are read with the snapshot's base vocabulary beneath its own, and the per-type statistics pooled with
-    the base's, when it has them (`base_vocabulary`, `base_type_stats`).
+    The facts are read with the snapshot's base vocabulary beneath its own, and the product-type evidence and the
+    per-type statistics pooled with the base's, when it has them (`base_vocabulary`, `base_type_evidence`,
+    `base_type_stats`).
 
     Raises:
         SnapshotError: products.parquet or the base vocabulary cannot be read.
     """
     return learn_product_knowledge(lambda: _slices(Path(snapshot) / "products.parquet", KNOWLEDGE_COLUMNS,
                                                    KNOWLEDGE_SLICE_ROWS), table,
-                                   base=base_vocabulary(snapshot)[0], base_stats=base_type_stats(snapshot))
+                                   base=base_vocabulary(snapshot)[0], base_stats=base_type_stats(snapshot),
+                                   base_evidence=base_type_evidence(snapshot))
 
 
 def snapshot_facts(snapshot: Path, table: FieldTable) -> CatalogFacts:

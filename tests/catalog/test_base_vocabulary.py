@@ -96,3 +96,19 @@ def test_the_base_type_statistics_are_pooled_with_the_snapshot_s_own(snapshots, 
     # "Wireless" is what nearly every mouse states (implied), "Bluetooth" still divides them.
     assert stats.problem("Mice", "Connectivity Technology", "Wireless") == "value_implied_by_type"
     assert stats.problem("Mice", "Connectivity Technology", "Bluetooth") is None
+
+
+def test_the_base_type_evidence_types_titles_the_snapshot_alone_cannot(snapshots, tmp_path):
+    labelled, bare = snapshots
+    table = load_field_table()
+    copy = tmp_path / "bare"
+    shutil.copytree(bare, copy)
+    copy_base_vocabulary(labelled, copy)
+    alone = dict(snapshot_knowledge(bare, table).product_types.select("parent_asin", "product_type").iter_rows())
+    pooled = dict(snapshot_knowledge(copy, table).product_types.select("parent_asin", "product_type").iter_rows())
+    # "USB C Hub, Baseus 6-in-1 Portable USB C Adapter for iPad Pro": one hub among the file's 877 products, many in
+    # the base's titles; "Rechargeable CD Player Portable, ...": the same with players
+    assert (alone["B0881FD9JN"], pooled["B0881FD9JN"]) == (None, "Hub")
+    assert (alone["B0BZHYH5TM"], pooled["B0BZHYH5TM"]) == (None, "Player")
+    untyped = [sum(t is None for t in types.values()) for types in (alone, pooled)]
+    assert untyped[1] < untyped[0] // 2, untyped

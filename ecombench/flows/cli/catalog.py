@@ -106,8 +106,9 @@ def ingest(
                                         "python (orjson per record); the snapshot's content is the same.")] = "native",
     vocabulary_from: Annotated[Path | None, typer.Option(
         "--vocabulary-from", help="Another snapshot whose learned fact vocabulary is read beneath this one's, and "
-        "whose per-type statistics are pooled with this one's: a new category whose pages carry few labels is read "
-        "with the values that catalog learned, and types both hold are judged on both catalogs' products.")] = None,
+        "whose product-type evidence and per-type statistics are pooled with this one's: a new category whose pages "
+        "carry few labels is read with the values that catalog learned, its titles typed with the type nouns both "
+        "use, and types both hold are judged on both catalogs' products.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", help="Print where the time went (start-up, Prefect "
                                           "server, imports, flow) to stderr.")] = False,
 ) -> None:
