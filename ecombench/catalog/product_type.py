@@ -37,6 +37,9 @@ VARIANT_FIELDS = ("Color", "Material")
 # A later segment opening with a number is a spec ("500GB Hard Drive"), not the head; one opening with a model
 # code is not ("DW-5600 Watch Screen Protector", "RJ-45 ... Strain Relief Boots").
 _SPEC = re.compile(r"\d")
+# Words between a run naming the category and a later last run that make the head a list of search terms
+# (`_category_run`); an accessory follows its device's noun closer ("Toothbrush Replacement Heads").
+LISTED_GAP = 3
 # Words after a noun that say it comes with the product.
 _INCLUDED = frozenset({"included", "include", "includes", "incl", "inclusive"})
 
@@ -53,35 +56,47 @@ def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str,
     kept for the category to confirm (`type_candidates`). A hyphenated word is a noun when its first part is;
     what follows the hyphen is dropped unless it is a noun too ("Pens-Black" -> "Pens").
     """
-    nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
     out: list[tuple[str, str, str, bool, bool]] = []
     for n, segment in enumerate(heads(title)[:MAX_SEGMENTS]):
         spec = bool(n and _SPEC.match(segment))
-        words = WORD.findall(segment)
-        singular = [_noun_token(w, nouns, i == len(words) - 1) for i, w in enumerate(words)]
-        runs, start = [], None
-        for i, t in enumerate(singular + [""]):
-            if t in nouns and start is None:
-                start = i
-            elif t not in nouns and start is not None:
-                runs.append((start, i))
-                start = None
-        # A noun followed by "included" is in the box, not the product ("Wireless Mouse Battery Included").
-        runs = [(a, b - 1) if b < len(singular) and singular[b] in _INCLUDED else (a, b) for a, b in runs]
-        runs = [(a, b) for a, b in runs if b > a]
-        # A collective noun alone ("... Replacement Set", "3PCs Set") is no type: the run before it is. With a
-        # modifier it is ("Wiring Kit").
-        runs = [(a, b) for a, b in runs if b - a > 1 or singular[a] not in vocabulary.collectives
-                or (a > 0 and singular[a - 1] in modifiers)]
-        for a, b in reversed(runs):
-            first = a - 1 if a > 0 and singular[a - 1] in modifiers else a
-            short = max(a, b - MAX_TYPE_WORDS)
-            if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
-                short -= 1
-            run = " ".join(_noun_part(w, nouns) for w in words[first:b])
-            out.append((run, " ".join(_noun_part(w, nouns) for w in words[short:b]), segment, n > 0, spec))
+        for run, phrase, _, _ in reversed(segment_runs(segment, vocabulary)):
+            out.append((run, phrase, segment, n > 0, spec))
             if n == 0:
                 return out
+    return out
+
+
+def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, str, int, int]]:
+    """The (run, type phrase, first word, end word) of every run of type nouns in one title segment, in title order.
+
+    The type phrase is the run's last `MAX_TYPE_WORDS` words, with a modifier just before them; the run keeps a
+    modifier just before it (`head_noun_phrases`). First and end count the segment's words (`WORD`), end excluded.
+    """
+    nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
+    words = WORD.findall(segment)
+    singular = [_noun_token(w, nouns, i == len(words) - 1) for i, w in enumerate(words)]
+    runs, start = [], None
+    for i, t in enumerate(singular + [""]):
+        if t in nouns and start is None:
+            start = i
+        elif t not in nouns and start is not None:
+            runs.append((start, i))
+            start = None
+    # A noun followed by "included" is in the box, not the product ("Wireless Mouse Battery Included").
+    runs = [(a, b - 1) if b < len(singular) and singular[b] in _INCLUDED else (a, b) for a, b in runs]
+    runs = [(a, b) for a, b in runs if b > a]
+    # A collective noun alone ("... Replacement Set", "3PCs Set") is no type: the run before it is. With a
+    # modifier it is ("Wiring Kit").
+    runs = [(a, b) for a, b in runs if b - a > 1 or singular[a] not in vocabulary.collectives
+            or (a > 0 and singular[a - 1] in modifiers)]
+    out = []
+    for a, b in runs:
+        first = a - 1 if a > 0 and singular[a - 1] in modifiers else a
+        short = max(a, b - MAX_TYPE_WORDS)
+        if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
+            short -= 1
+        out.append((" ".join(_noun_part(w, nouns) for w in words[first:b]),
+                    " ".join(_noun_part(w, nouns) for w in words[short:b]), first, b))
     return out
 
 
@@ -127,6 +142,8 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
     for run, phrase, segment, later, spec in head_noun_phrases(title, vocabulary):
         if spec and not _names_category(run, segment, category, cat_tokens):
             continue  # a spec's noun is the product only where the category names it too
+        if not later and cat_tokens and tokens(run)[-1:] != cat_tokens[-1:]:
+            run, phrase = _category_run(segment, vocabulary, cat_tokens) or (run, phrase)
         phrase_tokens = tokens(phrase)
         variant = phrase_tokens if later and phrase_tokens and not lemmas(phrase_tokens[-1]) & ends else ()
         out.append((_confirmed(run, phrase, segment, category, cat_tokens), variant))
@@ -145,6 +162,20 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
                    for run, phrase, _, later, _ in head_noun_phrases(text, vocabulary) if not later)
     out.append((None, ()))
     return tuple(out)
+
+
+def _category_run(segment: str, vocabulary: TypeVocabulary, cat_tokens: tuple[str, ...]) -> tuple[str, str] | None:
+    """The last (run, phrase) ending in the category's noun, `LISTED_GAP` words or more before the last run; or None.
+
+    A head that lists search terms names the product where its category does: "State of Texas Flag Lanyard ...
+    Pass ID Holder Mens Womens Kids Adult Detachable Breakaway Snap Buckle" under "Badge Holders" is an ID holder,
+    not a buckle. An accessory names its device just before itself ("Toothbrush Replacement Heads", "Mouse Feet
+    Skates" under "Toothbrushes", "Gaming Mice"): it stays the accessory.
+    """
+    runs = segment_runs(segment, vocabulary)
+    last_start = runs[-1][2] if runs else 0
+    return next(((run, phrase) for run, phrase, _, end in reversed(runs[:-1])
+                 if tokens(run)[-1:] == cat_tokens[-1:] and last_start - end >= LISTED_GAP), None)
 
 
 def _names_category(run: str, segment: str, category: str | None, cat_tokens: tuple[str, ...]) -> bool:

@@ -144,6 +144,26 @@ def test_a_run_of_search_terms_takes_the_category_it_states(real, typed):
     assert typed(real, "B0C5D7FXSR") == "Cases Toothbrushes Holder"
 
 
+@pytest.mark.parametrize("asin, kind", [
+    # "State of Texas Flag Lanyard ... Pass ID Holder Mens Womens Kids Adult Detachable Breakaway Snap Buckle" under
+    # Badge Holders was a "Snap Buckle"
+    ("B07JQ8F4QX", "Holders"),
+    ("B002HXPY4K", "Wall Clocks"),  # "Rooster 1 Wall Clock Farmer Kitchen French Home Decor" was "Home Decor"
+    # "MSI Creator 15M ... Creator Laptop Intel Core i7-10750H RTX2060 16GB 1TB NVMe SSD ..." was an "SSD"
+    ("B086DVLVQY", "Laptops"),
+])
+def test_a_head_listing_search_terms_takes_the_run_its_category_names(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B0C5JK3FJ9", "Heads"),  # "Ultra Whitening Toothbrush Replacement Heads for Philips Sonicare" (Toothbrushes)
+    ("B091YYK4L1", "Skates"),  # "Mouse Feet Skates for Logitech G PRO X Superlight ..." (Gaming Mice)
+])
+def test_an_accessory_naming_its_device_just_before_itself_stays_the_accessory(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
 # Types the closed noun list missed on held-back categories, as the learned vocabulary finds them in the shared
 # files (no guitar, saddlebag, socket set, nail enamel or LED bulb is among the shared products).
 @pytest.mark.parametrize("asin, kind", [
