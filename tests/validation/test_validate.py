@@ -250,17 +250,21 @@ def test_a_task_missing_its_intents_defining_rubric_is_reported(rich_plan, rich_
 def test_a_release_record_with_missing_optional_keys_joined_values_and_an_unknown_field_gets_per_rubric_findings(
         split, sample_catalog, tmp_path):
     from ecombench.catalog.details import detail_options
+    from ecombench.catalog.facts import page_values
 
     table = load_field_table()
     tasks = _tasks(split)
     joined = None
-    for t in tasks:  # a real target with two options in a multi-option field one of its rubrics checks
+    for t in tasks:  # a real target with two stated options in a multi-option field one of its rubrics checks
         product = sample_catalog.product(t["target_product"]["parent_asin"])
         for r in t["rubrics"]:
             spec = table.fields.get(r["field"].removeprefix("details."))
-            if r["type"] == "attribute_match" and spec is not None and spec.multi_option \
-                    and len(set(detail_options(product, spec))) >= 2:
-                joined = (t, r["id"], ",".join(sorted(set(detail_options(product, spec)))[:2]))
+            if r["type"] != "attribute_match" or spec is None or not spec.multi_option:
+                continue
+            # label options its page states (a label value no page fact holds is graded as not stated)
+            stated = sorted(set(detail_options(product, spec)) & set(page_values(product, spec)))
+            if len(stated) >= 2:
+                joined = (t, r["id"], ",".join(stated[:2]))
                 break
         if joined:
             break
