@@ -57,9 +57,61 @@ def pytest_xdist_auto_num_workers(config):
     return max(2, cores * 3 // 2)
 
 
+# One Prefect server for the whole run (flows/server.py), started by the process that starts the others: a temporary
+# server costs each command that starts one about 11 CPU-s (its imports and a fresh database), and the suite runs
+# dozens of flows in its workers and in subprocesses, which inherit PREFECT_API_URL. Tests of the temporary server
+# itself (its Ctrl-C handling, its database under the artifacts folder, a user's first command) unset it.
+_SESSION_SERVER: dict[str, Any] = {}
+
+
 def pytest_configure(config):
     # Registered here because pyproject.toml belongs to the skeleton; move it there if preferred.
     config.addinivalue_line("markers", "prefect: runs a Prefect flow (starts a temporary Prefect server, 10-30 s)")
+    if hasattr(config, "workerinput") or os.environ.get("PREFECT_API_URL"):
+        return  # a pytest-xdist worker (the controller started the server) or the developer's own server
+    import tempfile
+
+    from ecombench.flows import server
+
+    folder = Path(tempfile.mkdtemp(prefix="ecombench-test-prefect-"))
+    saved = {name: os.environ.get(name) for name in ("PREFECT_HOME", "ECOMBENCH_PREFECT_SERVER")}
+    os.environ.update(PREFECT_HOME=str(folder / "home"), ECOMBENCH_PREFECT_SERVER="shared")
+    try:
+        _SESSION_SERVER["server"] = server.start_or_reuse(folder / "artifacts", idle=3600)
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
+    _SESSION_SERVER["folder"] = folder
+    os.environ["ECOMBENCH_TEST_PREFECT_URL"] = os.environ["PREFECT_API_URL"]  # tells the workers it is the run's
+
+
+def pytest_unconfigure(config):
+    if "folder" in _SESSION_SERVER:
+        import shutil
+
+        from ecombench.flows import server
+
+        server.stop(_SESSION_SERVER["folder"] / "artifacts")
+        shutil.rmtree(_SESSION_SERVER.pop("folder"), ignore_errors=True)
+
+
+def session_prefect_url() -> dict[str, str]:
+    """PREFECT_API_URL of the run's Prefect server for a subprocess's environment ({} when there is none)."""
+    url = os.environ.get("ECOMBENCH_TEST_PREFECT_URL")
+    return {"PREFECT_API_URL": url} if url else {}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _prefect_server_up():
+    """The run's Prefect server answers before the first test (it boots while the workers collect)."""
+    if "server" in _SESSION_SERVER:
+        _SESSION_SERVER["server"].wait()
+    elif os.environ.get("PREFECT_API_URL") == os.environ.get("ECOMBENCH_TEST_PREFECT_URL", ""):
+        from ecombench.flows.server import SharedServer
+
+        SharedServer("started", os.environ["PREFECT_API_URL"]).wait()  # a worker: the server its controller started
 
 
 # The session fixtures that cost most (a snapshot of every shared file and a build over it; the rich

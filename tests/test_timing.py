@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from typer.testing import CliRunner
 
@@ -28,7 +30,10 @@ def test_process_age_includes_the_time_before_this_module_was_imported():
 @pytest.mark.prefect
 def test_ingest_verbose_prints_the_breakdown(tmp_path, monkeypatch):
     monkeypatch.setattr(timing, "PHASES", [])
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)  # an earlier in-process test's server may be gone
+    # a temporary server of its own: neither the run's server (tests/conftest.py) nor the one an earlier in-process
+    # command of this worker found
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.setattr(sys.modules["ecombench.flows.cli.app"], "_SERVER", None)
     result = CliRunner().invoke(app, ["ingest", "--meta", str(SAMPLE_DIR / "meta.jsonl.gz"),
                                       "--out", str(tmp_path / "one"), "--verbose"])
     assert result.exit_code == 0, result.output

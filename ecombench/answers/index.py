@@ -163,7 +163,11 @@ class CatalogIndex:
     numeric: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _review_texts: pl.DataFrame | None = field(default=None, repr=False)
     support_cache: dict[str, int] = field(default_factory=dict, repr=False)
+    # (columns read, row) -> that row's checker-ready dict of those columns: see `_read_rows`
+    _row_cache: dict[tuple[str, ...], dict[int, dict[str, Any]]] = field(default_factory=dict, repr=False)
 
+    # `_read_rows` keeps at most this many product dicts per set of columns (at most some hundreds of MB).
+    ROW_CACHE_ROWS: ClassVar[int] = 50_000
     # support(): rows a rubric's tokens narrow to, above which the postings' count stands for the exact one.
     SUPPORT_EXACT_ROWS: ClassVar[int] = 5000
 
@@ -392,11 +396,30 @@ class CatalogIndex:
             if reads is None or "reviews" in reads:
                 products = self.rows(rows)
             else:
-                products = self.source.select(reads)[rows].to_dicts()
+                products = self._read_rows(reads, rows)
             keep = np.fromiter((check(rubric, p, self.table).satisfied for p in products), dtype=bool,
                                count=len(rows))
             rows = rows[keep]
         return rows
+
+    def _read_rows(self, reads: tuple[str, ...], rows: np.ndarray) -> list[dict[str, Any]]:
+        """The `reads` columns of the given rows as dicts, in order (checkers only read them, never change them).
+
+        A build grades the same few thousand rows again for each candidate's rubric sets; turning a row's details
+        and facts into Python objects costs more than checking them, so each row is turned once and kept (up to
+        ROW_CACHE_ROWS per set of columns; past that the kept ones are dropped and kept afresh).
+        """
+        cache = self._row_cache.setdefault(reads, {})
+        wanted = rows.tolist()
+        got = {r: p for r in wanted if (p := cache.get(r)) is not None}  # get: candidate threads share the cache
+        missing = [r for r in dict.fromkeys(wanted) if r not in got]
+        if missing:
+            fresh = self.source.select(reads)[np.asarray(missing, dtype=np.int64)].to_dicts()
+            if len(cache) + len(missing) > self.ROW_CACHE_ROWS:
+                cache.clear()
+            for r, product in zip(missing, fresh):
+                got[r] = cache[r] = product
+        return [got[r] for r in wanted]
 
     def _asins(self, rows: np.ndarray) -> list[str]:
         """parent_asins of the given rows, in order."""

@@ -17,6 +17,7 @@ import pytest
 
 from ecombench.pipeline.build import build_split
 from ecombench.pipeline.config import BuildConfig
+from tests.conftest import session_prefect_url
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "ecombench.flows.cli"]
@@ -26,6 +27,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect-home"), ECOMBENCH_ARTIFACTS=str(tmp_path / "art"),
                PYTHONPATH=str(REPO))
     env.pop("PREFECT_API_URL", None)
+    env.update(session_prefect_url())  # the run's Prefect server (tests/conftest.py)
     return env
 
 

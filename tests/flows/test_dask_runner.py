@@ -21,6 +21,7 @@ from ecombench.errors import ServerError
 from ecombench.flows.build import check_dask_address
 from ecombench.flows.cli import app
 from ecombench.pipeline.config import BuildConfig
+from tests.conftest import session_prefect_url
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = """
@@ -50,6 +51,7 @@ def test_dask_local_cluster_builds_equal_the_threads_build_byte_for_byte(sample_
     env = dict(os.environ, PREFECT_HOME=str(tmp_path / "prefect-home"), ECOMBENCH_ARTIFACTS=str(tmp_path / "art"),
                PYTHONPATH=str(REPO))
     env.pop("PREFECT_API_URL", None)
+    env.update(session_prefect_url())  # the run's Prefect server (tests/conftest.py)
     run = subprocess.run([sys.executable, "-c", SCRIPT, str(sample_catalog.path), str(tmp_path / "splits")],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -30,6 +30,7 @@ from ecombench.validation.expectations import (
     task_expectations,
     task_table,
 )
+from tests.conftest import session_prefect_url
 
 REPO = Path(__file__).resolve().parents[2]
 INTENTS = ["product_search", "review_driven"]
@@ -201,6 +202,7 @@ def test_cli_build_prints_one_error_line_and_writes_nothing(duplicated_snapshot,
            "PYTHONPATH": str(REPO)}
     env = dict(os.environ, **env)
     env.pop("PREFECT_API_URL", None)
+    env.update(session_prefect_url())  # the run's Prefect server (tests/conftest.py)
     out = tmp_path / "splits"
     proc = subprocess.run([sys.executable, "-m", "ecombench.flows.cli", "build", "--catalog", str(snapshot), "--intent",
                            "product_search", "--candidates", "10", "--out", str(out)],
