@@ -566,7 +566,7 @@ def batches_of(products: pl.DataFrame, sampling: dict[str, Any], size: int,
 
 # A query repeating a run of five words of another is drawn again this many times a round, in this many rounds
 # (`rephrase_repeats`); the first draw that repeats nothing is taken.
-REPHRASE_ROUNDS = 3
+REPHRASE_ROUNDS = 4
 REPHRASE_DRAWS = 6
 
 

@@ -86,6 +86,8 @@ COUPON_LINKS = ("for", "worth", "giving", "that takes")
 # words ("I have a platform coupon") that recur across a split's queries.
 COUPON_NOUNS = ("coupon", "voucher", "discount code", "promo code")
 STACK_TAILS = ("applied to what is left", "taken off what is left", "on what is left after that")
+# How a stacked coupon follows the one before it: one fixed lead would make "or more, then a shop" recur.
+STACK_LEADS = (", then", "; after that,", ", and on top of that,")
 PAY_LINKS = ("and", "so", "but", "which means", "and overall")
 PAY = ("I'll pay", "I'd spend", "I'll spend", "I'd pay", "I pay", "I'm spending", "I'm paying", "I spend")
 PAY_TAILS = ("after the coupons", "once the coupons apply", "with the coupons")
@@ -111,7 +113,7 @@ def describe_budget(budget: dict[str, Any], rng: random.Random | None = None) ->
         have = f"a tiered {c[0]['voucher_type']} {pick(COUPON_NOUNS)}: " + ", or ".join(_coupon_text(x) for x in c)
     else:
         have = f"a {c[0]['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(c[0])}" + "".join(
-            f", then a {x['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(x)} "
+            f"{pick(STACK_LEADS)} a {x['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(x)} "
             f"{pick(STACK_TAILS)}" for x in c[1:])
     total = f"${format_number(budget['max_total'])}"
     return f"{pick(HAVE)} {have}, {pick(PAY_LINKS)} {pick(PAY)} at most {total} {pick(PAY_TAILS)}."
