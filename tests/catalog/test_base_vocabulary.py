@@ -72,14 +72,19 @@ def test_a_base_without_stored_statistics_is_refused(snapshots, tmp_path):
         copy_base_vocabulary(bare, tmp_path / "other")
 
 
-def test_the_base_type_statistics_are_pooled_with_the_snapshot_s_own(snapshots, tmp_path):
+@pytest.fixture(scope="module")
+def pooled(snapshots, tmp_path_factory):
+    """The knowledge of the file with reviews ingested with the electronics file as its base."""
     labelled, bare = snapshots
-    table = load_field_table()
-    copy = tmp_path / "bare"
+    copy = tmp_path_factory.mktemp("pooled") / "bare"
     shutil.copytree(bare, copy)
     copy_base_vocabulary(labelled, copy)
-    base = snapshot_knowledge(labelled, table)
-    pooled = snapshot_knowledge(copy, table)
+    return snapshot_knowledge(copy, load_field_table())
+
+
+def test_the_base_type_statistics_are_pooled_with_the_snapshot_s_own(snapshots, pooled):
+    labelled, _ = snapshots
+    base = snapshot_knowledge(labelled, load_field_table())
     own = pooled.product_types.height
     assert pooled.type_stats.catalog_products == own + base.product_types.height
     sizes = {k: dict(s.type_stats.fields.select("type", "products").unique().iter_rows()) for k, s in
@@ -98,17 +103,14 @@ def test_the_base_type_statistics_are_pooled_with_the_snapshot_s_own(snapshots, 
     assert stats.problem("Mice", "Connectivity Technology", "Bluetooth") is None
 
 
-def test_the_base_type_evidence_types_titles_the_snapshot_alone_cannot(snapshots, tmp_path):
-    labelled, bare = snapshots
-    table = load_field_table()
-    copy = tmp_path / "bare"
-    shutil.copytree(bare, copy)
-    copy_base_vocabulary(labelled, copy)
-    alone = dict(snapshot_knowledge(bare, table).product_types.select("parent_asin", "product_type").iter_rows())
-    pooled = dict(snapshot_knowledge(copy, table).product_types.select("parent_asin", "product_type").iter_rows())
+def test_the_base_type_evidence_types_titles_the_snapshot_alone_cannot(snapshots, pooled):
+    _, bare = snapshots
+    alone = dict(snapshot_knowledge(bare, load_field_table()).product_types.select("parent_asin", "product_type")
+                 .iter_rows())
+    with_base = dict(pooled.product_types.select("parent_asin", "product_type").iter_rows())
     # "USB C Hub, Baseus 6-in-1 Portable USB C Adapter for iPad Pro": one hub among the file's 877 products, many in
     # the base's titles; "Rechargeable CD Player Portable, ...": the same with players
-    assert (alone["B0881FD9JN"], pooled["B0881FD9JN"]) == (None, "Hub")
-    assert (alone["B0BZHYH5TM"], pooled["B0BZHYH5TM"]) == (None, "Player")
-    untyped = [sum(t is None for t in types.values()) for types in (alone, pooled)]
+    assert (alone["B0881FD9JN"], with_base["B0881FD9JN"]) == (None, "Hub")
+    assert (alone["B0BZHYH5TM"], with_base["B0BZHYH5TM"]) == (None, "Player")
+    untyped = [sum(t is None for t in types.values()) for types in (alone, with_base)]
     assert untyped[1] < untyped[0] // 2, untyped
