@@ -71,6 +71,9 @@ def test_a_page_that_states_the_value_is_in_the_answer_set_and_graded_right(full
     # "Frame Material: Unframed" says the print has no frame ("I'm after one made from unframed." in a shared task)
     ("B01M6A2JZX", "Material", "Unframed", "a poster whose frame material label says it has no frame"),
     ("B07HKK3LPK", "Material", "Unframed", "a poster whose frame material label says it has no frame"),
+    # "Deconovo ... Thermal Insulated Blackout Rod Light Blocking Pocket Curtains": "It's mostly for the light." in a
+    # shared task
+    ("B073GLJMMS", "Recommended Uses For Product", "Light", "light blocking is no use of the curtain"),
 ])
 def test_a_mention_or_a_denial_is_not_a_fact(full_catalog, asin, field, value, why):
     assert "stated" not in _polarities(full_catalog, asin, field, value), why
