@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from ecombench.catalog.type_vocabulary import LINE_LABEL, WORD, TypeVocabulary, heads
+from ecombench.catalog.type_vocabulary import HEAD_END, LINE_LABEL, WORD, TypeVocabulary, heads
 from ecombench.lemmas import lemmas
 from ecombench.text import keywords, tokens
 
@@ -70,11 +70,16 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
     """The (run, type phrase, first word, end word) of every run of type nouns in one title segment, in title order.
 
     The type phrase is the run's last `MAX_TYPE_WORDS` words, with a modifier just before them; the run keeps a
-    modifier just before it (`head_noun_phrases`). First and end count the segment's words (`WORD`), end excluded.
+    modifier just before it (`head_noun_phrases`). A rare head (`TypeVocabulary.rare_heads`) that ends the segment
+    right after a type noun ends that run: the run named what it fits or is part of ("Hand Mixer Beaters"). First
+    and end count the segment's words (`WORD`), end excluded.
     """
     nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
     words = WORD.findall(segment)
     singular = [_noun_token(w, nouns, i == len(words) - 1) for i, w in enumerate(words)]
+    # A rare head extends a run that it ends the segment after ("Hand Mixer Beaters").
+    if len(singular) > 1 and singular[-1] in vocabulary.rare_heads and singular[-2] in nouns:
+        nouns = nouns | {singular[-1]}
     runs, start = [], None
     for i, t in enumerate(singular + [""]):
         if t in nouns and start is None:
@@ -204,6 +209,40 @@ def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_to
     return phrase
 
 
+def without_store(title: str, store: str | None) -> str | None:
+    """The title after the store's name it opens with, or None when it does not open with it.
+
+    Case and spacing aside ("granola gear" opens "Granola Gear - Eco Friendly Phone Case"); a store of fewer
+    than three characters, a title that is the store's name alone, and a rest that opens with a cut of the head
+    with a word ("Hermitshell for Logitech ...": what follows names a device) give None; a mark opening the rest
+    is dropped ("Granola Gear - Eco Friendly Phone Case").
+
+    >>> without_store("Flash Furniture Fairway Sit to Stand Home Office Desk - Black", "Flash Furniture")
+    'Fairway Sit to Stand Home Office Desk - Black'
+    >>> without_store("Hermitshell for Logitech Wireless Mouse M320 Case", "Hermitshell") is None
+    True
+    """
+    name = " ".join((store or "").split())
+    if len(name) < 3:
+        return None
+    opening = re.match(r"\s*" + r"\s+".join(map(re.escape, name.split())) + r"(?![A-Za-z0-9])", title or "",
+                       re.IGNORECASE)
+    if opening is None:
+        return None
+    rest = title[opening.end():].strip()
+    cut = HEAD_END.match(" " + rest)
+    if cut and any(c.isalpha() for c in cut.group()):
+        return None
+    rest = rest[max(cut.end() - 1, 0):] if cut else rest  # "Granola Gear - Eco Friendly Phone Case"
+    return rest if WORD.search(rest) else None
+
+
+def names_leaf_category(kind: str | None, categories: Sequence[str]) -> bool:
+    """Whether the type ends in the noun its leaf category ends in ("Votive Candles" under "Votive Candles")."""
+    kind_tokens, leaf_tokens = tokens(kind or ""), tokens(categories[-1] if categories else "")
+    return bool(kind_tokens and leaf_tokens and lemmas(kind_tokens[-1]) & lemmas(leaf_tokens[-1]))
+
+
 def variants(details: Any) -> frozenset[tuple[str, ...]]:
     """The product's own colour and material values, as tokens.
 
@@ -226,11 +265,25 @@ def product_type(product: dict[str, Any], vocabulary: TypeVocabulary,
 
     Example: "Studio 2/3 Replacement Earpads, JARMOR Memory Foam ... for Beats Studio" (category
     "Wireless Headphones") -> "Earpads".
+
+    A title that opens with the product's store names the type after it (`without_store`): "Flash Furniture
+    Fairway Height Adjustable ... Home Office Desk" (store "Flash Furniture") is a desk, "RSH DECOR Set of 2 -
+    ... Seat Chair Cushions" cushions; unless the whole title's type is the leaf category's ("Yankee Candle
+    Fall/Autumn Votives" under "Votive Candles" stays "Votive Candles") or the rest names no type ("Movie Posters
+    27 x 40 Coffy").
     """
     own = variants(product.get("details"))
-    candidates = type_candidates(product.get("title") or "", tuple(product.get("categories") or ()), vocabulary,
-                                 not_entities)
-    return next(kind for kind, variant in candidates if not variant or variant not in own)
+    title, categories = product.get("title") or "", tuple(product.get("categories") or ())
+
+    def pick(text: str) -> str | None:
+        return next(kind for kind, variant in type_candidates(text, categories, vocabulary, not_entities)
+                    if not variant or variant not in own)
+
+    kind = pick(title)
+    rest = without_store(title, product.get("store"))
+    if rest is None or names_leaf_category(kind, categories):
+        return kind
+    return pick(rest) or kind
 
 
 def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozenset()) -> str | None:
@@ -272,18 +325,57 @@ def product_types(products: pl.DataFrame, vocabulary: TypeVocabulary,
                   not_entities: Sequence[str] = ()) -> pl.DataFrame:
     """Every product's type: parent_asin, product_type (None: no type), type_head (`type_head`).
 
-    One `type_candidates` call per distinct (title, category path); the product's own colours and
-    materials are matched against the candidates in polars, so no Python runs per product.
+    One `type_candidates` call per distinct (title, category path), and per distinct (title after the store's
+    name, path) where the title opens with it; the product's own colours and materials are matched against the
+    candidates in polars, so no Python runs per product. Gives what `product_type` gives for each row.
 
     Args:
-        products: products.parquet rows (parent_asin, title, categories, details).
+        products: products.parquet rows (parent_asin, title, categories, details; store when there is one).
         vocabulary: the catalog's type vocabulary.
         not_entities: see `product_type`.
     """
     excluded = frozenset(not_entities)
     categories = pl.col("categories").cast(pl.List(pl.String)).fill_null([])
+    store = pl.col("store") if "store" in products.columns else pl.lit(None, dtype=pl.String)
     keyed = products.select("parent_asin", pl.col("title").fill_null(""), categories,
-                            categories.list.join("\x1f").alias("_path"), "details")
+                            categories.list.join("\x1f").alias("_path"), "details",
+                            store.alias("_store")).with_row_index("_row")
+    own = (keyed.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
+           .filter(pl.col("key").is_in(VARIANT_FIELDS)).select("parent_asin", "value").drop_nulls().unique())
+    distinct = own.get_column("value").unique().to_list()
+    normal = pl.DataFrame({"value": distinct, "variant": [" ".join(tokens(v)) for v in distinct]},
+                          schema={"value": pl.String, "variant": pl.String})
+    own = own.join(normal, on="value").select("parent_asin", "variant").filter(pl.col("variant") != "").unique()
+    typed = _resolved(keyed, own, vocabulary, excluded)
+    openings = keyed.select("title", "_store").unique(maintain_order=True)
+    rests = openings.with_columns(pl.Series("_rest", [without_store(t, s) for t, s in openings.iter_rows()],
+                                            dtype=pl.String))
+    after_store = (keyed.join(rests, on=["title", "_store"], how="left", nulls_equal=True)
+                   .filter(pl.col("_rest").is_not_null()).with_columns(pl.col("_rest").alias("title")).drop("_rest"))
+    after = _resolved(after_store, own, vocabulary, excluded).drop_nulls("product_type")
+    typed = typed.join(after.select("_row", pl.col("product_type").alias("_rest_type")), on="_row", how="left")
+    leaves = (typed.join(keyed.select("_row", pl.col("categories").list.last().alias("_leaf")), on="_row")
+              .select("_row", "product_type", "_leaf", "_rest_type"))
+    pairs = leaves.filter(pl.col("_rest_type").is_not_null()).select("product_type", "_leaf").unique()
+    named = pairs.with_columns(pl.Series("_named", [names_leaf_category(k, [c] if c else [])
+                                                    for k, c in pairs.iter_rows()], dtype=pl.Boolean))
+    typed = (leaves.join(named, on=["product_type", "_leaf"], how="left", nulls_equal=True)
+             .join(keyed.select("_row", "parent_asin"), on="_row")
+             .select("_row", "parent_asin", pl.when(pl.col("_rest_type").is_not_null() & ~pl.col("_named"))
+                     .then(pl.col("_rest_type")).otherwise(pl.col("product_type")).alias("product_type")))
+    heads_of = typed.get_column("product_type").unique().to_list()
+    head_frame = pl.DataFrame({"product_type": heads_of, "type_head": [type_head(k) for k in heads_of]},
+                              schema={"product_type": pl.String, "type_head": pl.String})
+    return typed.join(head_frame, on="product_type", how="left", nulls_equal=True).sort("_row").select(
+        "parent_asin", "product_type", "type_head")
+
+
+def _resolved(keyed: pl.DataFrame, own: pl.DataFrame, vocabulary: TypeVocabulary,
+              excluded: frozenset[str]) -> pl.DataFrame:
+    """_row, parent_asin, product_type: each row's first candidate that its own variants do not rule out.
+
+    `keyed` has _row, parent_asin, title, categories, _path; `own` parent_asin, variant (tokens joined by spaces).
+    """
     pairs = keyed.select("title", "_path", "categories").unique(["title", "_path"], maintain_order=True)
     found = [type_candidates(t, tuple(c), vocabulary, excluded)
              for t, c in zip(pairs.get_column("title").to_list(), pairs.get_column("categories").to_list())]
@@ -293,20 +385,9 @@ def product_types(products: pl.DataFrame, vocabulary: TypeVocabulary,
                                                dtype=pl.List(pl.Struct({"rank": pl.Int32, "product_type": pl.String,
                                                                         "variant": pl.String}))))
                   .explode("candidates").unnest("candidates").drop("categories"))
-    own = (keyed.select("parent_asin", "details").explode("details").drop_nulls("details").unnest("details")
-           .filter(pl.col("key").is_in(VARIANT_FIELDS)).select("parent_asin", "value").drop_nulls().unique())
-    distinct = own.get_column("value").unique().to_list()
-    normal = pl.DataFrame({"value": distinct, "variant": [" ".join(tokens(v)) for v in distinct]},
-                          schema={"value": pl.String, "variant": pl.String})
-    own = own.join(normal, on="value").select("parent_asin", "variant").filter(pl.col("variant") != "").unique()
-    typed = (keyed.select("parent_asin", "title", "_path").with_row_index("_row")
-             .join(candidates, on=["title", "_path"], how="left")
-             .join(own.with_columns(pl.lit(True).alias("_own")), on=["parent_asin", "variant"], how="left")
-             .filter(pl.col("_own").is_null() | (pl.col("variant") == ""))
-             .sort("_row", "rank").group_by("_row", maintain_order=True)
-             .agg(pl.col("parent_asin").first(), pl.col("product_type").first()))
-    heads_of = typed.get_column("product_type").unique().to_list()
-    head_frame = pl.DataFrame({"product_type": heads_of, "type_head": [type_head(k) for k in heads_of]},
-                              schema={"product_type": pl.String, "type_head": pl.String})
-    return typed.join(head_frame, on="product_type", how="left", nulls_equal=True).sort("_row").select(
-        "parent_asin", "product_type", "type_head")
+    return (keyed.select("_row", "parent_asin", "title", "_path")
+            .join(candidates, on=["title", "_path"], how="left")
+            .join(own.with_columns(pl.lit(True).alias("_own")), on=["parent_asin", "variant"], how="left")
+            .filter(pl.col("_own").is_null() | (pl.col("variant") == ""))
+            .sort("_row", "rank").group_by("_row", maintain_order=True)
+            .agg(pl.col("parent_asin").first(), pl.col("product_type").first()))

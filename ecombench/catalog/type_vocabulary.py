@@ -135,11 +135,15 @@ class TypeVocabulary:
         modifiers: words kept before a run of type nouns ("wall" of "Wall Mount").
         collectives: type nouns that are a type only with a type noun before them ("set" of "Socket Set";
             "Brush Head Replacement Set" is a brush head, "3PCs Set" says nothing).
+        rare_heads: nouns too rare in the catalog to be type nouns that end a title head all the same ("Hand Mixer
+            **Beaters**", "Custom Book **Embosser**"): a type noun only right after a run of type nouns at the
+            end of a head (`ecombench.catalog.product_type.segment_runs`).
     """
 
     nouns: frozenset[str]
     modifiers: frozenset[str]
     collectives: frozenset[str] = frozenset()
+    rare_heads: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -147,15 +151,16 @@ class TypeVocabulary:
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
 
     def to_json(self) -> dict[str, list[str]]:
-        """{"nouns": [...], "modifiers": [...], "collectives": [...]}, sorted."""
+        """{"nouns": [...], "modifiers": [...], "collectives": [...], "rare_heads": [...]}, sorted."""
         return {"nouns": sorted(self.nouns), "modifiers": sorted(self.modifiers),
-                "collectives": sorted(self.collectives)}
+                "collectives": sorted(self.collectives), "rare_heads": sorted(self.rare_heads)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TypeVocabulary:
         """The vocabulary `to_json` wrote."""
         return cls(nouns=frozenset(data["nouns"]), modifiers=frozenset(data["modifiers"]),
-                   collectives=frozenset(data.get("collectives", ())))
+                   collectives=frozenset(data.get("collectives", ())),
+                   rare_heads=frozenset(data.get("rare_heads", ())))
 
     @classmethod
     def of_override(cls, override: TypeOverride | None = None) -> TypeVocabulary:
@@ -216,6 +221,30 @@ def category_evidence(name: str) -> list[tuple[str, str | None]]:
 def verb_form(word: str) -> bool:
     """True when the lexicon reads the word as a form of another verb ("clothing", "lighting", "learning")."""
     return any(lemma != word for lemma in getAllLemmas(word).get("VERB", ()))
+
+
+@lru_cache(maxsize=100_000)
+def agent_noun(word: str) -> bool:
+    """True for an agent noun: "-er" or "-or" after a verb of the lexicon (lemminflect).
+
+    The lexicon reads the word itself only as a noun or does not know it: "beater", "embosser", "copier",
+    "gripper", "insulator"; not "summer", "water" (verbs themselves), "diameter", "turnover" (no verb before
+    the ending).
+
+    An agent noun names a thing that does something, a tool or a part: the rare words that end title heads and
+    are the product ("Hand Mixer Beaters", "Pizza Pan Gripper"), where other rare head ends are abstract or a
+    design's name ("Fountain Pen Luxury", "Signs Horoscope", "Yankee Candle Pumpkin").
+    """
+    readings = getAllLemmas(word)
+    if not word.endswith(("er", "or")) or (readings and set(readings) != {"NOUN"}):
+        return False
+    stem = word[:-2]
+    stems = {stem, stem + "e", word[:-1]}  # "beat", "insulate", "untangle"
+    if stem.endswith("i"):
+        stems.add(stem[:-1] + "y")  # "copier"
+    if len(stem) > 2 and stem[-1] == stem[-2]:
+        stems.add(stem[:-1])  # "trimmer", "gripper"
+    return any("VERB" in getAllLemmas(s) for s in stems)
 
 
 @lru_cache(maxsize=100_000)
@@ -363,13 +392,15 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
     It is a modifier when it precedes the last word of a category name, or of the title heads of
     `t.modifier_stores` stores. Neither when `_not_a_type` says so, nor when more stores give it as a whole
     colour, material or size value than head titles or name categories with it. A type noun that "of" and a
-    number follow in `t.collective_share` of its titles is a collective ("Set of 4").
+    number follow in `t.collective_share` of its titles is a collective ("Set of 4"). A word that is none of
+    these only for its counts ("too_rare"), ends a title head and is an agent noun (`agent_noun`) is a rare head
+    ("beater", "embosser"): a type noun right after a run at the end of a head.
 
     Returns:
         (vocabulary, the evidence with columns role "noun" / "modifier" / "" and reason).
     """
     roles, reasons = [], []
-    nouns, modifiers, collectives = set(), set(), set()
+    nouns, modifiers, collectives, rare_heads = set(), set(), set(), set()
     for row in evidence.iter_rows(named=True):
         w = row["word"]
         share = row["head_titles"] / max(row["titles"], 1)
@@ -398,11 +429,15 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
                 collectives.add(w)
         if modifier:
             modifiers.add(w)
-        roles.append("noun" if noun else "modifier" if modifier else "")
+        rare_head = reason is None and not noun and not modifier and row["head_titles"] > 0 and agent_noun(w)
+        if rare_head:
+            rare_heads.add(w)
+        roles.append("noun" if noun else "modifier" if modifier else "rare_head" if rare_head else "")
         reasons.append(reason or ("" if noun or modifier else "too_rare"))
     vocabulary = TypeVocabulary(nouns=frozenset((nouns | override.nouns) - override.remove),
                                 modifiers=frozenset((modifiers | override.modifiers) - override.remove),
-                                collectives=frozenset((collectives | override.collectives) - override.remove))
+                                collectives=frozenset((collectives | override.collectives) - override.remove),
+                                rare_heads=frozenset(rare_heads - override.remove))
     return vocabulary, evidence.with_columns(pl.Series("role", roles, dtype=pl.String),
                                              pl.Series("reason", reasons, dtype=pl.String))
 

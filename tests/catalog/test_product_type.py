@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from ecombench.catalog.product_type import product_type, product_types
-from ecombench.catalog.type_vocabulary import heads, learn_type_vocabulary
+from ecombench.catalog.type_vocabulary import agent_noun, heads, learn_type_vocabulary
 from ecombench.tables.fields import load_field_table
 from tests.conftest import SHARED
 
@@ -226,3 +226,37 @@ def test_a_noun_the_lexicon_misses_is_a_type_when_categories_and_titles_end_in_i
 ])
 def test_a_product_line_label_names_the_type_when_nothing_after_it_does(real, typed, asin, kind):
     assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B076JG6FCL", "Cushions"),  # "RSH DECOR Set of 2 - Universal U Shape ... Seat Chair Cushions" was "DECOR Set"
+    ("B081P35WCJ", "Home Office Desks"),  # "Flash Furniture Fairway ... Home Office Desk - Black" was "Flash Furniture"
+    ("B0BBKTMTXG", "Cases"),  # "Granola Gear - Eco Friendly Phone Case for iPhone XR ..." (store "granola gear")
+    ("B00TCZ2A16", "Mugs"),  # "Ancient Cookware, Mexican Clay Jarrito Mug, 10 Ounces" was "Cookware"
+])
+def test_the_store_name_a_title_opens_with_is_not_the_type(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B08FYW8GLF", "Votive Candles"),  # "Yankee Candle Fall/Autumn Votives - ...": the whole title's type is the leaf's
+    ("B07CH3L7LP", "Posters"),  # "Movie Posters 27 x 40 Coffy": the rest names no type
+    ("B00FUQI1G4", "Key Finder"),  # the title is the store's name
+    ("B01EA34FVC", "Pouch Cover Bag"),  # "Hermitshell for Logitech Wireless Mouse ...": the rest names a device
+])
+def test_a_title_keeps_its_type_where_the_store_name_says_what_it_is(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B08P7HZFLL", "Hand Mixer Beaters"),  # "Hand Mixer Beaters Compatible with KitchenAid" was "Hand Mixers"
+    ("B0B152CCRV", "Custom Book Embosser"),  # "Custom Book Embosser, This Book Belongs to ..." was "Custom Book"
+    ("B001RLCXB0", "Pizza Pan Gripper"),  # "Winco Pizza Pan Gripper, Deep Pans ..." was "Pizza Pans"
+])
+def test_a_rare_agent_noun_after_a_type_noun_is_the_product(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+def test_an_agent_noun_follows_a_verb_of_the_lexicon():
+    assert [w for w in ("beater", "embosser", "copier", "gripper", "insulator") if not agent_noun(w)] == []
+    assert [w for w in ("diameter", "turnover", "summer", "water", "luxury") if agent_noun(w)] == []
