@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from ecombench.catalog.type_vocabulary import HEAD_END, LINE_LABEL, WORD, TypeVocabulary, heads
+from ecombench.catalog.type_vocabulary import HEAD_END, LINE_LABEL, WORD, TypeVocabulary, category_evidence, heads
 from ecombench.lemmas import lemmas
 from ecombench.text import keywords, tokens
 
@@ -71,8 +71,9 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
 
     The type phrase is the run's last `MAX_TYPE_WORDS` words, with a modifier just before them; the run keeps a
     modifier just before it (`head_noun_phrases`). A rare head (`TypeVocabulary.rare_heads`) that ends the segment
-    right after a type noun ends that run: the run named what it fits or is part of ("Hand Mixer Beaters"). First
-    and end count the segment's words (`WORD`), end excluded.
+    right after a type noun ends that run: the run named what it fits or is part of ("Hand Mixer Beaters"). The
+    last run joins the run just before it across an "and" ("Keyboard and Mouse Combo"). First and end count the
+    segment's words (`WORD`), end excluded.
     """
     nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
     words = WORD.findall(segment)
@@ -102,6 +103,10 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
             short -= 1
         out.append((" ".join(_noun_part(w, nouns) for w in words[first:b]),
                     " ".join(_noun_part(w, nouns) for w in words[short:b]), first, b))
+    # Two nouns joined by "and" name one product ("Wireless Keyboard and Mouse Combo", "Patch and Tab").
+    if len(out) > 1 and out[-2][3] == out[-1][2] - 1 and words[out[-2][3]].lower() == "and":
+        (run, _, first, _), (_, phrase, _, end) = out[-2], out[-1]
+        out[-2:] = [(f"{run} and {out[-1][0]}", f"{run.split()[-1]} and {phrase}", first, end)]
     return out
 
 
@@ -237,10 +242,17 @@ def without_store(title: str, store: str | None) -> str | None:
     return rest if WORD.search(rest) else None
 
 
+def names_store(kind: str | None, store: str | None) -> bool:
+    """Whether every word of the type is a word of the store's name ("Hot Wheels" of the store Hot Wheels)."""
+    kind_tokens = set(tokens(kind or ""))
+    return bool(kind_tokens) and kind_tokens <= set(tokens(store or ""))
+
+
 def names_leaf_category(kind: str | None, categories: Sequence[str]) -> bool:
-    """Whether the type ends in the noun its leaf category ends in ("Votive Candles" under "Votive Candles")."""
-    kind_tokens, leaf_tokens = tokens(kind or ""), tokens(categories[-1] if categories else "")
-    return bool(kind_tokens and leaf_tokens and lemmas(kind_tokens[-1]) & lemmas(leaf_tokens[-1]))
+    """Whether the type ends in a noun its leaf category ends a name in ("Posters" under "Posters & Prints")."""
+    kind_tokens = tokens(kind or "")
+    ends = [end for end, _ in category_evidence(categories[-1])] if categories else []
+    return bool(kind_tokens) and any(lemmas(kind_tokens[-1]) & lemmas(end) for end in ends)
 
 
 def variants(details: Any) -> frozenset[tuple[str, ...]]:
@@ -270,7 +282,8 @@ def product_type(product: dict[str, Any], vocabulary: TypeVocabulary,
     Fairway Height Adjustable ... Home Office Desk" (store "Flash Furniture") is a desk, "RSH DECOR Set of 2 -
     ... Seat Chair Cushions" cushions; unless the whole title's type is the leaf category's ("Yankee Candle
     Fall/Autumn Votives" under "Votive Candles" stays "Votive Candles") or the rest names no type ("Movie Posters
-    27 x 40 Coffy").
+    27 x 40 Coffy"); then a type that only says the store's name is none ("Hot Wheels 1998 First Editions: Solar
+    Eagle III ... Collector Car").
     """
     own = variants(product.get("details"))
     title, categories = product.get("title") or "", tuple(product.get("categories") or ())
@@ -283,7 +296,7 @@ def product_type(product: dict[str, Any], vocabulary: TypeVocabulary,
     rest = without_store(title, product.get("store"))
     if rest is None or names_leaf_category(kind, categories):
         return kind
-    return pick(rest) or kind
+    return pick(rest) or (None if names_store(kind, product.get("store")) else kind)
 
 
 def entity_phrase(product: dict[str, Any], not_entities: frozenset[str] = frozenset()) -> str | None:
@@ -352,17 +365,20 @@ def product_types(products: pl.DataFrame, vocabulary: TypeVocabulary,
                                             dtype=pl.String))
     after_store = (keyed.join(rests, on=["title", "_store"], how="left", nulls_equal=True)
                    .filter(pl.col("_rest").is_not_null()).with_columns(pl.col("_rest").alias("title")).drop("_rest"))
-    after = _resolved(after_store, own, vocabulary, excluded).drop_nulls("product_type")
-    typed = typed.join(after.select("_row", pl.col("product_type").alias("_rest_type")), on="_row", how="left")
-    leaves = (typed.join(keyed.select("_row", pl.col("categories").list.last().alias("_leaf")), on="_row")
-              .select("_row", "product_type", "_leaf", "_rest_type"))
-    pairs = leaves.filter(pl.col("_rest_type").is_not_null()).select("product_type", "_leaf").unique()
-    named = pairs.with_columns(pl.Series("_named", [names_leaf_category(k, [c] if c else [])
-                                                    for k, c in pairs.iter_rows()], dtype=pl.Boolean))
-    typed = (leaves.join(named, on=["product_type", "_leaf"], how="left", nulls_equal=True)
-             .join(keyed.select("_row", "parent_asin"), on="_row")
-             .select("_row", "parent_asin", pl.when(pl.col("_rest_type").is_not_null() & ~pl.col("_named"))
-                     .then(pl.col("_rest_type")).otherwise(pl.col("product_type")).alias("product_type")))
+    after = _resolved(after_store, own, vocabulary, excluded).select("_row", pl.col("product_type").alias("_rest_type"))
+    rows = (typed.join(after.with_columns(pl.lit(True).alias("_opens")), on="_row", how="left")
+            .join(keyed.select("_row", pl.col("categories").list.last().alias("_leaf"), "_store"), on="_row"))
+    pairs = rows.filter(pl.col("_opens")).select("product_type", "_leaf", "_store").unique()
+    pairs = pairs.with_columns(
+        pl.Series("_named", [names_leaf_category(k, [c] if c else []) for k, c, _ in pairs.iter_rows()],
+                  dtype=pl.Boolean),
+        pl.Series("_store_type", [names_store(k, st) for k, _, st in pairs.iter_rows()], dtype=pl.Boolean))
+    rows = rows.join(pairs, on=["product_type", "_leaf", "_store"], how="left", nulls_equal=True)
+    typed = rows.select("_row", "parent_asin", pl.when(pl.col("_opens").is_null() | pl.col("_named"))
+                        .then(pl.col("product_type"))
+                        .when(pl.col("_rest_type").is_not_null()).then(pl.col("_rest_type"))
+                        .when(pl.col("_store_type")).then(pl.lit(None, dtype=pl.String))
+                        .otherwise(pl.col("product_type")).alias("product_type"))
     heads_of = typed.get_column("product_type").unique().to_list()
     head_frame = pl.DataFrame({"product_type": heads_of, "type_head": [type_head(k) for k in heads_of]},
                               schema={"product_type": pl.String, "type_head": pl.String})

@@ -229,7 +229,7 @@ def agent_noun(word: str) -> bool:
 
     The lexicon reads the word itself only as a noun or does not know it: "beater", "embosser", "copier",
     "gripper", "insulator"; not "summer", "water" (verbs themselves), "diameter", "turnover" (no verb before
-    the ending).
+    the ending). A word the lexicon does not know may end in the verb ("headbopper").
 
     An agent noun names a thing that does something, a tool or a part: the rare words that end title heads and
     are the product ("Hand Mixer Beaters", "Pizza Pan Gripper"), where other rare head ends are abstract or a
@@ -244,6 +244,8 @@ def agent_noun(word: str) -> bool:
         stems.add(stem[:-1] + "y")  # "copier"
     if len(stem) > 2 and stem[-1] == stem[-2]:
         stems.add(stem[:-1])  # "trimmer", "gripper"
+    if not readings:  # a compound the lexicon does not know ends in the verb: "headbopper"
+        stems |= {s[i:] for s in stems for i in range(1, len(s) - 2)}
     return any("VERB" in getAllLemmas(s) for s in stems)
 
 

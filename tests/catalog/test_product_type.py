@@ -252,11 +252,31 @@ def test_a_title_keeps_its_type_where_the_store_name_says_what_it_is(real, typed
     ("B08P7HZFLL", "Hand Mixer Beaters"),  # "Hand Mixer Beaters Compatible with KitchenAid" was "Hand Mixers"
     ("B0B152CCRV", "Custom Book Embosser"),  # "Custom Book Embosser, This Book Belongs to ..." was "Custom Book"
     ("B001RLCXB0", "Pizza Pan Gripper"),  # "Winco Pizza Pan Gripper, Deep Pans ..." was "Pizza Pans"
+    ("B01BHFXXZK", "Pom Pom Headbopper"),  # "Amscan Pom Pom Headbopper, Party Accessory, Yellow" was "Pom Pom"
 ])
 def test_a_rare_agent_noun_after_a_type_noun_is_the_product(real, typed, asin, kind):
     assert typed(real, asin) == kind
 
 
 def test_an_agent_noun_follows_a_verb_of_the_lexicon():
-    assert [w for w in ("beater", "embosser", "copier", "gripper", "insulator") if not agent_noun(w)] == []
+    agents = ("beater", "embosser", "copier", "gripper", "insulator", "headbopper")
+    assert [w for w in agents if not agent_noun(w)] == []
     assert [w for w in ("diameter", "turnover", "summer", "water", "luxury") if agent_noun(w)] == []
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B0725X7NSJ", "Keyboard and Mouse Combo"),  # "Logitech MK570 Wireless Wave Keyboard and Mouse Combo, Black"
+    ("B0032GPTUU", "Battery and Charger"),  # "Kastar Battery and Charger Replacement for Sony NP-BG1 ..."
+    ("B00CDTNS46", "Chiller and Warmer"),  # "Waring Pro RPC175WS Brushed Stainless Steel Wine Chiller and Warmer"
+])
+def test_two_nouns_joined_by_and_name_one_product(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin", [
+    "B001PU3B64",  # "Hot Wheels 1998 First Editions: Solar Eagle III (#23 of 40) 1:64 Scale Collector Car #650"
+    "B0B4BRYQQS",  # "Hot Wheels Audi RS E-Tron GT"
+])
+def test_a_type_that_only_says_the_store_name_is_no_type(real, typed, asin):
+    assert real[asin]["store"] == "Hot Wheels"
+    assert typed(real, asin) is None
