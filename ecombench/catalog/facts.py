@@ -348,8 +348,11 @@ def product_segments(products: pl.DataFrame) -> pl.DataFrame:
     opening = r"^\s*[\[【(]?\s*([A-Za-z][A-Za-z &/'+-]{1,40}?)\s*(?::|：|\]|】|\)| - | – )"
     header = pl.col("text").str.extract(opening, 1)
     parts_for = _title_for_parts(base)
-    return (pl.concat([title, *parts, store]).filter(pl.col("text").str.len_chars() > 0)
-            .with_columns(surface(pl.col("text")).alias("norm"), surface(header).alias("header"))
+    raw = pl.concat([title, *parts, store]).filter(pl.col("text").str.len_chars() > 0)
+    # Surface text and header once per distinct raw text: a catalog repeats its bullets and paragraphs.
+    surfaces = (raw.select(pl.col("text").unique())
+                .with_columns(surface(pl.col("text")).alias("norm"), surface(header).alias("header")))
+    return (raw.join(surfaces, on="text", how="left", maintain_order="left")
             .drop("text").join(parts_for, on=["row", "source"], how="left"))
 
 
@@ -602,6 +605,63 @@ def learn_title_rates(mentions: pl.DataFrame, labels: pl.DataFrame, min_mentions
     return {f: round(float(r), 4) for f, r in scored.select("field", "rate").iter_rows()}
 
 
+# What `find_mentions` and `read_mentions` read of a segment: two segments alike in these give the same text facts.
+SEGMENT_KEY = ("source", "norm", "header", "for_key")
+
+
+def distinct_segments(segments: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(keyed, texts): each product segment with the id of its distinct text, and one row per distinct text.
+
+    Two segments are one text when their source, surface text, bullet header and title for-parts (SEGMENT_KEY)
+    are equal. A catalog repeats its texts (a brand's bullets, a resold title; a generated catalog draws every page
+    from a few thousand real ones), so the text facts are read once per distinct text and joined back.
+
+    Args:
+        segments: `product_segments` of some products.
+
+    Returns:
+        keyed: (row, source, segment, text_row): the product segments and their text's id.
+        texts: a `product_segments` frame of the distinct texts, in first-seen order: `row` is the text's id
+            (Int32), `segment` 0.
+    """
+    parts = [pl.col(c).cast(pl.List(pl.String)).list.join(",").fill_null("") for c in ("for_from", "for_to")]
+    with_key = segments.with_columns(pl.concat_str(parts, separator="|").alias("for_key"))
+    texts = (with_key.unique(list(SEGMENT_KEY), keep="first", maintain_order=True)
+             .select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "source",
+                     pl.lit(0, dtype=pl.Int32).alias("segment"), "norm", "header", "for_from", "for_to", "for_key"))
+    keyed = (with_key.join(texts.select(pl.col("row").alias("text_row"), *SEGMENT_KEY), on=list(SEGMENT_KEY),
+                           how="left", maintain_order="left")
+             .select("row", "source", "segment", "text_row"))
+    return keyed, texts.drop("for_key")
+
+
+def _with_evidence(read: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
+    """`read_mentions` rows with their evidence: CONTEXT_CHARS of the segment's surface text on each side."""
+    context = segments.select("row", "source", "segment", "norm")
+    window = pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0))
+    return (read.join(context, on=["row", "source", "segment"], how="left")
+            .with_columns(pl.col("norm").str.slice(window, pl.col("end") - window + CONTEXT_CHARS)
+                          .str.strip_chars().alias("evidence"))
+            .drop("norm"))
+
+
+def segment_facts(segments: pl.DataFrame, vocabulary: FactVocabulary, table: FieldTable) -> pl.DataFrame:
+    """The text facts of the segments (`read_mentions` with evidence), each distinct text read once.
+
+    Equal to `read_mentions(find_mentions(segments, ...), segments, ...)` with its evidence: what a segment's
+    mentions mean depends on the segment alone (its text, header and, of a title, its for-parts;
+    `distinct_segments`).
+
+    Returns:
+        (row, field, value, polarity, source, segment, start, end, cued, imitation, evidence), per product segment.
+    """
+    keyed, texts = distinct_segments(segments)
+    read = _with_evidence(read_mentions(find_mentions(texts, vocabulary), texts, vocabulary, table), texts)
+    columns = read.columns
+    return (keyed.join(read.drop("source", "segment").rename({"row": "text_row"}), on="text_row")
+            .drop("text_row").select(columns))
+
+
 def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVocabulary,
                   labels: pl.DataFrame | None = None, mentions: pl.DataFrame | None = None,
                   segments: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -620,15 +680,9 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
     if segments is None:
         segments = product_segments(products)
     if mentions is None:
-        mentions = find_mentions(segments, vocabulary)
-    read = read_mentions(mentions, segments, vocabulary, table)
-    context = segments.select("row", "source", "segment", "norm")
-    text = (read.join(context, on=["row", "source", "segment"], how="left")
-            .with_columns(pl.col("norm").str.slice(pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0)),
-                                                   pl.col("end") - pl.max_horizontal(pl.col("start") - CONTEXT_CHARS,
-                                                                                     pl.lit(0)) + CONTEXT_CHARS)
-                          .str.strip_chars().alias("evidence"))
-            .drop("norm"))
+        text = segment_facts(segments, vocabulary, table)
+    else:
+        text = _with_evidence(read_mentions(mentions, segments, vocabulary, table), segments)
     compat = [s.name for s in table.detail_fields() if s.compatibility]
     text = pl.concat([text, _fitted_facts(products, vocabulary, table, labels, compat).select(text.columns)])
     # The details name the maker; a brand the bullets or description name beside it is one the product works with
@@ -769,16 +823,19 @@ def _other_model_conflicts(labels: pl.DataFrame, segments: pl.DataFrame) -> pl.D
     # max") do not share the space between them; surface text holds only [a-z0-9_ ], so a norm is its own regex.
     wide = pl.concat_str([pl.lit(" "), pl.col("norm").str.strip_chars().str.replace_all(" ", "  ", literal=True),
                           pl.lit(" ")])
-    hits = (labels.select("row", "field", "value", "norm").join(segments.select("row", "source", "segment",
+    pairs = labels.select("row", "field", "value", "norm").join(segments.select("row", "source", "segment",
                                                                                  pl.col("norm").alias("text")),
                                                                  on="row")
-            .with_columns(pl.col("text").str.replace_all(" ", "  ", literal=True).alias("wide_text"),
-                          wide.alias("wide"))
-            .with_columns(pl.col("wide_text").str.count_matches(pl.col("wide"), literal=True).alias("all"),
-                          pl.col("wide_text").str.count_matches(pl.concat_str([pl.col("wide"),
-                                                                               pl.lit(f" (?:{variants}) ")]))
-                          .alias("other"))
-            .filter(pl.col("all") > 0))
+    # Counted once per distinct (label, text): a catalog repeats both.
+    counts = (pairs.select("norm", "text").unique()
+              .with_columns(pl.col("text").str.replace_all(" ", "  ", literal=True).alias("wide_text"),
+                            wide.alias("wide"))
+              .with_columns(pl.col("wide_text").str.count_matches(pl.col("wide"), literal=True).alias("all"),
+                            pl.col("wide_text").str.count_matches(pl.concat_str([pl.col("wide"),
+                                                                                 pl.lit(f" (?:{variants}) ")]))
+                            .alias("other"))
+              .filter(pl.col("all") > 0).select("norm", "text", "all", "other"))
+    hits = pairs.join(counts, on=["norm", "text"])
     denied = (hits.group_by("row", "field", "value").agg((pl.col("all").sum() == pl.col("other").sum()).alias("only"))
               .filter(pl.col("only")).drop("only"))
     if denied.is_empty():

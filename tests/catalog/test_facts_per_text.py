@@ -1,0 +1,85 @@
+"""Product facts read once per distinct text equal the facts read product by product (ecombench.catalog.facts).
+
+The frame is the shared electronics, beauty and office file (real pages with labels, device accessories among
+them); a catalog that repeats its pages (a generated one, a reseller's copies) is that frame twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ecombench.catalog.facts import (
+    _with_evidence,
+    distinct_segments,
+    extract_facts,
+    facts_in_slices,
+    find_mentions,
+    label_options,
+    product_segments,
+    read_mentions,
+    segment_facts,
+)
+from ecombench.catalog.ingest import write_catalog_snapshot
+from ecombench.catalog.knowledge import KNOWLEDGE_COLUMNS
+from ecombench.tables.fields import load_field_table
+
+ORDER = ["row", "source", "segment", "field", "value", "start", "end", "polarity"]
+
+
+@pytest.fixture(scope="module")
+def real(shared: Path, tmp_path_factory) -> tuple[pl.DataFrame, object, object]:
+    """(products, field table, fact vocabulary) of the shared electronics, beauty and office file."""
+    out = tmp_path_factory.mktemp("per-text") / "snap"
+    write_catalog_snapshot([shared / "meta_electronics_beauty_office.jsonl"], [], out)
+    products = pl.read_parquet(out / "products.parquet", columns=list(KNOWLEDGE_COLUMNS))
+    table = load_field_table()
+    vocabulary = facts_in_slices(lambda: iter([products]), table).vocabulary
+    return products, table, vocabulary
+
+
+def test_text_facts_per_distinct_text_equal_those_per_product(real):
+    products, table, vocabulary = real
+    segments = product_segments(products)
+    per_product = _with_evidence(read_mentions(find_mentions(segments, vocabulary), segments, vocabulary, table),
+                                 segments)
+    per_text = segment_facts(segments, vocabulary, table)
+    assert per_product.height > 10_000  # a real page's worth of text facts, not an empty frame
+    assert per_text.sort(ORDER).equals(per_product.sort(ORDER))
+
+
+def test_a_text_two_products_share_is_read_once():
+    segments = product_segments(pl.DataFrame({
+        "title": ["Case for iPhone 14, Black", "Case for iPhone 14, Black", "Leather Wallet"],
+        "features": [["MATERIAL: silicone"], ["MATERIAL: silicone", "Shockproof"], None],
+        "description": [None, None, ["MATERIAL: silicone"]], "store": ["Acme", "Acme", "Acme"]}))
+    keyed, texts = distinct_segments(segments)
+    # Two titles, two bullets (one repeated), one paragraph that repeats a bullet's words (another source), a store.
+    assert texts.height == 6
+    assert keyed.height == segments.height
+    assert keyed.filter(pl.col("source") == "title").get_column("text_row").to_list()[:2] == [0, 0]
+
+
+def test_a_catalog_of_repeated_pages_gets_each_page_its_facts(real):
+    products, table, vocabulary = real
+    twice = pl.concat([products, products.with_columns(pl.lit("X").alias("parent_asin"))])
+    facts = extract_facts(twice, table, vocabulary)
+    first = facts.filter(pl.col("row") < products.height)
+    second = facts.filter(pl.col("row") >= products.height).with_columns(pl.col("row") - products.height,
+                                                                        pl.col("parent_asin").alias("x"))
+    assert first.height > 10_000
+    assert second.get_column("x").unique().to_list() == ["X"]
+    assert second.drop("x").with_columns(first.get_column("parent_asin")).equals(first)
+
+
+def test_extract_facts_per_text_equal_facts_from_per_product_mentions(real):
+    products, table, vocabulary = real
+    segments = product_segments(products)
+    labels = label_options(products, table)
+    per_text = extract_facts(products, table, vocabulary, labels=labels, segments=segments)
+    per_product = extract_facts(products, table, vocabulary, labels=labels, segments=segments,
+                                mentions=find_mentions(segments, vocabulary))
+    assert per_text.height > 10_000
+    assert per_text.equals(per_product)
