@@ -82,16 +82,24 @@ def _one_each(part: str) -> list[str]:
 
 
 def device_spellings(phrase: str, known_series: frozenset[str]) -> list[str]:
+    """The devices a phrase after an opener names, each as the page spells it, in order (`_spellings`).
+
+    Example:
+        >>> device_spellings("Fitbit Charge 3 and Charge 4, Breathable Sport Band", frozenset())
+        ['Fitbit Charge 3', 'Charge 4']
+    """
+    return list(_spellings(phrase, known_series))
+
+
+# Kept across calls: a catalog read in slices meets the same phrases in every slice.
+@lru_cache(maxsize=65536)
+def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
     """The devices a phrase after an opener names, each as the page spells it, in order.
 
     The phrase is cut into parts at list separators; a part with no series of its own takes the words before the
     previous part's model ("iPhone 14, 14 Pro" -> "iPhone 14", "iPhone 14 Pro"). Reading stops at the first part
     that names no device ("... Charge 3, Breathable Sport Band"). A maker's name or a series the phrase already
     named makes its later devices count ("Fitbit Charge 3 and Charge 4").
-
-    Example:
-        >>> device_spellings("Fitbit Charge 3 and Charge 4, Breathable Sport Band", frozenset())
-        ['Fitbit Charge 3', 'Charge 4']
     """
     out: list[str] = []
     prefix = ""
@@ -114,7 +122,7 @@ def device_spellings(phrase: str, known_series: frozenset[str]) -> list[str]:
         words = part.split()
         first_model = next((i for i, w in enumerate(words) if any(c.isdigit() for c in w)), 0)
         prefix = " ".join(words[:first_model]) or prefix
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
 def _plausible(device: DeviceModel, part: str, known_series: set[str]) -> bool:
