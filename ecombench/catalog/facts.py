@@ -662,9 +662,86 @@ def segment_facts(segments: pl.DataFrame, vocabulary: FactVocabulary, table: Fie
             .drop("text_row").select(columns))
 
 
+# Distinct texts a SegmentReader keeps at most: past this it forgets them and starts again, so a catalog of unique
+# pages (a real one at 10M) holds no more than this many texts' mentions and facts (about 0.5 GB at the most).
+MAX_KEPT_TEXTS = 1_000_000
+
+
+class SegmentReader:
+    """Reads segments once per distinct text across calls: a catalog read in slices meets its texts in every slice.
+
+    Keeps each distinct text (SEGMENT_KEY) it has met with its mentions (`find_mentions`) and its text facts
+    (`read_mentions` with evidence), and reads only the texts a call brings new. What it returns equals reading
+    every segment afresh (`segment_facts`); the mentions are those of one vocabulary's values and the facts those of
+    one vocabulary (a call with another starts again). At most `max_texts` texts are kept (then it starts again).
+    """
+
+    def __init__(self, table: FieldTable, max_texts: int = MAX_KEPT_TEXTS) -> None:
+        self.table = table
+        self.max_texts = max_texts
+        self._values: pl.DataFrame | None = None
+        self._vocabulary: FactVocabulary | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._texts = pl.DataFrame(schema={"row": pl.Int32, "source": pl.String, "segment": pl.Int32,
+                                           "norm": pl.String, "header": pl.String,
+                                           "for_from": pl.List(pl.Int32), "for_to": pl.List(pl.Int32),
+                                           "for_key": pl.String})
+        self._mentions: pl.DataFrame | None = None
+        self._facts: pl.DataFrame | None = None
+        self._read: pl.DataFrame = pl.DataFrame(schema={"row": pl.Int32})
+
+    def _keyed(self, segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:
+        """(row, source, segment, text_row) of the segments, the texts new to the reader added with their mentions."""
+        if self._values is not vocabulary.values or self._texts.height > self.max_texts:
+            self._reset()
+            self._values, self._vocabulary = vocabulary.values, None
+        parts = [pl.col(c).cast(pl.List(pl.String)).list.join(",").fill_null("") for c in ("for_from", "for_to")]
+        with_key = segments.with_columns(pl.concat_str(parts, separator="|").alias("for_key"))
+        known = self._texts.select(pl.col("row").alias("text_row"), *SEGMENT_KEY)
+        new = (with_key.join(known, on=list(SEGMENT_KEY), how="anti")
+               .unique(list(SEGMENT_KEY), keep="first", maintain_order=True)
+               .select((pl.int_range(pl.len(), dtype=pl.Int32) + self._texts.height).alias("row"), "source",
+                       pl.lit(0, dtype=pl.Int32).alias("segment"), "norm", "header", "for_from", "for_to", "for_key"))
+        if new.height:
+            # Copied out of the slice (`owned_strings`): a view would pin the slice's whole text.
+            new = owned_strings(new)
+            mentions = owned_strings(find_mentions(new.drop("for_key"), vocabulary))
+            self._texts = pl.concat([self._texts, new])
+            self._mentions = mentions if self._mentions is None else pl.concat([self._mentions, mentions])
+        known = self._texts.select(pl.col("row").alias("text_row"), *SEGMENT_KEY)
+        return (with_key.join(known, on=list(SEGMENT_KEY), how="left", maintain_order="left")
+                .select("row", "source", "segment", "text_row"))
+
+    def mentions(self, segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:
+        """(row, source, field, norm): the distinct values `find_mentions` finds in each product segment's text."""
+        keyed = self._keyed(segments, vocabulary)
+        if self._mentions is None:
+            return pl.DataFrame(schema={"row": pl.Int32, "source": pl.String, "field": pl.String, "norm": pl.String})
+        found = self._mentions.select(pl.col("row").alias("text_row"), "field", "norm").unique()
+        return keyed.join(found, on="text_row").select("row", "source", "field", "norm")
+
+    def text_facts(self, segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:
+        """`segment_facts(segments, vocabulary, table)`, each text read once for this vocabulary."""
+        keyed = self._keyed(segments, vocabulary)
+        if self._vocabulary is not vocabulary:
+            self._vocabulary, self._facts, self._read = vocabulary, None, pl.DataFrame(schema={"row": pl.Int32})
+        todo = self._texts.join(self._read, on="row", how="anti").drop("for_key")
+        if todo.height or self._facts is None:
+            mentions = (find_mentions(todo, vocabulary) if self._mentions is None
+                        else self._mentions.join(todo.select("row"), on="row", how="semi"))
+            read = owned_strings(_with_evidence(read_mentions(mentions, todo, vocabulary, self.table), todo))
+            self._facts = read if self._facts is None else pl.concat([self._facts, read])
+            self._read = pl.concat([self._read, todo.select("row")])
+        columns = self._facts.columns
+        return (keyed.join(self._facts.drop("source", "segment").rename({"row": "text_row"}), on="text_row")
+                .drop("text_row").select(columns))
+
+
 def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVocabulary,
                   labels: pl.DataFrame | None = None, mentions: pl.DataFrame | None = None,
-                  segments: pl.DataFrame | None = None) -> pl.DataFrame:
+                  segments: pl.DataFrame | None = None, reader: SegmentReader | None = None) -> pl.DataFrame:
     """The product facts of `products` (one row per row, field and value; FACT_SCHEMA).
 
     Args:
@@ -674,13 +751,15 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
         labels: `label_options` of `products`, when the caller has them.
         mentions: `find_mentions` of its segments, when the caller has them.
         segments: `product_segments` of `products`, when the caller has them.
+        reader: reads the text facts, keeping the texts it met in earlier calls (a catalog in slices).
     """
     if labels is None:
         labels = label_options(products, table)
     if segments is None:
         segments = product_segments(products)
     if mentions is None:
-        text = segment_facts(segments, vocabulary, table)
+        text = (segment_facts(segments, vocabulary, table) if reader is None
+                else reader.text_facts(segments, vocabulary))
     else:
         text = _with_evidence(read_mentions(mentions, segments, vocabulary, table), segments)
     compat = [s.name for s in table.detail_fields() if s.compatibility]
@@ -826,15 +905,17 @@ def _other_model_conflicts(labels: pl.DataFrame, segments: pl.DataFrame) -> pl.D
     pairs = labels.select("row", "field", "value", "norm").join(segments.select("row", "source", "segment",
                                                                                  pl.col("norm").alias("text")),
                                                                  on="row")
-    # Counted once per distinct (label, text): a catalog repeats both.
+    # Counted once per distinct (label, text), and the variants (a pattern per label) only where the label is found.
     counts = (pairs.select("norm", "text").unique()
+              .filter(pl.col("text").str.contains(pl.col("norm").str.strip_chars(), literal=True))
               .with_columns(pl.col("text").str.replace_all(" ", "  ", literal=True).alias("wide_text"),
                             wide.alias("wide"))
-              .with_columns(pl.col("wide_text").str.count_matches(pl.col("wide"), literal=True).alias("all"),
-                            pl.col("wide_text").str.count_matches(pl.concat_str([pl.col("wide"),
+              .with_columns(pl.col("wide_text").str.count_matches(pl.col("wide"), literal=True).alias("all"))
+              .filter(pl.col("all") > 0)
+              .with_columns(pl.col("wide_text").str.count_matches(pl.concat_str([pl.col("wide"),
                                                                                  pl.lit(f" (?:{variants}) ")]))
                             .alias("other"))
-              .filter(pl.col("all") > 0).select("norm", "text", "all", "other"))
+              .select("norm", "text", "all", "other"))
     hits = pairs.join(counts, on=["norm", "text"])
     denied = (hits.group_by("row", "field", "value").agg((pl.col("all").sum() == pl.col("other").sum()).alias("only"))
               .filter(pl.col("only")).drop("only"))
@@ -1080,8 +1161,9 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
         vocabulary = with_base(vocabulary, base, frozenset(all_labels.get_column("field").unique().to_list()))
     title_counts, df_counts = [], []
     offset = 0
+    reader = SegmentReader(table)
     for frame in slices():
-        mentions = find_mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
+        mentions = reader.mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
         title_counts.append(owned_strings(_title_agreement(mentions, all_labels)))
         df_counts.append(owned_strings(mentions.filter(pl.col("source") != "store").group_by("norm")
                                        .agg(pl.col("row").n_unique().alias("n"))))
@@ -1095,7 +1177,7 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     offset = 0
     for frame, labels_here in zip(slices(), labels):
         local = labels_here.with_columns(pl.col("row") - offset)
-        facts.append(owned_strings(extract_facts(frame, table, vocabulary, labels=local)
+        facts.append(owned_strings(extract_facts(frame, table, vocabulary, labels=local, reader=reader)
                                    .with_columns(pl.col("row") + offset)))
         offset += frame.height
     empty = pl.DataFrame(schema=FACT_SCHEMA)

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from ecombench.catalog.facts import (
+    SegmentReader,
     _with_evidence,
     distinct_segments,
     extract_facts,
@@ -83,3 +84,24 @@ def test_extract_facts_per_text_equal_facts_from_per_product_mentions(real):
                                 mentions=find_mentions(segments, vocabulary))
     assert per_text.height > 10_000
     assert per_text.equals(per_product)
+
+
+@pytest.mark.parametrize("max_texts", [1_000_000, 500])
+def test_a_reader_over_slices_gives_each_slice_the_facts_it_would_read_afresh(real, max_texts):
+    # max_texts 500: the reader forgets what it kept several times over the file and reads those texts again.
+    products, table, vocabulary = real
+    reader = SegmentReader(table, max_texts=max_texts)
+    for start in range(0, products.height, 1_000):
+        segments = product_segments(products.slice(start, 1_000))
+        assert reader.text_facts(segments, vocabulary).sort(ORDER).equals(
+            segment_facts(segments, vocabulary, table).sort(ORDER))
+    assert reader._texts.height <= max_texts + 5_000  # at most one slice's texts past the bound
+
+
+def test_a_reader_finds_the_mentions_each_segment_holds(real):
+    products, table, vocabulary = real
+    segments = product_segments(products)
+    found = SegmentReader(table).mentions(segments, vocabulary)
+    expected = find_mentions(segments, vocabulary).select("row", "source", "field", "norm").unique()
+    assert expected.height > 10_000
+    assert found.unique().sort(found.columns).equals(expected.sort(found.columns))
