@@ -1091,6 +1091,12 @@ class CatalogFacts:
 
 # The products.parquet columns facts read.
 FACT_COLUMNS = ("parent_asin", "title", "features", "description", "store", "details")
+# What each pass of `facts_in_slices` reads: the labels, the text, the text with each product's id.
+LABEL_COLUMNS = ("details",)
+TEXT_COLUMNS = ("title", "features", "description", "store")
+# A catalog in slices: called with the columns a pass reads, returns a fresh iterator over consecutive frames of
+# products.parquet that hold at least those columns (in-memory frames may hold more).
+ProductSlices = Callable[[tuple[str, ...]], Iterator[pl.DataFrame]]
 
 
 def build_catalog_facts(products: pl.DataFrame, table: FieldTable) -> CatalogFacts:
@@ -1100,7 +1106,7 @@ def build_catalog_facts(products: pl.DataFrame, table: FieldTable) -> CatalogFac
         products: a products.parquet frame with FACT_COLUMNS; facts' `row` is the position in it.
         table: the field table.
     """
-    return facts_in_slices(lambda: iter([products]), table)
+    return facts_in_slices(lambda columns: iter([products]), table)
 
 
 def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str]) -> FactVocabulary:
@@ -1132,7 +1138,7 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
                           min_title_rate=own.min_title_rate, common=own.common)
 
 
-def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable,
+def facts_in_slices(slices: ProductSlices, table: FieldTable,
                     base: FactVocabulary | None = None) -> CatalogFacts:
     """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
 
@@ -1140,7 +1146,8 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     common words, kept as counts), the facts.
 
     Args:
-        slices: returns a fresh iterator over consecutive frames of products.parquet (FACT_COLUMNS) each call.
+        slices: the catalog's products in consecutive frames (ProductSlices; the passes ask for LABEL_COLUMNS,
+            TEXT_COLUMNS and TEXT_COLUMNS with parent_asin).
         table: the field table.
         base: another catalog's vocabulary read beneath this one's (`with_base`), its common words common here too;
             None reads only this one's.
@@ -1149,7 +1156,7 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     # slice's text, the whole catalog's, while the passes run.
     labels = []
     offset = 0
-    for frame in slices():
+    for frame in slices(LABEL_COLUMNS):
         labels.append(owned_strings(label_options(frame, table).with_columns(pl.col("row") + offset)))
         offset += frame.height
     n_products = offset
@@ -1162,7 +1169,7 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
     title_counts, df_counts = [], []
     offset = 0
     reader = SegmentReader(table)
-    for frame in slices():
+    for frame in slices(TEXT_COLUMNS):
         mentions = reader.mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
         title_counts.append(owned_strings(_title_agreement(mentions, all_labels)))
         df_counts.append(owned_strings(mentions.filter(pl.col("source") != "store").group_by("norm")
@@ -1175,7 +1182,7 @@ def facts_in_slices(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTa
                                 | (base.common if base is not None else frozenset()))
     facts = []
     offset = 0
-    for frame, labels_here in zip(slices(), labels):
+    for frame, labels_here in zip(slices(("parent_asin", *TEXT_COLUMNS)), labels):
         local = labels_here.with_columns(pl.col("row") - offset)
         facts.append(owned_strings(extract_facts(frame, table, vocabulary, labels=local, reader=reader)
                                    .with_columns(pl.col("row") + offset)))

@@ -10,7 +10,6 @@ learns it once and keeps it in its cache.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from ecombench.catalog.facts import (
     FACT_COLUMNS,
     CatalogFacts,
     FactVocabulary,
+    ProductSlices,
     facts_in_slices,
     read_vocabulary,
     write_vocabulary,
@@ -65,14 +65,15 @@ class ProductKnowledge:
         return hit.get_column("product_type")[0] if hit.height else None
 
 
-def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table: FieldTable,
+def learn_product_knowledge(slices: ProductSlices, table: FieldTable,
                             rules: TypeRules | None = None, base: FactVocabulary | None = None,
                             base_stats: TypeStats | None = None,
                             base_evidence: pl.DataFrame | None = None) -> ProductKnowledge:
     """Learn a catalog's product knowledge from its products, given in consecutive slices.
 
     Args:
-        slices: returns a fresh iterator over consecutive frames of products.parquet with KNOWLEDGE_COLUMNS.
+        slices: the catalog's products in consecutive frames (`ecombench.catalog.facts.ProductSlices`; the passes
+            ask for TYPE_COLUMNS and those of `facts_in_slices`).
         table: the field table.
         rules: the per-type thresholds; None takes the defaults.
         base: another catalog's fact vocabulary, read beneath this one's (`ecombench.catalog.facts.with_base`).
@@ -82,12 +83,13 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
             (`ecombench.catalog.type_vocabulary.TypeEvidence.vocabulary`).
     """
     evidence = TypeEvidence()
-    for frame in slices():
+    for frame in slices(TYPE_COLUMNS):
         evidence.add(frame)
     type_vocabulary, type_evidence = evidence.vocabulary(load_type_override(), base_evidence)
     not_entities = sorted(table.fields["title"].placeholders)
     # Each slice's types copied out of it (`owned_strings`): a view would pin the slice's whole text.
-    typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities)) for frame in slices()])
+    typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities))
+                       for frame in slices(TYPE_COLUMNS)])
     facts = facts_in_slices(slices, table, base)
     stats = learn_type_stats(facts.facts, typed.select("parent_asin", "product_type"), rules)
     if base_stats is not None:
@@ -98,7 +100,7 @@ def learn_product_knowledge(slices: Callable[[], Iterator[pl.DataFrame]], table:
 
 def frame_knowledge(products: pl.DataFrame, table: FieldTable) -> ProductKnowledge:
     """`learn_product_knowledge` of one products frame (tests, small catalogs)."""
-    return learn_product_knowledge(lambda: iter([products]), table)
+    return learn_product_knowledge(lambda columns: iter([products]), table)
 
 
 def write_knowledge(knowledge: ProductKnowledge, folder: Path) -> list[str]:

@@ -36,7 +36,6 @@ import pyarrow.parquet as pq
 from ecombench.answers.norms import CatalogNorms, option_norms, review_text_norms, title_norms
 from ecombench.catalog.details import VocabularyCounts, owned_strings
 from ecombench.catalog.facts import (
-    FACT_COLUMNS,
     CatalogFacts,
     FactVocabulary,
     facts_in_slices,
@@ -44,7 +43,6 @@ from ecombench.catalog.facts import (
     stated_rows,
 )
 from ecombench.catalog.knowledge import (
-    KNOWLEDGE_COLUMNS,
     ProductKnowledge,
     learn_product_knowledge,
     read_knowledge,
@@ -391,8 +389,8 @@ def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
     Raises:
         SnapshotError: products.parquet or the base vocabulary cannot be read.
     """
-    return learn_product_knowledge(lambda: _slices(Path(snapshot) / "products.parquet", KNOWLEDGE_COLUMNS,
-                                                   KNOWLEDGE_SLICE_ROWS), table,
+    return learn_product_knowledge(lambda columns: _slices(Path(snapshot) / "products.parquet", columns,
+                                                           KNOWLEDGE_SLICE_ROWS), table,
                                    base=base_vocabulary(snapshot)[0], base_stats=base_type_stats(snapshot),
                                    base_evidence=base_type_evidence(snapshot))
 
@@ -403,8 +401,8 @@ def snapshot_facts(snapshot: Path, table: FieldTable) -> CatalogFacts:
     Raises:
         SnapshotError: products.parquet or the base vocabulary cannot be read.
     """
-    return facts_in_slices(lambda: _slices(Path(snapshot) / "products.parquet", FACT_COLUMNS, KNOWLEDGE_SLICE_ROWS),
-                           table,
+    return facts_in_slices(lambda columns: _slices(Path(snapshot) / "products.parquet", columns,
+                                                   KNOWLEDGE_SLICE_ROWS), table,
                            base_vocabulary(snapshot)[0])
 
 

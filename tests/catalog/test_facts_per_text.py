@@ -37,7 +37,7 @@ def real(shared: Path, tmp_path_factory) -> tuple[pl.DataFrame, object, object]:
     write_catalog_snapshot([shared / "meta_electronics_beauty_office.jsonl"], [], out)
     products = pl.read_parquet(out / "products.parquet", columns=list(KNOWLEDGE_COLUMNS))
     table = load_field_table()
-    vocabulary = facts_in_slices(lambda: iter([products]), table).vocabulary
+    vocabulary = facts_in_slices(lambda columns: iter([products]), table).vocabulary
     return products, table, vocabulary
 
 
