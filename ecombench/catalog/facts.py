@@ -1139,8 +1139,8 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
                           min_title_rate=own.min_title_rate, common=own.common)
 
 
-def facts_in_slices(slices: ProductSlices, table: FieldTable,
-                    base: FactVocabulary | None = None) -> CatalogFacts:
+def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabulary | None = None,
+                    each: Callable[[pl.DataFrame], None] | None = None) -> CatalogFacts:
     """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
 
     Three passes over the slices: the labels (for the vocabulary), the mentions (for the title rates and the
@@ -1152,6 +1152,7 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable,
         table: the field table.
         base: another catalog's vocabulary read beneath this one's (`with_base`), its common words common here too;
             None reads only this one's.
+        each: called with each slice's facts as they are read (rows numbered in the whole catalog).
     """
     # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
     # slice's text, the whole catalog's, while the passes run.
@@ -1187,6 +1188,8 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable,
         local = labels_here.with_columns(pl.col("row") - offset)
         facts.append(owned_strings(extract_facts(frame, table, vocabulary, labels=local, reader=reader)
                                    .with_columns(pl.col("row") + offset)))
+        if each is not None:
+            each(facts[-1])
         offset += frame.height
     empty = pl.DataFrame(schema=FACT_SCHEMA)
     return CatalogFacts(facts=pl.concat(facts) if facts else empty, vocabulary=vocabulary)

@@ -26,7 +26,7 @@ from ecombench.catalog.facts import (
     write_vocabulary,
 )
 from ecombench.catalog.product_type import product_types
-from ecombench.catalog.type_stats import TypeRules, TypeStats, learn_type_stats, pooled_type_stats
+from ecombench.catalog.type_stats import TypeRules, TypeStats, TypeStatSums, pooled_type_stats
 from ecombench.catalog.type_vocabulary import TypeEvidence, TypeVocabulary, load_type_override
 from ecombench.io import atomic_path, write_atomic
 from ecombench.tables.fields import FieldTable
@@ -90,8 +90,10 @@ def learn_product_knowledge(slices: ProductSlices, table: FieldTable,
     # Each slice's types copied out of it (`owned_strings`): a view would pin the slice's whole text.
     typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities))
                        for frame in slices(TYPE_COLUMNS)])
-    facts = facts_in_slices(slices, table, base)
-    stats = learn_type_stats(facts.facts, typed.select("parent_asin", "product_type"), rules)
+    # The per-type statistics counted slice by slice as the facts are read (`TypeStatSums`), not over all at once.
+    sums = TypeStatSums(typed.select("parent_asin", "product_type"))
+    facts = facts_in_slices(slices, table, base, each=sums.add)
+    stats = sums.stats(rules)
     if base_stats is not None:
         stats = pooled_type_stats(stats, base_stats)
     return ProductKnowledge(facts=facts, type_vocabulary=type_vocabulary, type_evidence=type_evidence,

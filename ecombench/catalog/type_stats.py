@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from ecombench.catalog.devices import names_device
-from ecombench.catalog.facts import STATED
+from ecombench.catalog.facts import FACT_SCHEMA, STATED
 from ecombench.schemas.config import TypeRules
 from ecombench.text import tokens
 
@@ -236,23 +236,64 @@ def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules 
     Returns:
         The statistics of every type and every head noun (a product counts in each of its `type_groups`).
     """
-    rules = rules or TypeRules()
-    named = types.drop_nulls("product_type")
-    group_rows = [(t, g) for t in named.get_column("product_type").unique().sort().to_list() for g in type_groups(t)]
-    type_group = pl.DataFrame(group_rows, schema={"product_type": pl.String, "type": pl.String}, orient="row")
-    groups = (named.select("parent_asin", "product_type").join(type_group, on="product_type")
-              .drop("product_type").unique())
-    sizes = groups.group_by("type").agg(pl.len().cast(pl.Int64).alias("products"))
-    stated = (facts.filter(pl.col("polarity") == STATED)
-              .select("parent_asin", "field", "value",
-                      pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text"))
-              .unique(["parent_asin", "field", "value"]).join(groups, on="parent_asin"))
-    per_value = (stated.group_by("type", "field", "value")
-                 .agg(pl.len().cast(pl.Int64).alias("products"), pl.col("text").mean().alias("in_text")))
-    stating = (stated.group_by("type", "field")
-               .agg(pl.col("parent_asin").n_unique().cast(pl.Int64).alias("stating"),
-                    pl.col("text").mean().alias("in_text")))
-    return _summarise(per_value, stating, sizes, rules, types.height)
+    sums = TypeStatSums(types)
+    sums.add(facts)
+    return sums.stats(rules)
+
+
+class TypeStatSums:
+    """`learn_type_stats` from the facts of a catalog given in slices: counts summed per slice, not all facts at once.
+
+    A product's facts are all in one slice (the slices hold disjoint products), so the products stating a value or a
+    field are the sums of each slice's, and a text share is a sum of text facts over a sum of facts.
+    """
+
+    def __init__(self, types: pl.DataFrame) -> None:
+        """Args: types: (parent_asin, product_type) of every product (None where it has no type)."""
+        named = types.drop_nulls("product_type")
+        group_rows = [(t, g) for t in named.get_column("product_type").unique().sort().to_list()
+                      for g in type_groups(t)]
+        type_group = pl.DataFrame(group_rows, schema={"product_type": pl.String, "type": pl.String}, orient="row")
+        self.groups = (named.select("parent_asin", "product_type").join(type_group, on="product_type")
+                       .drop("product_type").unique())
+        self.sizes = self.groups.group_by("type").agg(pl.len().cast(pl.Int64).alias("products"))
+        self.catalog_products = types.height
+        self._values: list[pl.DataFrame] = []
+        self._fields: list[pl.DataFrame] = []
+
+    def add(self, facts: pl.DataFrame) -> None:
+        """Count one slice's facts (FACT_SCHEMA, with parent_asin; no product in an earlier slice)."""
+        stated = (facts.filter(pl.col("polarity") == STATED)
+                  .select("parent_asin", "field", "value",
+                          pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text"))
+                  .unique(["parent_asin", "field", "value"]).join(self.groups, on="parent_asin"))
+        # text: facts stated in text; facts: those whose text is known (a mean's numerator and denominator).
+        text = (pl.col("text").sum().cast(pl.Int64).alias("text"), pl.col("text").count().cast(pl.Int64).alias("facts"))
+        self._values.append(stated.group_by("type", "field", "value").agg(
+            pl.len().cast(pl.Int64).alias("products"), *text))
+        self._fields.append(stated.group_by("type", "field").agg(
+            pl.col("parent_asin").n_unique().cast(pl.Int64).alias("stating"), *text))
+        # The counts so far folded into one frame now and then, so they stay the size of the statistics.
+        if len(self._values) >= 8:
+            self._values, self._fields = [self._per_value()], [self._stating()]
+
+    def _per_value(self) -> pl.DataFrame:
+        return (pl.concat(self._values).group_by("type", "field", "value")
+                .agg(pl.col("products").sum(), pl.col("text").sum(), pl.col("facts").sum()))
+
+    def _stating(self) -> pl.DataFrame:
+        return (pl.concat(self._fields).group_by("type", "field")
+                .agg(pl.col("stating").sum(), pl.col("text").sum(), pl.col("facts").sum()))
+
+    def stats(self, rules: TypeRules | None = None) -> TypeStats:
+        """The statistics of the facts counted so far."""
+        if not self._values:
+            self.add(pl.DataFrame(schema=FACT_SCHEMA))
+        per_value = self._per_value().select("type", "field", "value", "products",
+                                             (pl.col("text") / pl.col("facts")).alias("in_text"))
+        stating = self._stating().select("type", "field", "stating",
+                                         (pl.col("text") / pl.col("facts")).alias("in_text"))
+        return _summarise(per_value, stating, self.sizes, rules or TypeRules(), self.catalog_products)
 
 
 def pooled_type_stats(own: TypeStats, base: TypeStats) -> TypeStats:

@@ -77,3 +77,54 @@ def test_a_share_at_the_threshold_is_judged_by_its_bound(knowledge, stats, asin,
     assert stats.problem(product_type, field, value) == problem
     # the share itself passes: only the margin for a share estimated from a few dozen products decides
     assert stats.with_rules(replace(stats.rules, margin_z=0.0)).problem(product_type, field, value) is None
+
+
+def _stats_over_all_facts(facts, types, rules):
+    """The per-type statistics computed over all facts at once, with means (how they were computed before sums)."""
+    import polars as pl
+
+    from ecombench.catalog import type_stats as ts
+
+    named = types.drop_nulls("product_type")
+    rows = [(t, g) for t in named.get_column("product_type").unique().sort().to_list() for g in ts.type_groups(t)]
+    groups = (named.join(pl.DataFrame(rows, schema={"product_type": pl.String, "type": pl.String}, orient="row"),
+                         on="product_type").drop("product_type").unique())
+    sizes = groups.group_by("type").agg(pl.len().cast(pl.Int64).alias("products"))
+    stated = (facts.filter(pl.col("polarity") == "stated")
+              .select("parent_asin", "field", "value",
+                      pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text"))
+              .unique(["parent_asin", "field", "value"]).join(groups, on="parent_asin"))
+    per_value = stated.group_by("type", "field", "value").agg(pl.len().cast(pl.Int64).alias("products"),
+                                                             pl.col("text").mean().alias("in_text"))
+    stating = stated.group_by("type", "field").agg(pl.col("parent_asin").n_unique().cast(pl.Int64).alias("stating"),
+                                                   pl.col("text").mean().alias("in_text"))
+    return ts._summarise(per_value, stating, sizes, rules, types.height)
+
+
+def test_statistics_summed_per_slice_equal_those_over_all_facts(knowledge):
+    """On the shared catalog's facts: counted in slices of 500 products (folded every 8), the statistics are the
+    ones computed over all facts at once with means, to the last bit."""
+    from ecombench.catalog.type_stats import TypeStatSums
+    from ecombench.schemas.config import TypeRules
+
+    facts = knowledge.facts.facts
+    types = knowledge.product_types.select("parent_asin", "product_type")
+    rules = TypeRules()
+    whole = _stats_over_all_facts(facts, types, rules)
+    assert whole.values.height > 1000 and whole.fields.height > 100
+    sums = TypeStatSums(types)
+    for start in range(0, types.height, 500):
+        sums.add(facts.filter((facts["row"] >= start) & (facts["row"] < start + 500)))
+    sliced = sums.stats(rules)
+    assert sliced.fields.equals(whole.fields) and sliced.values.equals(whole.values)
+    for a, b in ((sliced.fields, whole.fields), (sliced.values, whole.values)):
+        assert _parquet_bytes(a) == _parquet_bytes(b)  # as write_knowledge stores them
+    assert knowledge.type_stats.fields.equals(whole.fields) and knowledge.type_stats.values.equals(whole.values)
+
+
+def _parquet_bytes(frame):
+    import io
+
+    out = io.BytesIO()
+    frame.write_parquet(out)
+    return out.getvalue()
