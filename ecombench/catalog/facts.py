@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from ecombench.catalog.details import (
     clean_value,
@@ -1012,7 +1014,10 @@ def _resolve(facts: pl.DataFrame) -> pl.DataFrame:
             .select([pl.col(c).cast(t) for c, t in FACT_SCHEMA.items()]).sort("row", "field", "value"))
 
 
-def stated_rows(facts: pl.DataFrame) -> pl.DataFrame:
+_Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def stated_rows(facts: _Frame) -> _Frame:
     """The stated facts as detail rows (row, key, value): what `detail_rows` gives of labels, from the whole page.
 
     Sampling eligibility, the value vocabulary of exclusions and the answer-set options read these.
@@ -1084,10 +1089,27 @@ def normalise_value(value: str) -> str:
 
 @dataclass(frozen=True)
 class CatalogFacts:
-    """The facts of a catalog and the vocabulary they were read with (`build_catalog_facts`)."""
+    """The facts of a catalog and the vocabulary they were read with (`build_catalog_facts`).
 
-    facts: pl.DataFrame
+    The facts are held in memory (`frame`) or only in a parquet file (`file`, `facts_in_slices(..., file=...)`):
+    a large catalog's facts need not fit in memory while its knowledge is learned and stored.
+    """
+
+    frame: pl.DataFrame | None
     vocabulary: FactVocabulary
+    file: Path | None = None
+
+    @property
+    def facts(self) -> pl.DataFrame:
+        """The facts (FACT_SCHEMA), read from `file` when not held in memory."""
+        if self.frame is not None:
+            return self.frame
+        assert self.file is not None, "CatalogFacts holds neither a frame nor a file"
+        return pl.read_parquet(self.file)
+
+    def scan(self) -> pl.LazyFrame:
+        """The facts as a lazy frame (over `file` when not held in memory)."""
+        return self.frame.lazy() if self.frame is not None else pl.scan_parquet(self.file)  # type: ignore[arg-type]
 
 
 # The products.parquet columns facts read.
@@ -1140,7 +1162,7 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
 
 
 def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabulary | None = None,
-                    each: Callable[[pl.DataFrame], None] | None = None) -> CatalogFacts:
+                    each: Callable[[pl.DataFrame], None] | None = None, file: Path | None = None) -> CatalogFacts:
     """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
 
     Three passes over the slices: the labels (for the vocabulary), the mentions (for the title rates and the
@@ -1153,6 +1175,8 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
         base: another catalog's vocabulary read beneath this one's (`with_base`), its common words common here too;
             None reads only this one's.
         each: called with each slice's facts as they are read (rows numbered in the whole catalog).
+        file: where to write the facts (parquet): each slice's are written to a part beside it as they are read
+            and the file from the parts, so no more than a slice's facts are in memory; None keeps them in memory.
     """
     # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
     # slice's text, the whole catalog's, while the passes run.
@@ -1183,16 +1207,61 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
                                 common=_common(pl.concat(df_counts) if df_counts else None, n_products)
                                 | (base.common if base is not None else frozenset()))
     facts = []
+    parts = _FactParts(file) if file is not None else None
     offset = 0
     for frame, labels_here in zip(slices(("parent_asin", *TEXT_COLUMNS)), labels):
         local = labels_here.with_columns(pl.col("row") - offset)
-        facts.append(owned_strings(extract_facts(frame, table, vocabulary, labels=local, reader=reader)
-                                   .with_columns(pl.col("row") + offset)))
+        read = owned_strings(extract_facts(frame, table, vocabulary, labels=local, reader=reader)
+                             .with_columns(pl.col("row") + offset))
         if each is not None:
-            each(facts[-1])
+            each(read)
+        if parts is not None:
+            parts.add(read)
+        else:
+            facts.append(read)
         offset += frame.height
+    if parts is not None:
+        parts.finish()
+        return CatalogFacts(frame=None, vocabulary=vocabulary, file=file)
     empty = pl.DataFrame(schema=FACT_SCHEMA)
-    return CatalogFacts(facts=pl.concat(facts) if facts else empty, vocabulary=vocabulary)
+    return CatalogFacts(frame=pl.concat(facts) if facts else empty, vocabulary=vocabulary)
+
+
+class _FactParts:
+    """A facts parquet file written slice by slice: each slice a part in a folder beside it, then the file."""
+
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.folder = file.parent / f".{file.name}.parts"
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+        self.parts: list[Path] = []
+
+    def add(self, facts: pl.DataFrame) -> None:
+        self.parts.append(self.folder / f"part-{len(self.parts):06d}.parquet")
+        facts.write_parquet(self.parts[-1])
+
+    def finish(self) -> None:
+        """Write the file from the parts, one part in memory at a time, and remove them.
+
+        Each part is handed to the parquet sink as one frame of one chunk, as the slice was when read: polars
+        lays a chunk's row groups and pages out by its chunks, so the file has the bytes `write_parquet` gives the
+        slices' facts concatenated in memory (a `scan_parquet` of the parts streams in other chunks: the same rows,
+        other pages).
+        """
+        def frames(with_columns: list[str] | None, predicate: Any, n_rows: int | None,
+                   batch_size: int | None) -> Iterator[pl.DataFrame]:
+            for part in self.parts:
+                frame = pl.read_parquet(part).rechunk()
+                yield frame if with_columns is None else frame.select(with_columns)
+
+        try:
+            if self.parts:
+                register_io_source(frames, schema=FACT_SCHEMA).sink_parquet(self.file)
+            else:
+                pl.DataFrame(schema=FACT_SCHEMA).write_parquet(self.file)
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _title_agreement(mentions: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:

@@ -10,6 +10,7 @@ learns it once and keeps it in its cache.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +69,8 @@ class ProductKnowledge:
 def learn_product_knowledge(slices: ProductSlices, table: FieldTable,
                             rules: TypeRules | None = None, base: FactVocabulary | None = None,
                             base_stats: TypeStats | None = None,
-                            base_evidence: pl.DataFrame | None = None) -> ProductKnowledge:
+                            base_evidence: pl.DataFrame | None = None,
+                            facts_file: Path | None = None) -> ProductKnowledge:
     """Learn a catalog's product knowledge from its products, given in consecutive slices.
 
     Args:
@@ -81,6 +83,8 @@ def learn_product_knowledge(slices: ProductSlices, table: FieldTable,
             (`ecombench.catalog.type_stats.pooled_type_stats`).
         base_evidence: another catalog's product-type evidence, pooled with this one's
             (`ecombench.catalog.type_vocabulary.TypeEvidence.vocabulary`).
+        facts_file: where to write the facts as they are read, slice by slice (`facts_in_slices`'s `file`; then
+            they are not held in memory); None holds them in memory.
     """
     evidence = TypeEvidence()
     for frame in slices(TYPE_COLUMNS):
@@ -92,7 +96,7 @@ def learn_product_knowledge(slices: ProductSlices, table: FieldTable,
                        for frame in slices(TYPE_COLUMNS)])
     # The per-type statistics counted slice by slice as the facts are read (`TypeStatSums`), not over all at once.
     sums = TypeStatSums(typed.select("parent_asin", "product_type"))
-    facts = facts_in_slices(slices, table, base, each=sums.add)
+    facts = facts_in_slices(slices, table, base, each=sums.add, file=facts_file)
     stats = sums.stats(rules)
     if base_stats is not None:
         stats = pooled_type_stats(stats, base_stats)
@@ -108,12 +112,20 @@ def frame_knowledge(products: pl.DataFrame, table: FieldTable) -> ProductKnowled
 def write_knowledge(knowledge: ProductKnowledge, folder: Path) -> list[str]:
     """Store `knowledge` in `folder` (KNOWLEDGE_FILES, each written whole). Returns the file names.
 
+    Facts already written to `folder`/facts.parquet as they were read (`learn_product_knowledge`'s `facts_file`)
+    stay as they are; facts written elsewhere are copied.
+
     Raises:
         OSError: the folder cannot be written.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    with atomic_path(folder / "facts.parquet") as tmp:
-        knowledge.facts.facts.write_parquet(tmp)
+    stored = knowledge.facts.file
+    if stored is None or not (folder / "facts.parquet").exists() or not stored.samefile(folder / "facts.parquet"):
+        with atomic_path(folder / "facts.parquet") as tmp:
+            if knowledge.facts.frame is not None:
+                knowledge.facts.frame.write_parquet(tmp)
+            else:
+                shutil.copyfile(knowledge.facts.file, tmp)  # type: ignore[arg-type]
     write_vocabulary(knowledge.facts.vocabulary, folder)
     write_atomic(folder / "type_vocabulary.json",
                  json.dumps({**knowledge.type_vocabulary.to_json(), "digest": knowledge.type_vocabulary.digest},

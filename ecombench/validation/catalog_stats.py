@@ -230,50 +230,52 @@ def write_catalog_stats(snapshot: Path, table: FieldTable, *, with_suite: bool =
     # own meanwhile; a spawned process costs ~5 s more, so small ones run it here (`PARALLEL_SUITE_PRODUCTS`).
     parallel = with_suite and manifest.get("counts", {}).get("products", 0) >= PARALLEL_SUITE_PRODUCTS
     suite_job = _start_suite(snapshot) if parallel else None
-    start = time.perf_counter()
-    knowledge = snapshot_knowledge(snapshot, table)
-    seconds["product_knowledge"] = time.perf_counter() - start
-    stated = stated_rows(knowledge.facts.facts)
-    fields = negative_fields(table)
-    vocabulary_counts = VocabularyCounts(table, fields)
-    titles: list[pl.DataFrame] = []
-    pairs: list[pl.DataFrame] = []
-    offset = 0
-    # Products in slices of whole row groups: only one slice's details are in memory at a time.
-    for products in _slices(snapshot / "products.parquet", _PRODUCT_COLUMNS):
-        start = time.perf_counter()
-        details = (stated.filter(pl.col("row").is_between(offset, offset + products.height - 1))
-                   .with_columns(pl.col("row") - offset))
-        offset += products.height
-        titles.append(owned_strings(products.select(pl.col("title").fill_null("").unique())))
-        pairs.append(owned_strings(details.select("key", "value").unique()))
-        seconds["normalisation"] += time.perf_counter() - start
-        start = time.perf_counter()
-        if fields:
-            vocabulary_counts.add(products, details)
-        seconds["vocabulary"] += time.perf_counter() - start
-        del details, products
-    start = time.perf_counter()
-    reviews_path = snapshot / "reviews.parquet"
-    review_texts = None
-    if reviews_path.is_file():
-        review_texts = _concat([owned_strings(r.select("title", "text").unique())
-                                for r in _slices(reviews_path, ("title", "text"))],
-                               {"title": pl.String, "text": pl.String})
-    norms = CatalogNorms(title_norms(_concat(titles, {"title": pl.String}).to_series()),
-                         option_norms(_concat(pairs, {"key": pl.String, "value": pl.String}), table),
-                         None if review_texts is None else review_text_norms(review_texts))
-    del titles, pairs, review_texts
-    seconds["normalisation"] += time.perf_counter() - start
-    start = time.perf_counter()
-    vocabulary = vocabulary_counts.vocabulary() if fields else {}
-    seconds["vocabulary"] += time.perf_counter() - start
-    suite = None
-    if with_suite:
-        suite, seconds["catalog_suite"] = _finish_suite(snapshot, suite_job)
     tmp = snapshot / f".{STATS_DIR}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     os.mkdir(tmp)
     try:
+        start = time.perf_counter()
+        # The facts written to the statistics folder slice by slice as they are read, not held in memory.
+        knowledge = snapshot_knowledge(snapshot, table, facts_file=tmp / "facts.parquet")
+        seconds["product_knowledge"] = time.perf_counter() - start
+        # Each slice's stated rows read from the facts file (`stated_rows` of the rows in the slice).
+        stated = stated_rows(knowledge.facts.scan())
+        fields = negative_fields(table)
+        vocabulary_counts = VocabularyCounts(table, fields)
+        titles: list[pl.DataFrame] = []
+        pairs: list[pl.DataFrame] = []
+        offset = 0
+        # Products in slices of whole row groups: only one slice's details are in memory at a time.
+        for products in _slices(snapshot / "products.parquet", _PRODUCT_COLUMNS):
+            start = time.perf_counter()
+            details = (stated.filter(pl.col("row").is_between(offset, offset + products.height - 1)).collect()
+                       .with_columns(pl.col("row") - offset))
+            offset += products.height
+            titles.append(owned_strings(products.select(pl.col("title").fill_null("").unique())))
+            pairs.append(owned_strings(details.select("key", "value").unique()))
+            seconds["normalisation"] += time.perf_counter() - start
+            start = time.perf_counter()
+            if fields:
+                vocabulary_counts.add(products, details)
+            seconds["vocabulary"] += time.perf_counter() - start
+            del details, products
+        start = time.perf_counter()
+        reviews_path = snapshot / "reviews.parquet"
+        review_texts = None
+        if reviews_path.is_file():
+            review_texts = _concat([owned_strings(r.select("title", "text").unique())
+                                    for r in _slices(reviews_path, ("title", "text"))],
+                                   {"title": pl.String, "text": pl.String})
+        norms = CatalogNorms(title_norms(_concat(titles, {"title": pl.String}).to_series()),
+                             option_norms(_concat(pairs, {"key": pl.String, "value": pl.String}), table),
+                             None if review_texts is None else review_text_norms(review_texts))
+        del titles, pairs, review_texts
+        seconds["normalisation"] += time.perf_counter() - start
+        start = time.perf_counter()
+        vocabulary = vocabulary_counts.vocabulary() if fields else {}
+        seconds["vocabulary"] += time.perf_counter() - start
+        suite = None
+        if with_suite:
+            suite, seconds["catalog_suite"] = _finish_suite(snapshot, suite_job)
         norms.titles.write_parquet(tmp / "title_norms.parquet")
         norms.options.write_parquet(tmp / "option_norms.parquet")
         if norms.review_texts is not None:
@@ -379,12 +381,12 @@ def base_type_evidence(snapshot: Path) -> pl.DataFrame | None:
         raise SnapshotError(f"{path}: unreadable base type evidence ({exc})") from exc
 
 
-def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
+def snapshot_knowledge(snapshot: Path, table: FieldTable, facts_file: Path | None = None) -> ProductKnowledge:
     """The product knowledge of a snapshot, learned from products.parquet in slices (`learn_product_knowledge`).
 
     The facts are read with the snapshot's base vocabulary beneath its own, and the product-type evidence and the
     per-type statistics pooled with the base's, when it has them (`base_vocabulary`, `base_type_evidence`,
-    `base_type_stats`).
+    `base_type_stats`). With `facts_file` the facts are written there slice by slice, not held in memory.
 
     Raises:
         SnapshotError: products.parquet or the base vocabulary cannot be read.
@@ -392,7 +394,7 @@ def snapshot_knowledge(snapshot: Path, table: FieldTable) -> ProductKnowledge:
     return learn_product_knowledge(lambda columns: _slices(Path(snapshot) / "products.parquet", columns,
                                                            KNOWLEDGE_SLICE_ROWS), table,
                                    base=base_vocabulary(snapshot)[0], base_stats=base_type_stats(snapshot),
-                                   base_evidence=base_type_evidence(snapshot))
+                                   base_evidence=base_type_evidence(snapshot), facts_file=facts_file)
 
 
 def snapshot_facts(snapshot: Path, table: FieldTable) -> CatalogFacts:

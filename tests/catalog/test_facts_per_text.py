@@ -22,6 +22,7 @@ from ecombench.catalog.facts import (
     product_segments,
     read_mentions,
     segment_facts,
+    stated_rows,
 )
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.knowledge import KNOWLEDGE_COLUMNS
@@ -105,3 +106,23 @@ def test_a_reader_finds_the_mentions_each_segment_holds(real):
     expected = find_mentions(segments, vocabulary).select("row", "source", "field", "norm").unique()
     assert expected.height > 10_000
     assert found.unique().sort(found.columns).equals(expected.sort(found.columns))
+
+
+def test_facts_written_slice_by_slice_are_the_bytes_of_those_held_in_memory(real, tmp_path):
+    """The real electronics, beauty and office pages in slices of 700: facts written to a file as each slice is read
+    (no more than a slice's in memory) are the facts held in memory, and the file the bytes `write_parquet` gives."""
+    products, table, _ = real
+
+    def slices(columns):
+        return iter([products.slice(start, 700) for start in range(0, products.height, 700)])
+
+    held = facts_in_slices(slices, table)
+    written = facts_in_slices(slices, table, file=tmp_path / "facts.parquet")
+    assert held.facts.height > 10_000 and products.height > 2 * 700
+    assert written.frame is None and not (tmp_path / ".facts.parquet.parts").exists()
+    assert written.facts.equals(held.facts) and written.vocabulary.values.equals(held.vocabulary.values)
+    held.facts.write_parquet(tmp_path / "held.parquet")
+    assert (tmp_path / "facts.parquet").read_bytes() == (tmp_path / "held.parquet").read_bytes()
+    window = pl.col("row").is_between(700, 1399)
+    assert (stated_rows(written.scan()).filter(window).collect()
+            .equals(stated_rows(held.facts).filter(window)))
