@@ -26,6 +26,7 @@ from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
+from ecombench.stages.product_naming import names_department
 from ecombench.stages.reviews import extract_opinions
 from ecombench.stages.type_values import type_value_problem
 from ecombench.stages.vocabulary import MIN_VALUE_SUPPORT, usable_values
@@ -237,6 +238,9 @@ def extract_features(
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if entity:  # "a kitchen rug for the kitchen", "a coffee mug to use for coffee": the type says it already
                 bad.update({o: why for o in options if (why := type_value_problem(spec.rubric_field, o, entity))})
+            # "a throw pillow cover for the home" under "Home & Kitchen": the department says it already
+            bad.update({o: "names_department" for o in options
+                        if o not in bad and names_department(spec.rubric_field, o, product.get("categories"))})
             device = spec.compatibility and (type_stats is None or type_stats.fits_devices(entity, compat))
             if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,

@@ -9,6 +9,7 @@ its entity rubric's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -99,6 +100,29 @@ def restates_the_type(field: str, value: str, entity: str) -> bool:
     False
     """
     return field.removeprefix("details.") in TYPE_LIKE_FIELDS and names_only_the_type(value, entity)
+
+
+def names_department(field: str, value: str, categories: Sequence[str] | None) -> bool:
+    """True when a value of a form-or-use field (`TYPE_LIKE_FIELDS`) names only the product's department.
+
+    Every content word of the value is a word of the first name of the path's first category: that first name
+    says what all of the department is for ("Home" of "Home & Kitchen", "Office" of "Office Products"); the names
+    after it are its sections ("Kitchen", "Garden" of "Patio, Lawn & Garden"), which a shopper does state ("a
+    kitchen rug", "a garden flag"). A reviewer of the shared build read "for home" of pillow covers and wall
+    stickers under "Home & Kitchen" as saying nothing (5 of its 22 meaningless rubrics). `field` is a detail key
+    or rubric field.
+
+    >>> names_department("details.Recommended Uses For Product", "Home", ["Home & Kitchen", "Bedding"])
+    True
+    >>> names_department("details.Room Type", "Kitchen", ["Home & Kitchen", "Kitchen & Dining"])
+    False
+    """
+    if field.removeprefix("details.") not in TYPE_LIKE_FIELDS or not categories:
+        return False
+    first = re.split(r"\s*(?:&|,| and )\s*", categories[0])[0]
+    department = {lem for t in tokens(first) for lem in lemmas(t)}
+    words = [t for t in tokens(value) if t not in STOPWORDS]
+    return bool(words) and all(lemmas(t) & department for t in words)
 
 
 def named_type(text: str, entity: str, vocabulary: TypeVocabulary, skip: frozenset[int] = frozenset()) -> str | None:
