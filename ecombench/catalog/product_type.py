@@ -10,7 +10,10 @@ that stay with them being the catalog's own (`ecombench.catalog.type_vocabulary.
 from the snapshot). When the deepest category that the title states (`entity_phrase`) names that same
 thing, the category's wording is kept (the category ends in the head's noun and the head states it:
 "Smartwatch" in the head, "Smartwatches" the category). A title whose head names no type noun and no
-category has no type, and its target is rejected (`no_product_type`).
+category has no type, and its target is rejected (`no_product_type`). A type whose noun no category of the path names
+gives way to the leaf category where the title states it as a product before what it fits (`_stated_category`):
+"Olive Oil Color Shine Shield, 4 oz - ... Hair Spray" under "Hair Sprays"; not where the category names what the
+typed accessory fits (`_fits_stated`: "Fish Finder 12V Power Adapter" under "Fish Finders & Depth Finders").
 
 `product_type` types one product; `product_types` types a whole catalog with one Python call per distinct
 (title, category path), the product's own colours and materials applied in polars.
@@ -149,6 +152,7 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
     # glass ("Wine Glasses") names the product.
     ends = {lem for c in categories if (t := tokens(c)) for lem in lemmas(t[-1])}
     out: list[tuple[str | None, tuple[str, ...]]] = []
+    stated = _stated_category(title, categories, vocabulary, not_entities)
     for run, phrase, segment, later, spec in head_noun_phrases(title, vocabulary):
         if spec and not _names_category(run, segment, category, cat_tokens):
             continue  # a spec's noun is the product only where the category names it too
@@ -156,7 +160,10 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
             run, phrase = _category_run(segment, vocabulary, cat_tokens) or (run, phrase)
         phrase_tokens = tokens(phrase)
         variant = phrase_tokens if later and phrase_tokens and not lemmas(phrase_tokens[-1]) & ends else ()
-        out.append((_confirmed(run, phrase, segment, category, cat_tokens), variant))
+        kind = _confirmed(run, phrase, segment, category, cat_tokens)
+        if stated and not _in_path(kind, categories) and not _fits_stated(kind, stated, title):
+            kind = stated
+        out.append((kind, variant))
         if not variant:
             return tuple(out)
     # No type noun in the head: the category names the type only if the head itself states it.
@@ -172,6 +179,69 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
                    for run, phrase, _, later, _ in head_noun_phrases(text, vocabulary) if not later)
     out.append((None, ()))
     return tuple(out)
+
+
+# What opens the part of a title that names what the product fits or comes with ("... Case for iPhone 8", "... with
+# Mouse"); what separates the pieces of a head.
+_FITS = re.compile(r"\b(?:for|with|w/|compatible|fits?|designed|made for|works? with|replacement for|suitable)\b",
+                   re.IGNORECASE)
+_PIECES = re.compile(r"[,|;:()\[\]/]| - ")
+
+
+def _in_path(kind: str | None, categories: Sequence[str]) -> bool:
+    """Whether some category of the path names the type's noun ("Cases" of "Basic Cases" for "Wallet Case")."""
+    kind_tokens = tokens(kind or "")
+    return bool(kind_tokens) and any(lemmas(kind_tokens[-1]) & lemmas(end)
+                                     for c in categories for end, _ in category_evidence(c))
+
+
+def _stated_category(title: str, categories: Sequence[str], vocabulary: TypeVocabulary,
+                     not_entities: frozenset[str]) -> str | None:
+    """The leaf category as the title states it before what it fits (`entity_phrase` of that part), or None.
+
+    "Olive Oil Color Shine Shield, 4 oz - Regis DESIGNLINE - Heat Styling Protectant, Hair Spray" under "Hair
+    Sprays" states its category; "Youkamoo 4 Pin XLR Balanced Male Compatible for Hifiman ... Headphones" under
+    "Wireless Headphones" does not: the headphones are what the cable fits. The phrase ends in a noun the leaf names
+    products by (`category_evidence`) and the catalog's vocabulary holds as a type noun that stands alone.
+    """
+    if not categories:
+        return None
+    head = _FITS.split(title, maxsplit=1)[0]
+    phrase = entity_phrase({"title": head, "categories": [categories[-1]]}, not_entities) if head.strip() else None
+    words = tokens(phrase or "")
+    nouns = {lem for end, _ in category_evidence(categories[-1]) for lem in lemmas(end)}
+    if phrase is None or not words or not phrase[0].isupper() or not lemmas(words[-1]) & nouns:
+        return None  # "de Parfum" of "Eau de Parfum"
+    # a type noun of the catalog that names a product alone: "Salt" of "Salt & Pepper Mill Sets" and "Sets" of
+    # "Container Sets" do not
+    if words[-1] not in vocabulary.nouns or words[-1] in vocabulary.collectives:
+        return None
+    # ... and that the head names as a product: its noun ends a run of type nouns ("TRRS 4-Pole Headphone Cable"
+    # names a cable, "Foam Cushion Premium Pad Headphone Earpads" ear pads).
+    noun = lemmas(words[-1])
+    for piece in _PIECES.split(head):
+        if _INCLUDED & set(tokens(piece)):
+            continue  # "Tablet Case Keyboard Wireless Mouse Stylus Included": what comes in the box
+        for run, *_ in segment_runs(piece, vocabulary):
+            if lemmas(tokens(run)[-1]) & noun:
+                return phrase
+    return None
+
+
+def _fits_stated(kind: str | None, stated: str, title: str) -> bool:
+    """Whether the stated category is what the typed product fits: its noun is in the type or just before it.
+
+    "FishTrax Fish Finder 12V Power Adapter", "Dog Collar Battery", "Drive Enclosure" are accessories of what
+    their category names.
+    """
+    kind_tokens, cat_noun = tokens(kind or ""), lemmas(tokens(stated)[-1])
+    if any(lemmas(t) & cat_noun for t in kind_tokens):
+        return True
+    # the head's words, a spec with a number left out ("12V")
+    words = tuple(t for w in WORD.findall(_FITS.split(title, maxsplit=1)[0]) if not _SPEC.search(w)
+                  for t in tokens(w)[:1])
+    starts = [i for i in range(len(words)) if words[i:i + len(kind_tokens)] == kind_tokens]
+    return any(lemmas(w) & cat_noun for i in starts for w in words[max(i - 2, 0):i])
 
 
 def _category_run(segment: str, vocabulary: TypeVocabulary, cat_tokens: tuple[str, ...]) -> tuple[str, str] | None:

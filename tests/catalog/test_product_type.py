@@ -280,3 +280,25 @@ def test_two_nouns_joined_by_and_name_one_product(real, typed, asin, kind):
 def test_a_type_that_only_says_the_store_name_is_no_type(real, typed, asin):
     assert real[asin]["store"] == "Hot Wheels"
     assert typed(real, asin) is None
+
+
+@pytest.mark.parametrize("asin, before, kind", [
+    ("B07NPYY221", "Shield", "Hair Sprays"),  # "Olive Oil Color Shine Shield, 4 oz - ... Protectant, Hair Spray"
+    ("B0083W0TE4", "Poly", "Flags"),  # "South Africa Flag 2x3ft Poly"
+    ("B01M6A2JZX", "Car", "Posters"),  # "Visit Huntington Beach - ... (Red Car) - Vintage Railroad Travel Poster"
+    ("B00IHFMP58", "Art", "Plaques"),  # "Piazza Pisano Art by Al Pisano Patriotic United States Eagle Plaque"
+    ("B09NP5WTDX", "Butter", "Creams"),  # "Foot Butter by Dr Ron Foot Cream, White, Small 6 Ounce" under "Creams"
+])
+def test_a_type_its_path_does_not_name_gives_way_to_the_leaf_category_the_title_states(real, typed, asin, before,
+                                                                                       kind):
+    assert before.lower() not in " ".join(real[asin]["categories"]).lower()
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B01MSW1X8G", "Power Adapter"),  # "HawkEye ACC-FF-1727 FishTrax Fish Finder 12V Power Adapter"
+    ("B07VNQFSQ4", "Extension Cord"),  # "MaGeek 3.5mm Audio Aux Extension Cord, ... TRRS 4-Pole Headphone Cable ..."
+    ("B08LF36XD2", "Cable"),  # "Youkamoo 4 Pin XLR Balanced Male Compatible for Hifiman ... Headphones"
+])
+def test_the_leaf_category_an_accessory_fits_does_not_replace_the_accessory(real, typed, asin, kind):
+    assert typed(real, asin) == kind
