@@ -666,7 +666,7 @@ def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float
         if fact.get("polarity") == STATED:
             stated_by.setdefault((fact["field"], fact["value"]), set()).update(fact.get("sources") or [fact["source"]])
     return ({f.field: ctx.type_stats.salience(state.product_type, specs[f.field].name)
-             * evidence_weight(stated_by.get((specs[f.field].name, f.value), ()))
+             * evidence_weight(stated_by.get((specs[f.field].name, f.value), ()) if isinstance(f.value, str) else ())
              for f in state.features if f.field in specs}, required)
 
 
