@@ -27,7 +27,7 @@ import polars as pl
 from ecombench.answers.index import AnswerSets
 from ecombench.answers.partitioned import PartitionedCatalog
 from ecombench.catalog.details import detail_values
-from ecombench.catalog.facts import STATED, CatalogFacts, page_facts
+from ecombench.catalog.facts import CatalogFacts, page_facts
 from ecombench.catalog.type_stats import TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.hashing import digest, rng
@@ -47,7 +47,6 @@ from ecombench.stages.split import (
     PartitionInfeasible,
     SplitGoals,
     entangled_fields,
-    evidence_weight,
     select_features,
     split_features,
 )
@@ -651,22 +650,15 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
 
 
 def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float] | None, frozenset[str]]:
-    """({rubric field: weight in the draw} or None without type statistics, the fields always drawn).
+    """({rubric field: salience for the target's type} or None without type statistics, the fields always drawn).
 
-    A field's weight is its salience for the target's type times the evidence weight of the value drawn for it
-    (`evidence_weight` of the page parts that state it). The device an accessory fits is always drawn: a shopper
-    names the phone first.
+    The device an accessory fits is always drawn: a shopper names the phone first.
     """
     specs = {spec.rubric_field: spec for spec in ctx.table.detail_fields()}
     required = frozenset(f.field for f in state.features if f.field in specs and specs[f.field].compatibility)
     if ctx.type_stats is None:
         return None, required
-    stated_by: dict[tuple[str, str], set[str]] = {}
-    for fact in state.product.get("facts") or ():
-        if fact.get("polarity") == STATED:
-            stated_by.setdefault((fact["field"], fact["value"]), set()).update(fact.get("sources") or [fact["source"]])
     return ({f.field: ctx.type_stats.salience(state.product_type, specs[f.field].name)
-             * evidence_weight(stated_by.get((specs[f.field].name, f.value), ()) if isinstance(f.value, str) else ())
              for f in state.features if f.field in specs}, required)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import product as placements
 
@@ -100,26 +100,6 @@ class QueryNotSearchable(PartitionInfeasible):
 
 # The weight of a field no product of the type states (salience 0) in select_features' draw: it still can be drawn.
 SALIENCE_FLOOR = 0.05
-# How often a requirement's value is true of the product by the parts of its page that state it, relative to a
-# value two parts state: a reviewer who read the shared build's 254 attribute rubrics against the raw pages found
-# 90 % of the values two parts state true, 78 % of those only the text states, 57 % of those only the details
-# label states (benchmarks/RESULTS.md). A field's weight in the draw is its salience times this.
-EVIDENCE_WEIGHT = {"two parts": 1.0, "text": 0.87, "label": 0.63}
-
-
-def evidence_weight(sources: Iterable[str]) -> float:
-    """EVIDENCE_WEIGHT of a value stated by these page parts (details, title, feature, description, store).
-
-    >>> evidence_weight(["details"]), evidence_weight(["title"]), evidence_weight(["details", "title"])
-    (0.63, 0.87, 1.0)
-    >>> evidence_weight([])  # no facts: nothing known against it
-    1.0
-    """
-    parts = set(sources)
-    if len(parts) >= 2 or not parts:
-        return EVIDENCE_WEIGHT["two parts"]
-    return EVIDENCE_WEIGHT["label"] if parts == {"details"} else EVIDENCE_WEIGHT["text"]
-
 
 def select_features(features: list[Feature], intent: IntentSpec, rng: random.Random,
                     salience: Mapping[str, float] | None = None, required: frozenset[str] = frozenset()

@@ -1,8 +1,7 @@
 """Stage 2 drops values that say nothing of the product, on the real shared products a reviewer read them on.
 
 "for the home" of a pillow cover filed under "Home & Kitchen" and "Durable" as a must-have are no requirements; a
-section of the department ("Garden" of a garden flag) is. A value only the label states is drawn less often than
-one the page's text states too.
+section of the department ("Garden" of a garden flag) is.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from ecombench.pipeline.candidate import ValueSupport
 from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.stages.features import extract_features
 from ecombench.stages.product_naming import names_department
-from ecombench.stages.split import evidence_weight, select_features
 from ecombench.tables.intents import load_intents
 from ecombench.validation.catalog_stats import catalog_knowledge
 
@@ -55,33 +53,3 @@ def test_durable_is_marketing(full_catalog, stats):
     rejected = _rejected(full_catalog, stats, "B09MBKBJ2G")
     assert rejected[FEATURE]["Durable"] == "marketing_value"
     assert "Waterproof" not in rejected.get(FEATURE, {})
-
-
-def test_a_value_only_the_label_states_is_drawn_less_often(full_catalog, stats):
-    # CafePress Black Lab Mug: Occasion values only in the label, "Microwave Safe" in the label, a bullet and the
-    # description; with every field's salience alike, the label-only fields come later in the draw.
-    asin = "B088PK1TR1"
-    product = full_catalog.product(asin)
-    stated = {}
-    for fact in product["facts"]:
-        if fact["polarity"] == "stated":
-            stated.setdefault((fact["field"], fact["value"]), set()).update(fact["sources"])
-    intent = load_intents()["product_search"]
-    features, _ = extract_features(product, intent, full_catalog.table, rng(0, "weight-test", asin),
-                                   value_support=ValueSupport(full_catalog.index),
-                                   type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
-    details = [f for f in features if f.field.startswith("details.")]
-    label_only = {f.field for f in details if stated.get((f.field.removeprefix("details."), f.value)) == {"details"}}
-    assert label_only and label_only != {f.field for f in details}
-
-    def label_only_rank(weighted: bool) -> int:
-        """The summed places of the label-only fields in the draw's order over 300 draws (later: larger)."""
-        total = 0
-        for seed in range(300):
-            weights = {f.field: evidence_weight(stated.get((f.field.removeprefix("details."), f.value), ()))
-                       if weighted else 1.0 for f in details}
-            chosen = select_features(features, intent, rng(seed, "weight-draw"), weights)
-            total += sum(i for i, f in enumerate(chosen) if f.field in label_only)
-        return total
-
-    assert label_only_rank(True) > label_only_rank(False)
