@@ -351,8 +351,8 @@ _EXCEPT = re.compile(r"^Any (.+?) is fine except (.+?)\.$")
 # template-v2's opinion sentences name who says it (reviews, buyers, owners, people) and quote what they say
 _OPINIONS = re.compile(r'\b(?:[Rr]eviews?|[Rr]eviewers|[Bb]uyers|[Oo]wners|[Pp]eople)\b[^"]*?'
                        r'((?:"[^"]+"(?:,? and |, )?)+)')
-_COUPON = re.compile(r"(?:\$([\d,]+(?:\.\d+)?) off|([\d.]+)% off(?: \(at most \$([\d,]+(?:\.\d+)?)\))?) orders of "
-                     r"\$([\d,]+(?:\.\d+)?) or more")
+_COUPON = re.compile(r"(?:\$([\d,]+(?:\.\d+)?) off|([\d.]+)% off(?: \((?:at most|up to|capped at) "
+                     r"\$([\d,]+(?:\.\d+)?)\))?) (?:orders of|any order of|an order of) \$([\d,]+(?:\.\d+)?) or more")
 _PAY = re.compile(r"at most \$([\d,]+(?:\.\d+)?) (?:after|once|with) the coupons")
 
 

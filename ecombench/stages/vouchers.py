@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 from ecombench.rubrics.vouchers import apply_voucher
@@ -68,14 +69,20 @@ def generate_budget(price: float, rng: random.Random) -> dict[str, Any] | None:
     return {"max_total": float(math.ceil(final)), "voucher": voucher}
 
 
-def _coupon_text(c: dict[str, Any]) -> str:
+# How a percentage coupon's cap and a coupon's threshold are said: one fixed wording makes five-word runs ("(at most
+# $3) orders of") that recur across a split's coupon queries whenever two coupons share a cap.
+CAP_WORDS = ("at most", "up to", "capped at")
+ORDER_WORDS = ("orders of", "any order of", "an order of")
+
+
+def _coupon_text(c: dict[str, Any], pick: Callable[[tuple[str, ...]], str]) -> str:
     if c["discount_type"] == "fixed":
         off = f"${format_number(c['face_value'])} off"
     else:
         off = f"{format_number(c['percent'])}% off"
         if c.get("cap") is not None:  # the schema allows an uncapped percentage
-            off += f" (at most ${format_number(c['cap'])})"
-    return f"{off} orders of ${format_number(c['threshold'])} or more"
+            off += f" ({pick(CAP_WORDS)} ${format_number(c['cap'])})"
+    return f"{off} {pick(ORDER_WORDS)} ${format_number(c['threshold'])} or more"
 
 
 # Wordings drawn by describe_budget; each keeps what the diligent agent reads (ecombench.sandbox.agents
@@ -110,11 +117,13 @@ def describe_budget(budget: dict[str, Any], rng: random.Random | None = None) ->
     c = v["coupons"]
     # Every coupon is stated (the schema allows one to three), in the order apply_voucher uses them.
     if v["scenario"] == "tiered":
-        have = f"a tiered {c[0]['voucher_type']} {pick(COUPON_NOUNS)}: " + ", or ".join(_coupon_text(x) for x in c)
+        have = (f"a tiered {c[0]['voucher_type']} {pick(COUPON_NOUNS)}: "
+                + ", or ".join(_coupon_text(x, pick) for x in c))
     else:
-        have = f"a {c[0]['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(c[0])}" + "".join(
-            f"{pick(STACK_LEADS)} a {x['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(x)} "
-            f"{pick(STACK_TAILS)}" for x in c[1:])
+        first = f"a {c[0]['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} {_coupon_text(c[0], pick)}"
+        have = first + "".join(
+            f"{pick(STACK_LEADS)} a {x['voucher_type']} {pick(COUPON_NOUNS)} {pick(COUPON_LINKS)} "
+            f"{_coupon_text(x, pick)} {pick(STACK_TAILS)}" for x in c[1:])
     total = f"${format_number(budget['max_total'])}"
     return f"{pick(HAVE)} {have}, {pick(PAY_LINKS)} {pick(PAY)} at most {total} {pick(PAY_TAILS)}."
 

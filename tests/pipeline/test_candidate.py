@@ -192,11 +192,11 @@ def test_a_pinning_draw_is_retried_and_the_next_draw_can_pass(rich_catalog, rich
     # The query floor alone: the hidden-source and value-support floors are off here.
     ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"min_hidden_answer_set": 1,
                                                                         "min_value_support": 1}))
-    # "Google Pixel 4 XL Case, Cruzerlite Leather Texture Design Cover ...": its first coupon_budget draw leaves
-    # the query fewer than 3 catalog products; a later draw passes. (Draws change with the split rules, the
-    # per-stage generators, product facts and device models; the product is found by scanning the rich plan's
-    # candidates for a first draw that pins and a retry that passes.)
-    product = rich_catalog.product("B07YDMS6WG")
+    # "Suck UK | Desk Organizer | Wooden Pen Holder & Pencil Holder For Desk ...": its first coupon_budget draw
+    # leaves the query fewer than 3 catalog products; a later draw passes. (Draws change with the split rules, the
+    # per-stage generators, product facts, device models and the cue table; the product is found by scanning the
+    # rich catalog's products for a first draw that pins and a retry that passes.)
+    product = rich_catalog.product("B00JXGFZTI")
     first, findings, stage = run_attempt(product, ctx.intents["coupon_budget"], ctx, 0, Counter())
     assert first is None and (findings[0].reason, stage) == ("query_pins_target", 4)
     result = build_candidate(product, "coupon_budget", ctx)

@@ -7,9 +7,10 @@ and without the persona's rubrics two products are left, without the clarificati
 read the title's "Cartoon" and "Fashion" on the penguin, duck and cat-paw covers). It passes the old floor
 (min_hidden_answer_set = 2), yet an oracle that skips the persona picks one of two covers and is right half the time.
 
-B0B8J17B9L, an INPHIC 2.4G wireless mouse, is a coupon_budget candidate of the same snapshot that the old rule
-accepts with both ablation ratios 0.5 and a 7-fold division rejects (the cover itself now stops earlier: its
-colour, read from the page, joins the query and pins it).
+B08RDCRGXV, a wireless gaming keyboard and mouse combo, is a coupon_budget candidate of the same snapshot that the
+old rule accepts with both ablation ratios 0.5 and a 7-fold division rejects (the cover itself now stops earlier: its
+colour, read from the page, joins the query and pins it; B0B8J17B9L, an INPHIC wireless mouse, served until colours
+left the implicit cues and its draw changed).
 
 (B07PZ3BW2N, a Jackey&Smith door mat accepted as coupon_budget-13eb7bb50ce5 by main 5bb570e, served before
 product facts: its persona's Size "23.6 X 15.7" is a label its page states only as 23.6"(L) x 15.7"(W), no fact,
@@ -25,7 +26,7 @@ import pytest
 from ecombench.validation.semantic import answer_set_masks, hidden_source_answer_sets, hidden_source_findings
 
 COVER = "B08YNVVWXK"
-MOUSE = "B0B8J17B9L"
+MOUSE = "B08RDCRGXV"
 
 
 def cover_rubrics():
