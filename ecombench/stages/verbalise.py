@@ -117,7 +117,9 @@ _PLURAL_VERBS = {"is": "are", "has": "have", "does": "do", "pairs": "pair", "joi
                  "runs": "run", "charges": "charge", "draws": "draw", "hangs": "hang", "sits": "sit",
                  "attaches": "attach", "smells": "smell", "closes": "close", "cinches": "cinch", "works": "work",
                  "holds": "hold", "comes": "come", "fits": "fit", "plugs": "plug", "goes": "go", "hides": "hide",
-                 "replaces": "replace", "keeps": "keep", "uses": "use"}
+                 "replaces": "replace", "keeps": "keep", "uses": "use", "links": "link", "matches": "match",
+                 "feels": "feel", "softens": "soften", "shows": "show", "carries": "carry", "stays": "stay",
+                 "takes": "take", "covers": "cover", "curves": "curve"}
 
 
 def _plural_verb(phrase: str) -> str:

@@ -115,7 +115,7 @@ def test_a_row_may_give_several_phrasings_and_each_is_checked(table, tmp_path):
 def test_a_seeded_generator_draws_among_the_phrasings_and_none_says_the_first(table):
     cues = load_cues(table)
     first = cue_for(cues, "knowledge", "details.Material", "Polyester", "Curtains", table)
-    assert first == "made of the synthetic fibre called PET when it is a bottle"
+    assert first == "that won't wrinkle or shrink when I wash it"
     drawn = {cue_for(cues, "knowledge", "details.Material", "Polyester", "Curtains", table, random.Random(s))
              for s in range(40)}
-    assert len(drawn) >= 6 and drawn <= set(cue_options(cues, "knowledge", "details.Material", "Polyester"))
+    assert len(drawn) == 3 and drawn <= set(cue_options(cues, "knowledge", "details.Material", "Polyester"))
