@@ -208,6 +208,8 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
         return _care_kind(value), {}
     if spec.name in _USE_FIELDS:
         return _use_kind(value), {}
+    if spec.name == "Occasion":
+        return _occasion_kind(value), {}
     if "adjective" in FORMS.get(spec.name, {}) and reads_as_adjective(value):
         return "adjective", {}  # "It has to be waterproof." where a feature noun reads "It has to have a kickstand."
     return "plain", {}
@@ -244,6 +246,32 @@ def _use_kind(value: str) -> str:
             or (last.endswith("s") and not last.endswith("ss"))):
         return "plain"
     return "thing"
+
+
+# Events people give presents for: "a birthday gift", "a Father's Day present" (English, not the catalog).
+_GIFT_EVENTS = frozenset({"birthday", "birthdays", "christmas", "wedding", "anniversary", "halloween", "graduation",
+                          "thanksgiving", "easter", "hanukkah", "engagement", "retirement", "housewarming", "prom",
+                          "holiday", "holidays", "thank you", "new year", "bridal shower", "baby shower"})
+_GIFT_EVENT_ENDS = ("day", "shower", "eve")
+# Countable events and places an occasion label names: "for a picnic", "at a coffee shop".
+_EVENT_NOUNS = frozenset({"party", "picnic", "shop", "office", "festival", "trip", "dinner", "event", "barbecue",
+                          "cookout", "reunion", "game", "restaurant", "bar", "cafe", "ceremony"})
+
+
+def _occasion_kind(value: str) -> str:
+    """The kind of an Occasion value, so its reply reads as English (`reply_forms.FORMS`).
+
+    "plain" (an event one gives presents for: "Birthday", "Father's Day": "a birthday gift"), "thing" (a countable
+    event or place: "Picnic", "Coffee Shop": "for a picnic") or "season" (anything else, said bare: a season, a use,
+    who it is for: "Spring", "Travel", "Women", "Home Decor"). The shared catalog's Occasion labels hold all three.
+
+    >>> [_occasion_kind(v) for v in ("Birthday", "Father's Day", "Spring", "Travel", "Women", "Picnic", "Coffee Shop")]
+    ['plain', 'plain', 'season', 'season', 'season', 'thing', 'thing']
+    """
+    low = " ".join(value.lower().replace("’", "'").split())
+    if low in _GIFT_EVENTS or low.endswith(_GIFT_EVENT_ENDS):
+        return "plain"
+    return "thing" if low.split()[-1:] and low.split()[-1] in _EVENT_NOUNS else "season"
 
 
 def _care_kind(value: str) -> str:

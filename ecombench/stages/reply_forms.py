@@ -68,9 +68,13 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
                                      "thing": ("It's mostly for the {value}.", "I'll mainly use it for the {value}.",
                                                "I need it for the {value}.")},
     "Room Type": {"plain": ("It's for the {value}.", "It's going in the {value}.", "I'll put it in the {value}.")},
-    # "a birthday gift", "a Christmas gift": an occasion said before a noun takes "a" whether it is a holiday or not
+    # "plain": an event one gives presents for ("a birthday gift", "a Christmas gift": said before a noun it takes
+    # "a" whether it is a holiday or not); "thing": a countable event or place ("a picnic", "a coffee shop");
+    # "season": a season, a use or who it is for, said bare ("for spring", "for travel", "for women")
     "Occasion": {"plain": ("It's a {value} gift.", "I'm buying it as a {value} present.",
-                           "It's meant for a {value} celebration.")},
+                           "It's meant for a {value} celebration."),
+                 "thing": ("It's for a {value}.", "I'll use it at a {value}.", "I need it for a {value}."),
+                 "season": ("It's for {value}.", "I'll use it for {value}.", "It's meant for {value}.")},
     "Ink Color": {"plain": ("I want it to write in {value}.", "{value} ink, please; that's what I use.",
                             "The ink should be {value}.")},
     "Sport Type": {"plain": ("It's for {value}.", "I'll use it for {value}.", "I need it for {value}.")},

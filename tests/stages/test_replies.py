@@ -190,6 +190,12 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
     ("details.Closure", "Buckle", ("be buckle",)),
     ("details.Item Form", "Sheet", ("find sheet",)),
     ("details.Form Factor", "Basic Case", ("case one",)),
+    # "It's a spring gift." of a garden flag, "It's a coffee shop gift." of a pillow cover (reviews of the shared
+    # build, 2026-12-07): an occasion that is no event one gives presents for is no gift
+    ("details.Occasion", "Spring", ("gift", "present", "celebration", "a spring")),
+    ("details.Occasion", "Coffee Shop", ("gift", "present", "celebration")),
+    ("details.Occasion", "Picnic", ("gift", "present", "for picnic")),
+    ("details.Occasion", "Birthday", ("for birthday",)),
 ])
 def test_every_reply_form_drawn_fits_the_kind_of_value(field, value, wrong):
     replies = {value_reply(field, value, TABLE, random.Random(s)) for s in range(30)}
