@@ -183,7 +183,7 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
 
 # What opens the part of a title that names what the product fits or comes with ("... Case for iPhone 8", "... with
 # Mouse"); what separates the pieces of a head.
-_FITS = re.compile(r"\b(?:for|with|w/|compatible|fits?|designed|made for|works? with|replacement for|suitable)\b",
+_FITS = re.compile(r"\b(?:for|with|compatible|fits?|designed|made for|works? with|replacement for|suitable)\b|\bw/",
                    re.IGNORECASE)
 _PIECES = re.compile(r"[,|;:()\[\]/]| - ")
 

@@ -337,7 +337,8 @@ _BOUND = re.compile(r"(at least|no fewer than|no more than|more than|less than|u
                     r"(\$?)([\d,]+(?:\.\d+)?)\s*"
                     r"(stars?|ratings?|reviews?)?")
 # template-v2's wordings (stages/verbalise_v2.py): "4 stars or higher", "$25 or under", "reviews (at least 100)"
-_BOUND_AFTER = re.compile(r"(?<!orders of )(?<![\d$.,])(\$?)([\d,]+(?:\.\d+)?)\s*(stars?|ratings?|reviews?)?\s+or "
+_BOUND_AFTER = re.compile(r"(?<!orders of )(?<!order of )(?<![\d$.,])(\$?)([\d,]+(?:\.\d+)?)\s*"
+                          r"(stars?|ratings?|reviews?)?\s+or "
                           r"(more|higher|better|above|under|less|lower)\b(?:\s+(stars?|ratings?|reviews?))?")
 _COUNT_BEFORE = re.compile(r"(?:reviews|ratings) \(at least ([\d,]+)\)")
 # "4 stars minimum", "4 stars at minimum"

@@ -252,9 +252,9 @@ def _use_kind(value: str) -> str:
 _GIFT_EVENTS = frozenset({"birthday", "birthdays", "christmas", "wedding", "anniversary", "halloween", "graduation",
                           "thanksgiving", "easter", "hanukkah", "engagement", "retirement", "housewarming", "prom",
                           "holiday", "holidays", "thank you", "new year", "bridal shower", "baby shower"})
-_GIFT_EVENT_ENDS = ("day", "shower", "eve")
+_GIFT_EVENT_ENDS = frozenset({"day", "shower", "eve"})  # the last word of "Father's Day", "Bridal Shower"
 # Countable events and places an occasion label names: "for a picnic", "at a coffee shop".
-_EVENT_NOUNS = frozenset({"party", "picnic", "shop", "office", "festival", "trip", "dinner", "event", "barbecue",
+_EVENT_NOUNS = frozenset({"party", "picnic", "shop", "office", "festival", "dinner", "event", "barbecue",
                           "cookout", "reunion", "game", "restaurant", "bar", "cafe", "ceremony"})
 
 
@@ -269,7 +269,7 @@ def _occasion_kind(value: str) -> str:
     ['plain', 'plain', 'season', 'season', 'season', 'thing', 'thing']
     """
     low = " ".join(value.lower().replace("’", "'").split())
-    if low in _GIFT_EVENTS or low.endswith(_GIFT_EVENT_ENDS):
+    if low in _GIFT_EVENTS or (len(low.split()) > 1 and low.split()[-1] in _GIFT_EVENT_ENDS):
         return "plain"
     return "thing" if low.split()[-1:] and low.split()[-1] in _EVENT_NOUNS else "season"
 

@@ -196,6 +196,7 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
     ("details.Occasion", "Coffee Shop", ("gift", "present", "celebration")),
     ("details.Occasion", "Picnic", ("gift", "present", "for picnic")),
     ("details.Occasion", "Birthday", ("for birthday",)),
+    ("details.Occasion", "Everyday", ("gift", "present", "celebration")),  # a word ending in "day" is no holiday
 ])
 def test_every_reply_form_drawn_fits_the_kind_of_value(field, value, wrong):
     replies = {value_reply(field, value, TABLE, random.Random(s)) for s in range(30)}
