@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import polars as pl
 
-from ecombench.catalog.devices import MAKER_SERIES, DeviceModel, device_models, spell_plus
+from ecombench.catalog.devices import MAKER_SERIES, VARIANT_WORDS, DeviceModel, device_models, spell_plus
 from ecombench.tables.fields import FieldTable
 
 # What opens the device part ("compatible with Fitbit Charge 3"), longest first so "fit for" wins over "for".
@@ -40,6 +40,8 @@ _QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack
 _SIZE = re.compile(r"^\d+(?:\.\d+)?\"?$")
 _LEADING = frozenset("your my the a an all any both most select selected only".split())
 _SIZE_UNITS = frozenset({"inch", "inches", "in", "mm", "cm", ""})
+# Words that make a "model" a system version, not a device: "iOS 13", "iPad OS 13", "Android 12".
+SYSTEM_WORDS = frozenset({"ios", "os", "ipados", "android", "windows", "macos"})
 
 
 @lru_cache(maxsize=65536)
@@ -104,6 +106,7 @@ def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
     out: list[str] = []
     prefix = ""
     trusted = set(known_series)
+    families = frozenset(_family(s) for s in known_series)
     maker = False
     for raw in _PARTS.split(phrase):
         named_maker = bool({w.lower() for w in _WORD.findall(raw)} & set(MAKER_SERIES))
@@ -115,7 +118,7 @@ def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
             maker = True  # "Fitbit Versa/Versa 2": a maker's series before its models
             continue
         maker = maker or named_maker
-        if not devices or not all(maker or _plausible(d, part, trusted) for d in devices):
+        if not devices or not all(maker or _plausible(d, part, trusted, families) for d in devices):
             break
         trusted.update(d.series for d in devices if d.series)
         out.extend(s for s in _one_each(part) if len(_devices(s)) == 1)
@@ -125,13 +128,26 @@ def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _plausible(device: DeviceModel, part: str, known_series: set[str]) -> bool:
-    """A device whose series the catalog (or the phrase) knows, named after a maker, or with a model code.
+def _family(series: str) -> str:
+    """A series' first word, the line it belongs to: "ipad" of "ipad mini" and "ipad pro", "galaxy" of "galaxy note"."""
+    return series.split()[0] if series else ""
 
-    A model code is a word mixing letters and digits ("S23", "PS5"), not "of 14" nor a quantity ("240V", "10th", "W52").
+
+def _plausible(device: DeviceModel, part: str, known_series: set[str], families: frozenset[str] = frozenset()) -> bool:
+    """A device whose series the catalog or the phrase knows, named after a maker, or with a model code.
+
+    A series of a family the catalog's labels know counts too (`families`: the labels name some of a line's series
+    only; the shared catalog's know "ipad air" and "ipad pro", and "for iPad Mini 6" names a device as surely),
+    unless it names a system version ("iPhone iOS 9.0+", "iPad OS 13") or a lower-case word that is no variant
+    joins the family to its model ("iPhone have 8 sports modes"). A model code is a word mixing letters and digits
+    ("S23", "PS5"), not "of 14" nor a quantity ("240V", "10th", "W52").
     """
     words = _WORD.findall(part)
-    return bool(device.series in known_series or {w.lower() for w in words} & set(MAKER_SERIES)
+    in_family = (_family(device.series) in families and not {w.lower() for w in words} & SYSTEM_WORDS
+                 and all(w[0].isupper() or w in VARIANT_WORDS for w in words
+                         if w.lower() in device.series.split()[1:]))
+    return bool(device.series in known_series or in_family
+                or {w.lower() for w in words} & set(MAKER_SERIES)
                 or any(_MIXED.match(w.lower()) and not _QUANTITY.match(w.lower()) for w in words))
 
 
@@ -148,8 +164,9 @@ def phrases(text: str) -> list[tuple[int, str, bool]]:
 
 
 def device_fields(values: pl.DataFrame, table: FieldTable) -> tuple[dict[str, str], str | None, frozenset[str]]:
-    """({series: the compatibility field whose labels name it most}, the field naming most devices, known series).
+    """({series or family: the compatibility field naming it most}, the field naming most devices, known series).
 
+    A family (`_family`: "ipad" of "ipad air") that is no series of its own maps to the field naming its series most.
     Read from a fact vocabulary's values (field, value, products).
     """
     compat = [s.name for s in table.detail_fields() if s.compatibility]
@@ -161,7 +178,11 @@ def device_fields(values: pl.DataFrame, table: FieldTable) -> tuple[dict[str, st
             overall[field] += int(products or 1)
             if d.series:
                 by_series.setdefault(d.series, Counter())[field] += int(products or 1)
-    best = {s: max(sorted(c), key=lambda f: c[f]) for s, c in by_series.items()}
+    by_family: dict[str, Counter[str]] = {}
+    for series, counts in by_series.items():
+        if _family(series) not in by_series:
+            by_family.setdefault(_family(series), Counter()).update(counts)
+    best = {s: max(sorted(c), key=lambda f: c[f]) for s, c in (by_family | by_series).items()}
     return best, (max(sorted(overall), key=lambda f: overall[f]) if overall else (compat[0] if compat else None)), \
         frozenset(by_series)
 
@@ -199,7 +220,8 @@ def fitted_device_facts(products: pl.DataFrame, values: pl.DataFrame, table: Fie
         for _, phrase, negated in phrases(text):
             for spelling in device_spellings(phrase, known):
                 series = _devices(spelling)[0].series
-                found.append((text, fields.get(series, default), spelling, "contradicted" if negated else "stated"))
+                field = fields.get(series) or fields.get(_family(series), default)
+                found.append((text, field, spelling, "contradicted" if negated else "stated"))
     if not found:
         return pl.DataFrame(schema=schema)
     hits = pl.DataFrame(found, schema={"text": pl.String, "field": pl.String, "value": pl.String,

@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 PRICE_BUCKETS = (5, 10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000)
 RATING_COUNT_BUCKETS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 MIN_RATING_THRESHOLD = 3.0
+# Page parts that alone make no requirement: a value only the description states. Measured on three reviewed
+# builds of the shared catalog (benchmarks/RESULTS.md, 2026-12-07): rubrics on a description-only fact were true
+# 12 of 23 times (the rest a disclaimer's "Manual measurement", a list of styles a curtain "can easy match", the
+# button covers' "touch-sensitive"), on a fact of one feature bullet alone 62 of 73.
+DESCRIPTION_ONLY = frozenset({"description"})
 
 
 @dataclass(frozen=True)
@@ -102,12 +107,14 @@ def _page_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
     """The values the product's page states for the field, strongest evidence first.
 
     From its facts when it has them (ecombench.catalog.facts; confirmed by two parts of the page, then by its
-    label, then by its title, then by one bullet or paragraph), else its raw `details` values.
+    label, then by its title, then by one bullet), else its raw `details` values. A value only the description
+    states is no requirement to draw (`DESCRIPTION_ONLY`); it still counts wherever the page is read for an answer.
     """
     facts = product.get("facts")
     if facts is None:
         return detail_values(product, spec)
-    stated = [f for f in facts if f["field"] == spec.name and f["polarity"] == STATED]
+    stated = [f for f in facts if f["field"] == spec.name and f["polarity"] == STATED
+              and set(f.get("sources") or [f["source"]]) - DESCRIPTION_ONLY]
     return [f["value"] for f in sorted(stated, key=_strength)]
 
 
@@ -226,6 +233,7 @@ def extract_features(
     cleaned = [(spec, raws, *_page_options(product, spec, raws, table)) for spec in table.detail_fields()
                if (raws := _page_values(product, spec))]
     compat = frozenset(spec.name for spec in table.detail_fields() if spec.compatibility)
+    device_fields = frozenset(spec.rubric_field for spec in table.detail_fields() if spec.compatibility)
     names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
@@ -255,6 +263,10 @@ def extract_features(
             reason = reason or next(iter(bad.values()), "")
         if not options:
             dropped[spec.rubric_field] = reason or "empty"
+            continue
+        if spec.compatibility and any(f.field in device_fields for f in features):
+            # one shopper owns one device: a case for the iPhone X and XS is wanted for one of them
+            dropped[spec.rubric_field] = "one_device"
             continue
         value = options[0] if len(options) == 1 else rng.choice(options)
         features.append(Feature(spec.rubric_field, "detail", value, spec.sources, raws[0]))

@@ -213,15 +213,17 @@ def test_extract_features_reports_unusable_fields_with_their_reason(rich_catalog
     # row without facts), the field is reported with that reason.
     product = rich_catalog.product("B07Z8ZXDFY")
     raw = {k: v for k, v in product.items() if k != "facts"}
+    # Its compatible device "For GoPro Hero 8" is the device its phone-model label names ("GoPro Hero 8"): a
+    # shopper owns one device, so the second compatibility field is no requirement.
     _, dropped = extract_features(raw, product_search, table, rng(0), type_vocabulary=rich_catalog.type_vocabulary)
-    assert dropped == {"details.Special Feature": "code"}
-    # Product facts drop such a label before extraction (ecombench.catalog.facts): the field is what the rest of
-    # the page states ("Anti-Fingerprint", its description), and nothing is left to report. Its compatible device
-    # "For GoPro Hero 8" is the device its phone-model label names ("GoPro Hero 8"): one requirement, not two.
+    assert dropped == {"details.Special Feature": "code", "details.Compatible Devices": "one_device"}
+    # Product facts drop such a label before extraction (ecombench.catalog.facts): what is left of the field is
+    # what the description alone states ("Anti-Fingerprint"), no requirement to draw, and nothing to report.
+    assert [f["sources"] for f in product["facts"] if f["field"] == "Special Feature"] == [["description"]]
     features, dropped = extract_features(product, product_search, table, rng(0),
                                          type_vocabulary=rich_catalog.type_vocabulary)
-    assert dropped == {"details.Compatible Devices": "same_value_as_another_field"}
-    assert [f.value for f in features if f.field == "details.Special Feature"] == ["Anti-Fingerprint"]
+    assert dropped == {"details.Compatible Devices": "one_device"}
+    assert [f.value for f in features if f.field == "details.Special Feature"] == []
 
 
 def test_extracted_features_are_satisfied_by_their_product(rich_catalog, product_search, table):
