@@ -113,9 +113,13 @@ def _page_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
     facts = product.get("facts")
     if facts is None:
         return detail_values(product, spec)
-    stated = [f for f in facts if f["field"] == spec.name and f["polarity"] == STATED
-              and set(f.get("sources") or [f["source"]]) - DESCRIPTION_ONLY]
-    return [f["value"] for f in sorted(stated, key=_strength)]
+    return [f["value"] for f in sorted(_drawable(facts, spec), key=_strength)]
+
+
+def _drawable(facts: list[dict[str, Any]], spec: FieldSpec) -> list[dict[str, Any]]:
+    """The facts of the field that the page states somewhere else than in its description alone."""
+    return [f for f in facts if f["field"] == spec.name and f["polarity"] == STATED
+            and set(f.get("sources") or [f["source"]]) - DESCRIPTION_ONLY]
 
 
 def _strength(fact: dict[str, Any]) -> tuple[int, str]:
@@ -135,7 +139,7 @@ def _page_options(product: dict[str, Any], spec: FieldSpec, values: list[str],
     facts = product.get("facts")
     if facts is None:
         return _clean_options(spec, values, table)
-    ranked = sorted((f for f in facts if f["field"] == spec.name and f["polarity"] == STATED), key=_strength)
+    ranked = sorted(_drawable(facts, spec), key=_strength)
     if spec.compatibility and any(names_device(f["value"]) for f in ranked):
         ranked = [f for f in ranked if names_device(f["value"])]  # the device it fits before a series or a kind
         best = _strength(ranked[0])[0]

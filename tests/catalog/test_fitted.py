@@ -77,3 +77,29 @@ def test_a_device_the_page_denies_is_contradicted_and_fails_the_grade(full_catal
     rubric = _rubric("Compatible Phone Models", value)
     assert asin not in full_catalog.index.answer_set([rubric])
     assert check(rubric, full_catalog.product(asin), full_catalog.table).status == "not_satisfied"
+
+
+def test_a_series_of_a_family_the_labels_know_is_a_device():
+    # The shared labels know "ipad air" and "ipad pro", not "ipad mini"; B09HXGFBPG's title names its iPad after
+    # "for" with no maker's name and no model code.
+    title = ("iPad Mini 6th Case, DMaos Crocodile Reflector Leather Stand Folio Case Smart Cover, Auto Sleep/Wake, "
+             "Pen Holder, Classic Fashion Protector for iPad Mini 6 8.3 inch 2021 - Brown")
+    known = frozenset({"ipad air", "ipad pro"})
+    assert _read(title) == [(False, [])]
+    assert _read(title, known) == [(False, ["iPad Mini 6"])]
+
+
+@pytest.mark.parametrize("text", [
+    # B09Y8XXHYX's title and B0B74MZMMQ's bullet: a system version and a verb are no iPad or iPhone.
+    "COO Wireless Mouse, LED Slim Dual Mode(Bluetooth 5.1 and 2.4G Wireless) Rechargeable Led Wireless Mouse with 3 "
+    "Adjustable DPI for iPad OS 13, MacBook, Laptop, Mac OS 10.10",
+    "PERSONAL EXERCISE ASSISTANT - The smart watches for iPhone have 8 indoor and outdoor sports modes, tailored for "
+    "you who love sports.",
+])
+def test_a_system_version_or_a_word_after_the_family_names_no_device(text):
+    assert all(devices == [] for _, devices in _read(text, frozenset({"ipad air", "iphone"})))
+
+
+def test_an_unlabelled_ipad_case_fits_its_ipad(full_catalog):
+    # B09HXGFBPG has no compatibility label; its title and bullets name the iPad Mini 6.
+    assert _facts(full_catalog, "B09HXGFBPG").get("iPad Mini 6") == "stated"

@@ -53,3 +53,40 @@ def test_durable_is_marketing(full_catalog, stats):
     rejected = _rejected(full_catalog, stats, "B09MBKBJ2G")
     assert rejected[FEATURE]["Durable"] == "marketing_value"
     assert "Waterproof" not in rejected.get(FEATURE, {})
+
+
+def _drawn(full_catalog, stats, asin: str, field: str) -> set[str]:
+    """Every value of `field` stage 2 draws for the product over 40 seeds."""
+    out = set()
+    for seed in range(40):
+        features, _ = extract_features(full_catalog.product(asin), load_intents()["product_search"],
+                                       full_catalog.table, rng(seed, "meaningless-test", asin),
+                                       value_support=ValueSupport(full_catalog.index),
+                                       type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
+        out.update(f.value for f in features if f.field == field)
+    return out
+
+
+@pytest.mark.parametrize("asin", ["B09KRXKM8F", "B09NMZBRBB"])
+def test_a_value_only_the_description_states_is_no_requirement(full_catalog, stats, asin):
+    # The candle holders' and the letter stickers' descriptions: "Notes: Manual measurement, please allow slight
+    # errors in size" ("Above all, it should be manual" was a reviewed task's reply); the stickers' "portable"
+    # is their description's too.
+    facts = {f["value"]: f["sources"] for f in full_catalog.product(asin)["facts"] if f["field"] == "Special Feature"}
+    assert facts["Manual"] == ["description"]
+    assert "Manual" not in _drawn(full_catalog, stats, asin, FEATURE)
+    assert "Portable" not in _drawn(full_catalog, stats, "B09NMZBRBB", FEATURE)
+
+
+def test_a_shopper_wants_one_device(full_catalog, stats):
+    # Vinanker Case for iPhone X/iPhone Xs: its phone-model label and its title name both; a reviewed task had the
+    # shopper own an iPhone X in one reply and an iPhone XS in another.
+    asin = "B08TGYBPTN"
+    for seed in range(20):
+        features, dropped = extract_features(full_catalog.product(asin), load_intents()["product_search"],
+                                             full_catalog.table, rng(seed, "one-device", asin),
+                                             value_support=ValueSupport(full_catalog.index),
+                                             type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
+        devices = [f.value for f in features if f.field.startswith("details.Compatible")]
+        assert len(devices) == 1 and devices[0].lower() in {"iphone x", "iphone xs"}
+        assert dropped["details.Compatible Devices"] == "one_device"
