@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from ecombench.catalog.product_type import product_type, product_types
-from ecombench.catalog.type_vocabulary import agent_noun, heads, learn_type_vocabulary
+from ecombench.catalog.type_vocabulary import TypeOverride, TypeVocabulary, agent_noun, heads, learn_type_vocabulary
 from ecombench.tables.fields import load_field_table
 from tests.conftest import SHARED
 
@@ -302,3 +302,14 @@ def test_a_type_its_path_does_not_name_gives_way_to_the_leaf_category_the_title_
 ])
 def test_the_leaf_category_an_accessory_fits_does_not_replace_the_accessory(real, typed, asin, kind):
     assert typed(real, asin) == kind
+
+
+def test_compounds_are_learned_from_leaf_category_names():
+    frame = pl.DataFrame({"title": ["Acme Candle Holder", "Bolt Brass Candlestick Holder"], "store": ["Acme", "Bolt"],
+                          "categories": [["Home", "Candles & Holders", "Candlestick Holders"]] * 2,
+                          "details": [[{"key": "Color", "value": "Red"}]] * 2})
+    vocabulary, evidence = learn_type_vocabulary(frame, TypeOverride())
+    assert "candlestick holder" in vocabulary.compounds
+    assert "candle holder" not in vocabulary.compounds  # titles alone do not make a compound
+    assert TypeVocabulary.from_json(vocabulary.to_json()) == vocabulary
+    assert evidence.filter(pl.col("word") == "candlestick holder")["role"].to_list() == ["compound"]
