@@ -1,19 +1,19 @@
 """The product type: what the product is, from the title's head noun phrase, confirmed by the category path.
 
-Amazon category paths type an accessory by the device it fits: a watch band sits under
-"Smartwatches", replacement earpads under "Wireless Headphones", a charger base under
-"Toothbrushes", a wall mount under "Whole Home & Mesh Wi-Fi Systems". The title says
-what the product is before it says what it fits: its head is the part before "for", "compatible
-with", "fits", "with", a comma or a bar. So the type is the last run of type nouns in the
-first title segment that has one ("Silicone Watch Bands" -> "Watch Bands"), the nouns and the modifiers
-that stay with them being the catalog's own (`ecombench.catalog.type_vocabulary.TypeVocabulary`, learned
-from the snapshot). When the deepest category that the title states (`entity_phrase`) names that same
-thing, the category's wording is kept (the category ends in the head's noun and the head states it:
-"Smartwatch" in the head, "Smartwatches" the category). A title whose head names no type noun and no
-category has no type, and its target is rejected (`no_product_type`). A type whose noun no category of the path names
-gives way to the leaf category where the title states it as a product before what it fits (`_stated_category`):
-"Olive Oil Color Shine Shield, 4 oz - ... Hair Spray" under "Hair Sprays"; not where the category names what the
-typed accessory fits (`_fits_stated`: "Fish Finder 12V Power Adapter" under "Fish Finders & Depth Finders").
+Amazon category paths type an accessory by the device it fits: a watch band sits under "Smartwatches", replacement
+earpads under "Wireless Headphones", a charger base under "Toothbrushes", a wall mount under "Whole Home & Mesh
+Wi-Fi Systems". The title says what the product is before it says what it fits: its head is the part before "for",
+"compatible with", "fits", "with", a comma or a bar. So the type is the last run of type nouns in the first title
+segment that has one ("Silicone Watch Bands" -> "Watch Bands"), the nouns and the modifiers that stay with them
+being the catalog's own (`ecombench.catalog.type_vocabulary.TypeVocabulary`, learned from the snapshot). When the
+deepest category that the title states (`entity_phrase`) names that same thing, the category's wording is kept (the
+category ends in the head's noun and the head states it: "Smartwatch" in the head, "Smartwatches" the category),
+after the title's words before it that the catalog names as a kind of it (`_with_kind`: "Candle Holders", not the
+"Holders" ending "Candlestick Holders"). A title whose head names no type noun and no category has no type, and its
+target is rejected (`no_product_type`). A type whose noun no category of the path names gives way to the leaf
+category where the title states it as a product before what it fits (`_stated_category`): "Olive Oil Color Shine
+Shield, 4 oz - ... Hair Spray" under "Hair Sprays"; not where the category names what the typed accessory fits
+(`_fits_stated`: "Fish Finder 12V Power Adapter" under "Fish Finders & Depth Finders").
 
 `product_type` types one product; `product_types` types a whole catalog with one Python call per distinct
 (title, category path), the product's own colours and materials applied in polars.
@@ -28,9 +28,17 @@ from typing import Any
 
 import polars as pl
 
-from ecombench.catalog.type_vocabulary import HEAD_END, LINE_LABEL, WORD, TypeVocabulary, category_evidence, heads
+from ecombench.catalog.type_vocabulary import (
+    HEAD_END,
+    LINE_LABEL,
+    WORD,
+    TypeVocabulary,
+    category_evidence,
+    heads,
+    word_token,
+)
 from ecombench.lemmas import lemmas
-from ecombench.text import keywords, tokens
+from ecombench.text import STOPWORDS, keywords, tokens
 
 MAX_SEGMENTS = 6  # "SUANPOT for Samsung Galaxy S8+ /S8 Plus 6.2 inch (Not Fit S8) Leather Wallet case"
 # Words of a type phrase at most: a longer run of type nouns is a list of search terms ("Patio Furniture Sofa Set").
@@ -160,7 +168,7 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
             run, phrase = _category_run(segment, vocabulary, cat_tokens) or (run, phrase)
         phrase_tokens = tokens(phrase)
         variant = phrase_tokens if later and phrase_tokens and not lemmas(phrase_tokens[-1]) & ends else ()
-        kind = _confirmed(run, phrase, segment, category, cat_tokens)
+        kind = _confirmed(run, phrase, segment, category, cat_tokens, categories, vocabulary, not_entities)
         if stated and not _in_path(kind, categories) and not _fits_stated(kind, stated, title):
             kind = stated
         out.append((kind, variant))
@@ -175,7 +183,7 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
     # Poodle, gray", "Funko Pop! Keychain: Marvel ...").
     if LINE_LABEL.match(title):
         text = title.partition(":")[0]
-        out.extend((_confirmed(run, phrase, text, category, cat_tokens), ())
+        out.extend((_confirmed(run, phrase, text, category, cat_tokens, categories, vocabulary, not_entities), ())
                    for run, phrase, _, later, _ in head_noun_phrases(text, vocabulary) if not later)
     out.append((None, ()))
     return tuple(out)
@@ -268,11 +276,18 @@ def _names_category(run: str, segment: str, category: str | None, cat_tokens: tu
                 and keywords(category) <= keywords(segment))
 
 
-def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_tokens: tuple[str, ...]) -> str:
-    """The head's phrase, or the category's wording of it when the category names the same thing as the run."""
+def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_tokens: tuple[str, ...],
+               categories: Sequence[str] = (), vocabulary: TypeVocabulary | None = None,
+               not_entities: frozenset[str] = frozenset()) -> str:
+    """The head's phrase, or the category's wording of it when the category names the same thing as the run.
+
+    The category's wording keeps the run's words before it that say which kind of it the product is
+    (`_with_kind`): "Candle Holders", not "Holders" of "Candlestick Holders".
+    """
     phrase_tokens = tokens(run)
     if _names_category(run, segment, category, cat_tokens):
-        return category  # type: ignore[return-value]
+        return _with_kind(run, segment, category, categories, vocabulary,  # type: ignore[arg-type]
+                          not_entities)
     # A run that says a noun twice is a list of search terms ("... Accent Pillow Throw Pillow Cover Pillow Cushion"):
     # the category is kept when the run states it and does not end in the repeated word ("Toothbrush Cases
     # Toothbrushes Holder" is no toothbrush).
@@ -282,6 +297,73 @@ def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_to
             and not lemmas(cat_tokens[-1]) & repeated):
         return category
     return phrase
+
+
+def _with_kind(run: str, segment: str, category: str, categories: Sequence[str], vocabulary: TypeVocabulary | None,
+               not_entities: frozenset[str]) -> str:
+    """The category's wording of the run, after the run's words just before it that say which kind it names.
+
+    The category that names the run is often the ending of a longer name ("Holders" of "Candlestick Holders",
+    "Sets" of "Bathroom Accessory Sets"): alone, a generic noun that leaves the shopper to say what the product
+    is. A title word just before that ending stays with it (up to `MAX_TYPE_WORDS` words) when the catalog says it
+    names a kind of the word after it: the pair ends a leaf category name of the catalog (`TypeVocabulary.compounds`:
+    "Electric Toothbrush" of "Electric Toothbrushes"), or the product's category path holds the word or a closed
+    compound of it with the next ("Wedding Candle Holders" under "Candles & Holders", "Candleholders" -> "Candle
+    Holders"; "Bath Rugs Sets" under "Bath" -> "Bath Rugs Sets"; "Phone Case" under "Cell Phones & Accessories").
+    Never a word naming whom the product is for (`not_entities`: "Men's Shaver"), the noun after it again
+    ("Stickers Stickers"), nor a word a number or mark parts from it in the title ("Christopher Knight Home 313893
+    Pouf"); a category that is no ending of the run ("Wireless Headphones" of "Wireless Bluetooth Headphones") is
+    kept as it is.
+    """
+    words, cat_words = run.split(), category.split()
+    if (vocabulary is None or len(words) <= len(cat_words)
+            or tuple(map(word_token, words[-len(cat_words):])) != tuple(map(word_token, cat_words))):
+        return category
+    # the segment's words up to the category's first word, where the run ends last
+    seg_words, run_tokens = WORD.findall(segment), tuple(map(word_token, words))
+    ends = [i + len(run_tokens) for i in range(len(seg_words) - len(run_tokens) + 1)
+            if tuple(map(word_token, seg_words[i:i + len(run_tokens)])) == run_tokens]
+    if not ends:
+        return category
+    before = seg_words[:ends[-1] - len(cat_words)]
+    path = {t for c in categories for t in tokens(c)}
+    # nouns a category of the path names beside the type's own ("Adapters" of "Chargers & Adapters"): the title
+    # lists them as alternatives ("AC Adapter Charger"), they are no kind of it
+    noun = lemmas(word_token(cat_words[-1]))
+    siblings = {lem for c in categories if any(lemmas(e) & noun for e, _ in category_evidence(c))
+                for e, _ in category_evidence(c) for lem in lemmas(e)} - noun
+    kept: list[str] = []
+    after, after_word = word_token(cat_words[0]), seg_words[len(before)]
+    for i in range(len(before) - 1, -1, -1):
+        word, t = before[i], word_token(before[i])
+        if (len(kept) + len(cat_words) >= MAX_TYPE_WORDS or t in STOPWORDS or lemmas(t) & lemmas(after)
+                or (t,) in _entity_tokens(not_entities) or not _adjacent(word, after_word, segment)):
+            break
+        named = f"{t} {after}" in vocabulary.compounds or any(p.startswith(t) and p[len(t):] == after for p in path)
+        if kept:  # a longer kind only as a phrase of the path: "Hearing Aid Batteries", not "Furniture Dining Benches"
+            named = named or any(pair == (t, after) for c in categories for pair in zip(tokens(c), tokens(c)[1:]))
+        elif not named:
+            named = bool(lemmas(t) & path) and not lemmas(t) & siblings
+            # or a type noun naming, with the word before it, a kind the catalog names whose first word the path
+            # holds: "Bath Rugs Sets" under "Bath" ("Bath Rugs" a leaf category of the catalog)
+            previous = word_token(before[i - 1]) if i else ""
+            named = named or (t in vocabulary.nouns and f"{previous} {t}" in vocabulary.compounds
+                              and bool(lemmas(previous) & path) and _adjacent(before[i - 1], word, segment))
+        if not named:
+            break
+        kept.insert(0, word)
+        after, after_word = t, word
+    return " ".join([*kept, category])
+
+
+def _adjacent(word: str, after: str, segment: str) -> bool:
+    """Whether the segment says `word` right before `after`, no number or mark between ("Home 313893 Pouf": no)."""
+    return re.search(rf"(?<![\w'-]){re.escape(word)}\s+{re.escape(after)}", segment, re.IGNORECASE) is not None
+
+
+@lru_cache(maxsize=16)
+def _entity_tokens(not_entities: frozenset[str]) -> frozenset[tuple[str, ...]]:
+    return frozenset(tokens(n) for n in not_entities)
 
 
 def without_store(title: str, store: str | None) -> str | None:

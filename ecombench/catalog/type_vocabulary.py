@@ -8,7 +8,9 @@ mailboxes types its products without a code change:
   "for", "with", a comma...: "Neoprene Oven **Mitt**", "Hungary Sports Training **Jersey**"), or that ends one
   such head and a category name of the catalog ("Oven **Mitts**");
 - a **modifier** is a word that stays with the noun after it: the word before a type noun in category names
-  ("**Oven** Mitts", "**Screen** Protectors") or in the title heads of several stores ("**Wall** Mount").
+  ("**Oven** Mitts", "**Screen** Protectors") or in the title heads of several stores ("**Wall** Mount");
+- a **compound** is a pair of words ending a leaf category name ("Candlestick Holders", "Electric Toothbrushes"):
+  the kind of a generic noun a title's type keeps (`ecombench.catalog.product_type`).
 
 Words are not types when the catalog shows they are something else: a value of the products' own colour,
 material or size ("Black", "Glass", "Medium"), a quantity or unit after a number ("8 **oz**", "3 **Pack**"),
@@ -138,12 +140,15 @@ class TypeVocabulary:
         rare_heads: nouns too rare in the catalog to be type nouns that end a title head all the same ("Hand Mixer
             **Beaters**", "Custom Book **Embosser**"): a type noun only right after a run of type nouns at the
             end of a head (`ecombench.catalog.product_type.segment_runs`).
+        compounds: "<word> <noun>" pairs (tokens) ending a leaf category name of the catalog ("candlestick holder",
+            "electric toothbrush"): a word the title puts before a generic noun that says which kind it is.
     """
 
     nouns: frozenset[str]
     modifiers: frozenset[str]
     collectives: frozenset[str] = frozenset()
     rare_heads: frozenset[str] = frozenset()
+    compounds: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -151,16 +156,18 @@ class TypeVocabulary:
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
 
     def to_json(self) -> dict[str, list[str]]:
-        """{"nouns": [...], "modifiers": [...], "collectives": [...], "rare_heads": [...]}, sorted."""
+        """{"nouns", "modifiers", "collectives", "rare_heads", "compounds"}: each a sorted list of words."""
         return {"nouns": sorted(self.nouns), "modifiers": sorted(self.modifiers),
-                "collectives": sorted(self.collectives), "rare_heads": sorted(self.rare_heads)}
+                "collectives": sorted(self.collectives), "rare_heads": sorted(self.rare_heads),
+                "compounds": sorted(self.compounds)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TypeVocabulary:
         """The vocabulary `to_json` wrote."""
         return cls(nouns=frozenset(data["nouns"]), modifiers=frozenset(data["modifiers"]),
                    collectives=frozenset(data.get("collectives", ())),
-                   rare_heads=frozenset(data.get("rare_heads", ())))
+                   rare_heads=frozenset(data.get("rare_heads", ())),
+                   compounds=frozenset(data.get("compounds", ())))
 
     @classmethod
     def of_override(cls, override: TypeOverride | None = None) -> TypeVocabulary:
@@ -285,6 +292,9 @@ class TypeEvidence:
     def evidence(self) -> pl.DataFrame:
         """Per word, how the catalog uses it: as the end of title heads, before that end, as a category's last word.
 
+        A row whose word is two words ("candlestick holder") is a pair ending leaf category names: only its
+        category_stores counts (`decide`'s compounds).
+
         Columns: word; head_stores (stores with a title whose head ends in it), head_titles and titles (distinct
         titles whose head ends in it, that hold it anywhere); before_stores (stores with a title whose head
         puts it just before the last word); category_stores and category_before_stores (stores with a product
@@ -327,6 +337,9 @@ class TypeEvidence:
                    .agg(pl.col("store").n_unique().alias("category_stores")))
         cat_before = (cat_rows.filter(pl.col("before").is_not_null()).group_by(pl.col("before").alias("word"))
                       .agg(pl.col("store").n_unique().alias("category_before_stores")))
+        cat_pairs = (cat_rows.filter(pl.col("before").is_not_null())
+                     .group_by(pl.concat_str("before", pl.lit(" "), "end").alias("word"))
+                     .agg(pl.col("store").n_unique().alias("category_stores")))
         distinct_values = values.get_column("value").unique().to_list()
         value_words = pl.DataFrame({"value": distinct_values, "word": [" ".join(tokens(v)) for v in distinct_values]},
                                    schema={"value": pl.String, "word": pl.String})
@@ -336,6 +349,7 @@ class TypeEvidence:
         for f in (head, before, cat_end, cat_before, value, per_word("words", "titles"),
                   per_word("after_number", "after_number"), per_word("of_number", "of_number")):
             out = out.join(f, on="word", how="left")
+        out = pl.concat([out, cat_pairs], how="diagonal_relaxed")
         return out.with_columns(pl.col(c).fill_null(0).cast(pl.Int64) for c in EVIDENCE_COUNTS).sort("word")
 
     def vocabulary(self, override: TypeOverride | None = None,
@@ -396,15 +410,23 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
     colour, material or size value than head titles or name categories with it. A type noun that "of" and a
     number follow in `t.collective_share` of its titles is a collective ("Set of 4"). A word that is none of
     these only for its counts ("too_rare"), ends a title head and is an agent noun (`agent_noun`) is a rare head
-    ("beater", "embosser"): a type noun right after a run at the end of a head.
+    ("beater", "embosser"): a type noun right after a run at the end of a head. A pair of words (a row whose word
+    has a space) ending a leaf category name is a compound ("candlestick holder").
 
     Returns:
-        (vocabulary, the evidence with columns role "noun" / "modifier" / "" and reason).
+        (vocabulary, the evidence with columns role "noun" / "modifier" / "rare_head" / "compound" / "" and
+        reason).
     """
     roles, reasons = [], []
-    nouns, modifiers, collectives, rare_heads = set(), set(), set(), set()
+    nouns, modifiers, collectives, rare_heads, compounds = set(), set(), set(), set(), set()
     for row in evidence.iter_rows(named=True):
         w = row["word"]
+        if " " in w:
+            if row["category_stores"]:
+                compounds.add(w)
+            roles.append("compound" if row["category_stores"] else "")
+            reasons.append("")
+            continue
         share = row["head_titles"] / max(row["titles"], 1)
         reason = _not_a_type(w, row, t)
         if reason is None and row["value_stores"] > max(row["head_stores"], row["category_stores"]):
@@ -439,7 +461,8 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
     vocabulary = TypeVocabulary(nouns=frozenset((nouns | override.nouns) - override.remove),
                                 modifiers=frozenset((modifiers | override.modifiers) - override.remove),
                                 collectives=frozenset((collectives | override.collectives) - override.remove),
-                                rare_heads=frozenset(rare_heads - override.remove))
+                                rare_heads=frozenset(rare_heads - override.remove),
+                                compounds=frozenset(compounds))
     return vocabulary, evidence.with_columns(pl.Series("role", roles, dtype=pl.String),
                                              pl.Series("reason", reasons, dtype=pl.String))
 

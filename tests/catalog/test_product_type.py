@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from ecombench.catalog.product_type import product_type, product_types
-from ecombench.catalog.type_vocabulary import agent_noun, heads, learn_type_vocabulary
+from ecombench.catalog.type_vocabulary import TypeOverride, TypeVocabulary, agent_noun, heads, learn_type_vocabulary
 from ecombench.tables.fields import load_field_table
 from tests.conftest import SHARED
 
@@ -302,3 +302,53 @@ def test_a_type_its_path_does_not_name_gives_way_to_the_leaf_category_the_title_
 ])
 def test_the_leaf_category_an_accessory_fits_does_not_replace_the_accessory(real, typed, asin, kind):
     assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    # "8 Pieces Wedding Candle Holder ... Candle Holders for Pillar Candles" under "Candles & Holders",
+    # "Candleholders", "Candlestick Holders": the category the title states is only "Holders"
+    ("B09KRXKM8F", "Candle Holders"),
+    # "Fancyine 3 Pieces Bath Rugs Sets ..." under "Bath" > ... > "Bathroom Accessory Sets" ("Bath Rugs" names a
+    # leaf category of the catalog)
+    ("B0BMTSKZTW", "Bath Rugs Sets"),
+    # "Oral-B 8000 Electric Toothbrush ..." under "Toothbrushes" ("Electric Toothbrushes" a leaf of the catalog)
+    ("B07ZX16HSP", "Electric Toothbrushes"),
+    # "Speck Products GemShell Cell Phone Case ..." under "Cell Phones & Accessories" > ... > "Basic Cases"
+    ("B06Y2J6M9K", "Cell Phone Cases"),
+    # "Duracell Activair Hearing Aid Batteries" under "Hearing Aids, Amplifiers & Accessories" > "Batteries & Chargers"
+    ("B0BMDYHZKH", "Hearing Aid Batteries"),
+    # "... Modern Farmhouse Dining Room Chair" under "Dining Room Furniture" > "Chairs"
+    ("B0BD4M8QBT", "Dining Room Chairs"),
+])
+def test_a_generic_category_noun_keeps_the_kind_the_title_puts_before_it(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    # "AC Adapter Charger for Samsung Notebook 9 Pro" under "Chargers & Adapters": adapters are the charger's
+    # sibling in the category's name, an alternative the title lists, not a kind of charger
+    ("B07HK4J1VX", "Chargers"),
+    # "Cuticle Pusher Trimmer Manicure Kit Set ..." under "Sets & Kits"
+    ("B093C2NHW9", "Sets"),
+    # "Christopher Knight Home 313893 Pouf, Dark Gray" under "Poufs": a number parts "Home" from the noun
+    ("B08LQ7M5TC", "Poufs"),
+])
+def test_a_word_the_catalog_does_not_name_as_a_kind_stays_out_of_the_type(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+def test_a_material_before_a_generic_noun_is_no_kind(real, typed):
+    # "NCAA Siskiyou Sports Fan Shop Tennessee Volunteers Deluxe Leather Checkbook Cover One Size Black" under
+    # "Wallets": neither "Leather" nor "Checkbook" (in no other title nor category of the catalog) joins "Cover"
+    assert typed(real, "B00CRMWHHS") == "Cover"
+
+
+def test_compounds_are_learned_from_leaf_category_names():
+    frame = pl.DataFrame({"title": ["Acme Candle Holder", "Bolt Brass Candlestick Holder"], "store": ["Acme", "Bolt"],
+                          "categories": [["Home", "Candles & Holders", "Candlestick Holders"]] * 2,
+                          "details": [[{"key": "Color", "value": "Red"}]] * 2})
+    vocabulary, evidence = learn_type_vocabulary(frame, TypeOverride())
+    assert "candlestick holder" in vocabulary.compounds
+    assert "candle holder" not in vocabulary.compounds  # titles alone do not make a compound
+    assert TypeVocabulary.from_json(vocabulary.to_json()) == vocabulary
+    assert evidence.filter(pl.col("word") == "candlestick holder")["role"].to_list() == ["compound"]
