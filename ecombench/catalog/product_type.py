@@ -327,6 +327,9 @@ def _with_kind(run: str, segment: str, category: str, categories: Sequence[str],
         return category
     before = seg_words[:ends[-1] - len(cat_words)]
     path = {t for c in categories for t in tokens(c)}
+    # the department names no kind: "Phone" of "Cell Phones & Accessories" is said of every case under it, and an
+    # entity rubric on "Phone Cases" fails the iPhone cases whose titles never say "phone"
+    below_department = {t for c in categories[1:] for t in tokens(c)}
     # nouns a category of the path names beside the type's own ("Adapters" of "Chargers & Adapters"): the title
     # lists them as alternatives ("AC Adapter Charger"), they are no kind of it
     noun = lemmas(word_token(cat_words[-1]))
@@ -343,7 +346,7 @@ def _with_kind(run: str, segment: str, category: str, categories: Sequence[str],
         if kept:  # a longer kind only as a phrase of the path: "Hearing Aid Batteries", not "Furniture Dining Benches"
             named = named or any(pair == (t, after) for c in categories for pair in zip(tokens(c), tokens(c)[1:]))
         elif not named:
-            named = bool(lemmas(t) & path) and not lemmas(t) & siblings
+            named = bool(lemmas(t) & below_department) and not lemmas(t) & siblings
             # or a type noun naming, with the word before it, a kind the catalog names whose first word the path
             # holds: "Bath Rugs Sets" under "Bath" ("Bath Rugs" a leaf category of the catalog)
             previous = word_token(before[i - 1]) if i else ""

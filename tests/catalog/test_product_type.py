@@ -313,8 +313,9 @@ def test_the_leaf_category_an_accessory_fits_does_not_replace_the_accessory(real
     ("B0BMTSKZTW", "Bath Rugs Sets"),
     # "Oral-B 8000 Electric Toothbrush ..." under "Toothbrushes" ("Electric Toothbrushes" a leaf of the catalog)
     ("B07ZX16HSP", "Electric Toothbrushes"),
-    # "Speck Products GemShell Cell Phone Case ..." under "Cell Phones & Accessories" > ... > "Basic Cases"
-    ("B06Y2J6M9K", "Cell Phone Cases"),
+    # "Speck Products GemShell Cell Phone Case ..." under "Cell Phones & Accessories" > ... > "Basic Cases": the
+    # department names no kind (61 % of the shared catalog's basic cases never say "phone" in their titles)
+    ("B06Y2J6M9K", "Cases"),
     # "Duracell Activair Hearing Aid Batteries" under "Hearing Aids, Amplifiers & Accessories" > "Batteries & Chargers"
     ("B0BMDYHZKH", "Hearing Aid Batteries"),
     # "... Modern Farmhouse Dining Room Chair" under "Dining Room Furniture" > "Chairs"
