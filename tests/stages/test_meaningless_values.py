@@ -90,3 +90,12 @@ def test_a_shopper_wants_one_device(full_catalog, stats):
         devices = [f.value for f in features if f.field.startswith("details.Compatible")]
         assert len(devices) == 1 and devices[0].lower() in {"iphone x", "iphone xs"}
         assert dropped["details.Compatible Devices"] == "one_device"
+
+
+@pytest.mark.parametrize("asin", ["B09HXGFBPG", "B07CH3Z6V1"])
+def test_fashion_is_marketing(full_catalog, stats, asin):
+    # "DMaos ... Classic Fashion Protector for iPad Mini 6" and "SALLEING Custom Fashion Home Decor Pillowcase":
+    # Theme "Fashion" from the title's adjective, read as false in reviewed tasks.
+    theme = [f for f in full_catalog.product(asin)["facts"] if f["field"] == "Theme" and f["value"] == "Fashion"]
+    assert theme and theme[0]["sources"] == ["title"]
+    assert _rejected(full_catalog, stats, asin)["details.Theme"]["Fashion"] == "marketing_value"
