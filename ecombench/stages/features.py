@@ -117,9 +117,14 @@ def _page_values(product: dict[str, Any], spec: FieldSpec) -> list[str]:
 
 
 def _drawable(facts: list[dict[str, Any]], spec: FieldSpec) -> list[dict[str, Any]]:
-    """The facts of the field that the page states somewhere else than in its description alone."""
+    """The facts of the field that the page states somewhere else than in its description alone.
+
+    Of a field whose label alone says too little (`FieldSpec.label_alone` false: Occasion), also somewhere else
+    than in its label alone.
+    """
+    alone = DESCRIPTION_ONLY if spec.label_alone else DESCRIPTION_ONLY | {"details"}
     return [f for f in facts if f["field"] == spec.name and f["polarity"] == STATED
-            and set(f.get("sources") or [f["source"]]) - DESCRIPTION_ONLY]
+            and set(f.get("sources") or [f["source"]]) - alone]
 
 
 def _strength(fact: dict[str, Any]) -> tuple[int, str]:

@@ -57,6 +57,8 @@ class FieldSpec:
             "material"); ecombench.catalog.facts reads a bullet's value only with one. Empty: the label.
         compatibility: the field names the device an accessory fits (read after "for", "compatible with").
         self_evident: a value of the field said anywhere in the page describes the product ("waterproof").
+        label_alone: a value only the `details` label states may be drawn as a requirement (reviewed; False where
+            the labels list what a product might be given for rather than what it is: Occasion).
         measure: values are measurements, read from text only when they hold a number.
         text_values: values a page may state though too few labels carry them to be learned (reviewed): read in
             text like the learned ones, so a page saying "repositionable" contradicts a label "Single Use".
@@ -86,6 +88,7 @@ class FieldSpec:
     cues: tuple[str, ...] = ()
     compatibility: bool = False
     self_evident: bool = False
+    label_alone: bool = True
     measure: bool = False
     text_values: tuple[str, ...] = ()
     absence_values: tuple[str, ...] = ()
@@ -263,6 +266,7 @@ def _load_field_table(path: str) -> FieldTable:
                 cues=tuple(row.get("cues", ())),
                 compatibility=bool(row.get("compatibility", False)),
                 self_evident=bool(row.get("self_evident", False)),
+                label_alone=bool(row.get("label_alone", True)),
                 measure=bool(row.get("measure", False)),
                 text_values=tuple(row.get("text_values", ())),
                 absence_values=tuple(row.get("absence_values", ())),

@@ -99,3 +99,18 @@ def test_fashion_is_marketing(full_catalog, stats, asin):
     theme = [f for f in full_catalog.product(asin)["facts"] if f["field"] == "Theme" and f["value"] == "Fashion"]
     assert theme and theme[0]["sources"] == ["title"]
     assert _rejected(full_catalog, stats, asin)["details.Theme"]["Fashion"] == "marketing_value"
+
+
+@pytest.mark.parametrize("asin", ["B07SQ8PZP5", "B00FM5PMVU"])
+def test_an_occasion_only_the_label_states_is_no_requirement(full_catalog, stats, asin):
+    # Occasion label "Birthday" with no word of it on the page (a mug; a reviewed task's "It's a birthday gift."
+    # was read false): the field table's Occasion takes no label alone.
+    occasions = {f["value"]: f["sources"] for f in full_catalog.product(asin)["facts"] if f["field"] == "Occasion"}
+    assert occasions == {"Birthday": ["details"]}
+    assert not full_catalog.table.fields["Occasion"].label_alone
+    assert _drawn(full_catalog, stats, asin, "details.Occasion") == set()
+
+
+def test_an_occasion_the_title_states_with_its_label_is_drawn(full_catalog, stats):
+    # B07CH49MWN: Occasion "Christmas", its label and its title
+    assert _drawn(full_catalog, stats, "B07CH49MWN", "details.Occasion") == {"Christmas"}
