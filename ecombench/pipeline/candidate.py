@@ -39,7 +39,6 @@ from ecombench.schemas.config import SplitConfig
 from ecombench.schemas.findings import Finding, rejection_record, rejection_stage
 from ecombench.schemas.models import Rubric
 from ecombench.stages.features import Feature, extract_features
-from ecombench.stages.persona_fit import young_wearer
 from ecombench.stages.prompts import VERBALISER_ID as LLM_VERBALISER_ID
 from ecombench.stages.reviews import MIN_OPINION_PRODUCTS
 from ecombench.stages.rubrics import build_rubrics, feature_rubric, rubric_lock
@@ -653,14 +652,10 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
 def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float] | None, frozenset[str]]:
     """({rubric field: salience for the target's type} or None without type statistics, the fields always drawn).
 
-    The device an accessory fits is always drawn: a shopper names the phone first. So is the first value saying
-    the product is a child's or a teen's (`young_wearer`: Department "Girls", Age Range "Kids"): a shopper buying
-    running shoes for a girl says so, and one who never does is offered adult shoes (a reviewer read two such tasks).
+    The device an accessory fits is always drawn: a shopper names the phone first.
     """
     specs = {spec.rubric_field: spec for spec in ctx.table.detail_fields()}
-    young = [f.field for f in state.features if isinstance(f.value, str) and young_wearer(f.field, f.value)]
     required = frozenset(f.field for f in state.features if f.field in specs and specs[f.field].compatibility)
-    required |= frozenset(young[:1])
     if ctx.type_stats is None:
         return None, required
     return ({f.field: ctx.type_stats.salience(state.product_type, specs[f.field].name)

@@ -26,7 +26,6 @@ from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
-from ecombench.stages.persona_fit import young_wearer
 from ecombench.stages.product_naming import names_department
 from ecombench.stages.reviews import extract_opinions
 from ecombench.stages.type_values import type_value_problem
@@ -261,9 +260,8 @@ def extract_features(
                         if o not in bad and names_department(spec.rubric_field, o, product.get("categories"))})
             device = spec.compatibility and (type_stats is None or type_stats.fits_devices(entity, compat))
             if entity and type_stats is not None and not device:
-                # a child's product says so however few of its type's pages state whom they are for
-                bad.update({o: why for o in options if o not in bad and not young_wearer(spec.rubric_field, o)
-                            and (why := type_stats.problem(entity, spec.name, o))})
+                bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
+                                                                                                   o))})
             if device and names_a_device:
                 # the device it fits, not a kind, series or fragment the page also names ("OnePlus" of a OnePlus
                 # 10 Pro case, "12 Pro" beside "iPhone 12 Pro")

@@ -34,8 +34,7 @@ _CHILD_WORDS = frozenset({"kid", "child", "toddler", "baby", "infant", "boy", "g
                           "preschool", "preschooler", "playroom"})
 _TEEN_WORDS = frozenset({"teen", "teenager", "youth", "junior", "tween"})
 _AGE_FIELDS = ("Age Range (Description)", "Manufacturer recommended age")
-_PERSON_FIELDS = (*_AGE_FIELDS, "Department")
-_WHO_FIELDS = (*_PERSON_FIELDS, "Room Type")
+_WHO_FIELDS = (*_AGE_FIELDS, "Department", "Room Type")
 _NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*(years?|yrs?|months?|mos?)?", re.IGNORECASE)
 ADULT_FROM = 13  # years: a product whose ages all lie below this is a child's
 OPEN_CHILD_BELOW = 6  # years: an open range ("3 years and up") starting below this is a child's
@@ -83,17 +82,6 @@ def who_for(field: str, value: str) -> str | None:
             return "child" if top < OPEN_CHILD_BELOW else None
         return "child" if top < ADULT_FROM else "teen" if top < TEEN_TO else None
     return None
-
-
-def young_wearer(field: str, value: str) -> bool:
-    """Whether a requirement says whom the product is for and that is a child or a teen (`who_for`).
-
-    Of the fields naming a person only (age, department): a "Kids" Room Type says where it goes, not whom it fits.
-
-    >>> young_wearer("details.Department", "Girls"), young_wearer("details.Room Type", "Kids")
-    (True, False)
-    """
-    return field.removeprefix("details.") in _PERSON_FIELDS and who_for(field, value) is not None
 
 
 @dataclass(frozen=True)

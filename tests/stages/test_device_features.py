@@ -91,28 +91,3 @@ def test_a_fragment_beside_the_device_is_not_drawn(full_catalog, stats):
     features, rejected = _features(full_catalog, stats, "B08HZ9GYFF")
     assert DEVICES not in features and rejected[DEVICES] == {"12 Pro": "not_a_device_model"}
     assert names_device(features[PHONE])
-
-
-@pytest.mark.parametrize("asin", [
-    "B0BKWFQW9S",  # "Avia Avi Factor Slip On Girls' Sneakers ... Running Shoes for Girls": Department, Age Range
-    "B0BN2T97YR",  # "Jsbaby Kids Smart Watch for Kids Girls": Age Range "Kids" (its Room Type "Kids" says nothing)
-])
-def test_whom_a_childs_product_is_for_is_always_drawn(full_catalog, stats, asin):
-    # Reviewed tasks offered these as "a running shoe" and "a smart watch" to a shopper who never said a child;
-    # few pages of their types say whom they are for, so the type's statistics had dropped the field as rare.
-    from types import SimpleNamespace
-
-    from ecombench.pipeline.candidate import _salience
-    from ecombench.stages.persona_fit import who_for
-
-    product = full_catalog.product(asin)
-    for seed in range(4):
-        features, _ = extract_features(product, load_intents()["product_search"], full_catalog.table,
-                                       rng(seed, "child-test", asin), value_support=ValueSupport(full_catalog.index),
-                                       type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
-        young = [f.field for f in features if f.field in ("details.Department", "details.Age Range (Description)")]
-        assert young and all(who_for(f.field, f.value) == "child" for f in features if f.field in young)
-        assert "details.Room Type" not in {f.field for f in features}
-        state = SimpleNamespace(features=features, product_type=None)
-        _, required = _salience(state, SimpleNamespace(table=full_catalog.table, type_stats=stats))  # type: ignore[arg-type]
-        assert required == {young[0]}
