@@ -83,9 +83,10 @@ def names_only_the_type(text: str, entity: str) -> bool:
 # wine glasses is a real requirement (the catalog's wine glasses also come in plastic, acrylic, crystal), and a
 # wrong product type ("Blush" of a headboard) would make the rule drop a real colour; an occasion or sport can name
 # the type ("Christmas" of a Christmas decoration, "Running" of running shoes).
+# A closure too: "a balloon clip with a clips closure" (a reviewer read it as saying nothing).
 TYPE_LIKE_FIELDS = frozenset({"Form Factor", "Item Form", "Room Type", "Recommended Uses For Product", "Rug Form Type",
-                              "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type", "Shape",
-                              "Theme", "Special Feature", "Occasion", "Sport Type"})
+                              "Closure", "Wall Art Form", "Mounting Type", "Connectivity Technology", "Connector Type",
+                              "Shape", "Theme", "Special Feature", "Occasion", "Sport Type"})
 
 
 def restates_the_type(field: str, value: str, entity: str) -> bool:

@@ -114,3 +114,9 @@ def test_an_occasion_only_the_label_states_is_no_requirement(full_catalog, stats
 def test_an_occasion_the_title_states_with_its_label_is_drawn(full_catalog, stats):
     # B07CH49MWN: Occasion "Christmas", its label and its title
     assert _drawn(full_catalog, stats, "B07CH49MWN", "details.Occasion") == {"Christmas"}
+
+
+def test_a_closure_naming_the_type_says_nothing(full_catalog, stats):
+    # "200 Pack White Plastic Balloon Clips for Sealing": Closure "Clips" of a product typed "Balloon Clips"
+    # ("I'd like a balloon clip with a clips closure." was a reviewed query)
+    assert _rejected(full_catalog, stats, "B08CSDDDZ8")["details.Closure"]["Clips"] == "names_product_type"
