@@ -434,11 +434,39 @@ def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.Data
     # ... unless an imitation word opens the longer one ("pu leather"): the inner value is then denied.
     hits = (hits.with_columns((pl.col("inner") & pl.col("pre").list.last().is_in(list(IMITATIONS))).alias("imitated"))
             .filter(~pl.col("inner") | pl.col("imitated")).drop("inner"))
+    hits = pl.concat([hits, _elided(hits, patterns)])
     vocab = vocabulary.values.select("field", "value", pl.col("norm").alias("pattern"))
     return (segments.join(texts, on="norm").join(hits.drop("norm"), on="text_id")
             .join(vocab, on="pattern")
             .select("row", "source", "segment", "start", "end", "field", "value", pl.col("pattern").alias("norm"),
                     "pre", "post", "header", "imitated"))
+
+
+def _elided(hits: pl.DataFrame, patterns: list[str]) -> pl.DataFrame:
+    """Mentions a coordination elides: "dishwasher and microwave safe" states "dishwasher safe" too.
+
+    Where a mention of several words follows "<word> and" or "<word> or", and that word with the mention's words
+    after its first is a value too, that value is mentioned at the word (its context: the words before it, and
+    "and" after), unless a negation stands within three words before it (`NEGATIONS`). Measured on the shared
+    catalog: 82 more stated facts ("water and oil resistant", "hand or machine wash"), six "Hand Wash Only" labels
+    of mugs "dishwasher and microwave safe" contradicted. Of `find_mentions`' hits (pre, post, imitated
+    computed); returns rows of the same columns.
+    """
+    # patterns and texts are padded with spaces (`surface`): " microwave safe " starts at the space before it
+    rest = pl.col("pattern").str.strip_chars().str.splitn(" ", 2).struct.field("field_1")
+    word = pl.col("pre").list.get(-2, null_on_oob=True)
+    joined = pl.col("pre").list.get(-1, null_on_oob=True)
+    elided = (hits.filter(rest.is_not_null() & joined.is_in(["and", "or"]) & word.is_not_null())
+              .with_columns(pl.concat_str([pl.lit(" "), word, pl.lit(" "), rest, pl.lit(" ")]).alias("pattern"),
+                            (pl.col("start") - joined.str.len_bytes() - word.str.len_bytes() - 2).cast(pl.Int32)
+                            .alias("start"),
+                            (pl.col("start") - joined.str.len_bytes()).cast(pl.Int32).alias("end"),
+                            pl.col("pre").list.slice(0, pl.col("pre").list.len() - 2).alias("pre"),
+                            joined.alias("post"), pl.lit(False).alias("imitated")))
+    # a negation just before a list may deny every item of it ("not dishwasher oven or microwave safe"): no mention
+    near_negation = pl.col("pre").list.slice(-3, 3).list.eval(pl.element().is_in(list(NEGATIONS))).list.any()
+    return (elided.filter(pl.col("pattern").is_in(patterns) & (pl.col("start") >= 0) & ~near_negation)
+            .select(hits.columns))
 
 
 def _header_grams(keyed: pl.DataFrame, n: int) -> pl.DataFrame:

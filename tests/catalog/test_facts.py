@@ -95,6 +95,9 @@ def test_a_mention_or_a_denial_is_not_a_fact(full_catalog, asin, field, value, w
     ("B07YLGSF7S", "Product Care Instructions", "Hand Wash Only", "Dishwasher Safe"),
     # B00MEV75C4: label "Hand Wash Only"; a bullet "oven, microwave and dishwasher safe".
     ("B00MEV75C4", "Product Care Instructions", "Hand Wash Only", "Dishwasher Safe"),
+    # B073Z36JNF: labels "Machine Wash, Hand Wash Only"; a bullet "these heavy-duty Mugs are both dishwasher and
+    # microwave safe" (the coordination elides "safe" after "dishwasher"; a reviewed task asked for hand wash only)
+    ("B073Z36JNF", "Product Care Instructions", "Hand Wash Only", "Dishwasher Safe"),
 ])
 def test_a_label_the_page_contradicts_is_no_requirement_of_the_target(full_catalog, asin, field, label, stated):
     assert any(label in raw for raw in _labels(full_catalog, asin, field))  # alone or in a list of options
@@ -109,6 +112,14 @@ def test_a_page_that_repeats_an_only_label_keeps_it(full_catalog):
     # B00C7POKFC: label "Hand Wash Only"; a bullet "hand wash only, not dishwasher safe": no other way is stated.
     facts = _facts(full_catalog, "B00C7POKFC", "Product Care Instructions")
     assert facts.get("Hand Wash Only") == "stated" and facts.get("Dishwasher Safe") == "contradicted", facts
+
+
+def test_a_coordination_states_each_value_but_after_a_negation(full_catalog):
+    # B073Z36JNF's "both dishwasher and microwave safe" states both; FEICTPOX cake stands' "Not dishwasher, oven or
+    # microwave safe" states neither "Oven Safe" nor "Dishwasher Safe".
+    assert _facts(full_catalog, "B073Z36JNF", "Special Feature").get("Dishwasher Safe") == "stated"
+    stands = _facts(full_catalog, "B0BJ2LGPRR", "Special Feature")
+    assert stands.get("Oven Safe") != "stated" and stands.get("Dishwasher Safe") != "stated", stands
 
 
 def test_imitation_decides_a_material_only(full_catalog):
