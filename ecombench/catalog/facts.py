@@ -311,7 +311,9 @@ def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int 
             spelled.append({**r, "norm": surface_text(spelling)})
     spelled += [{**r, "norm": n} for r in list(spelled) if r["norm"].strip().count(" ") >= 1
                 for n in _number_forms(r["norm"])]
-    spelled += [{**r, "norm": short} for r in list(spelled) if (short := _without_company_suffix(r["norm"]))]
+    # a maker's name only: "Coffee Shop" (an Occasion) is no "Coffee" company
+    spelled += [{**r, "norm": short} for r in list(spelled)
+                if r["field"] == "Brand" and (short := _without_company_suffix(r["norm"]))]
     values = (pl.DataFrame(spelled, schema={"field": pl.String, "value": pl.String, "norm": pl.String,
                                             "products": pl.Int64}, orient="row")
               .filter(pl.col("norm").str.len_chars() > 2).unique(["field", "norm"], keep="first", maintain_order=True)

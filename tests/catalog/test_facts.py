@@ -230,3 +230,14 @@ def test_a_brand_the_bullets_name_beside_the_labelled_maker_is_one_the_product_w
     assert "Canon" not in _facts(full_catalog, "B01DD4A9N2", "Brand")
     # PREMIUM BLADEZ shaver heads for Philips Norelco, "generic brand not made by Philips": denied, not stated.
     assert _facts(full_catalog, "B07GLJYSDT", "Brand").get("PHILIPS") == "contradicted"
+
+
+def test_a_company_word_is_dropped_from_a_makers_name_only(full_catalog):
+    # "CafePress ... Insulated 20 oz. Coffee Tumbler": "coffee" is no spelling of the Occasion "Coffee Shop" (a
+    # reviewed task asked for a coffee-shop occasion); "BoxWave Corporation" is still "BoxWave" on a page.
+    assert "Coffee Shop" not in _facts(full_catalog, "B06WGQKJC3", "Occasion")
+    from ecombench.catalog.facts import label_options, learn_vocabulary
+
+    values = learn_vocabulary(label_options(full_catalog.products, full_catalog.table), full_catalog.table).values
+    assert " boxwave " in set(values.filter(values["value"] == "BoxWave Corporation")["norm"].to_list())
+    assert " coffee " not in set(values.filter(values["value"] == "Coffee Shop")["norm"].to_list())
