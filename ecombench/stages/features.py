@@ -262,6 +262,10 @@ def extract_features(
             if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))})
+            if spec.compatibility:
+                # the product's own maker is no device it fits ("XiaoMi" of a Xiaomi watch's title)
+                maker = normalize(product.get("store") or "")
+                bad.update({o: "own_maker" for o in options if o not in bad and maker and normalize(o) == maker})
             if device and names_a_device:
                 # the device it fits, not a kind, series or fragment the page also names ("OnePlus" of a OnePlus
                 # 10 Pro case, "12 Pro" beside "iPhone 12 Pro")
