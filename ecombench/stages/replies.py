@@ -164,7 +164,8 @@ _ADJECTIVE = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful
                         r"out|ing|[^e]ry|y)$", re.IGNORECASE)
 _NOUN_WORDS = frozenset({"charging", "lighting", "padding", "lining", "stitching", "embroidery", "battery", "memory",
                          "body", "key", "display", "tray", "strap", "cord", "pocket", "alarm", "design", "stand"})
-_ADJECTIVE_PREFIXES = ("anti", "non", "multi", "extra", "ultra", "self", "double", "heavy")
+# "Easy to Install": a reply read "One thing it really must have: an easy to install."
+_ADJECTIVE_PREFIXES = ("anti", "non", "multi", "extra", "ultra", "self", "double", "heavy", "easy")
 
 
 def reads_as_adjective(value: str) -> bool:
@@ -175,6 +176,8 @@ def reads_as_adjective(value: str) -> bool:
 
     >>> [reads_as_adjective(v) for v in ("Shock-Absorbent", "Microwave Safe", "Card Slots", "Wireless Charging")]
     [True, True, False, False]
+    >>> reads_as_adjective("Easy to Install")
+    True
     """
     words = re.split(r"[\s-]+", value.strip().lower())
     last = words[-1] if words else ""
