@@ -423,9 +423,7 @@ def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.Data
         return empty
     # A mention strictly inside a longer one at the same place is not a mention of its own: with the mentions of a
     # text sorted by start (longest first at one start), it ends no later than some mention before it.
-    hits = (hits.sort("text_id", "start", pl.col("end"), descending=[False, False, True])
-            .with_columns((pl.col("end").cum_max().shift(1).over("text_id") >= pl.col("end"))
-                          .fill_null(False).alias("inner")))
+    hits = _with_inner(hits)
     # Context: the words before (up to PRE_TOKENS) and the word after each mention.
     window = pl.max_horizontal(pl.col("start") - WINDOW_CHARS, pl.lit(0))
     hits = hits.with_columns(
@@ -436,12 +434,27 @@ def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.Data
     # ... unless an imitation word opens the longer one ("pu leather"): the inner value is then denied.
     hits = (hits.with_columns((pl.col("inner") & pl.col("pre").list.last().is_in(list(IMITATIONS))).alias("imitated"))
             .filter(~pl.col("inner") | pl.col("imitated")).drop("inner"))
-    hits = pl.concat([hits, _elided(hits, patterns)])
+    # an elided value spans its one word: the plain value at the same place ("polyester" of "polyester and cotton
+    # blend") is inside it, as "leather" is inside "faux leather"
+    hits = _with_inner(pl.concat([hits, _elided(hits, patterns)]))
+    hits = hits.filter(~pl.col("inner") | pl.col("imitated")).drop("inner")
     vocab = vocabulary.values.select("field", "value", pl.col("norm").alias("pattern"))
     return (segments.join(texts, on="norm").join(hits.drop("norm"), on="text_id")
             .join(vocab, on="pattern")
             .select("row", "source", "segment", "start", "end", "field", "value", pl.col("pattern").alias("norm"),
                     "pre", "post", "header", "imitated"))
+
+
+def _with_inner(hits: pl.DataFrame) -> pl.DataFrame:
+    """Hits with `inner`: the mention ends no later than one before it in its text.
+
+    Sorted by start, longest first; of two at the same place, the longer value first, then by pattern, so that the
+    one kept is the same on every run.
+    """
+    return (hits.sort("text_id", "start", pl.col("end"), pl.col("pattern").str.len_bytes(), "pattern",
+                      descending=[False, False, True, True, False])
+            .with_columns((pl.col("end").cum_max().shift(1).over("text_id") >= pl.col("end"))
+                          .fill_null(False).alias("inner")))
 
 
 def _elided(hits: pl.DataFrame, patterns: list[str]) -> pl.DataFrame:
