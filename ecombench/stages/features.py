@@ -257,7 +257,8 @@ def extract_features(
                 bad.update({o: why for o in options if (why := type_value_problem(spec.rubric_field, o, entity))})
             # "a throw pillow cover for the home" under "Home & Kitchen": the department says it already
             bad.update({o: "names_department" for o in options
-                        if o not in bad and names_department(spec.rubric_field, o, product.get("categories"))})
+                        if o not in bad and names_department(spec.rubric_field, o, product.get("categories"),
+                                                              product.get("main_category"))})
             device = spec.compatibility and (type_stats is None or type_stats.fits_devices(entity, compat))
             if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,

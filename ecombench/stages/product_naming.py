@@ -103,26 +103,38 @@ def restates_the_type(field: str, value: str, entity: str) -> bool:
     return field.removeprefix("details.") in TYPE_LIKE_FIELDS and names_only_the_type(value, entity)
 
 
-def names_department(field: str, value: str, categories: Sequence[str] | None) -> bool:
+# Words that add nothing to a department's name: "Home Decor" of a wall decal under "Home & Kitchen" says "for the
+# home" (three reviewed rubrics, "for home decor, mainly" of wall stickers and "a home decor present" of curtains).
+DECOR_WORDS = frozenset({"decor", "decoration", "decorations", "decorative"})
+
+
+def names_department(field: str, value: str, categories: Sequence[str] | None, store: str | None = None) -> bool:
     """True when a value of a form-or-use field (`TYPE_LIKE_FIELDS`) names only the product's department.
 
-    Every content word of the value is a word of the first name of the path's first category: that first name
-    says what all of the department is for ("Home" of "Home & Kitchen", "Office" of "Office Products"); the names
-    after it are its sections ("Kitchen", "Garden" of "Patio, Lawn & Garden"), which a shopper does state ("a
-    kitchen rug", "a garden flag"). A reviewer of the shared build read "for home" of pillow covers and wall
-    stickers under "Home & Kitchen" as saying nothing (5 of its 22 meaningless rubrics). `field` is a detail key
-    or rubric field.
+    Every content word of the value (but decor words, `DECOR_WORDS`) is a word of the first name of the path's
+    first category, or of the Amazon store the product is sold in (its `main_category` less "Amazon": "Home" of
+    "Amazon Home"): that first name says what all of the department is for ("Home" of "Home & Kitchen", "Office" of
+    "Office Products"); the names after it are its sections ("Kitchen", "Garden" of "Patio, Lawn & Garden"), which a
+    shopper does state ("a kitchen rug", "a garden flag"). A reviewer of the shared build read "for home" of pillow
+    covers and wall stickers under "Home & Kitchen" as saying nothing (5 of its 22 meaningless rubrics), a later
+    one "Home" and "Home Decor" of wall stickers under "Baby Products" and "Tools & Home Improvement" sold in
+    "Amazon Home". `field` is a detail key or rubric field.
 
     >>> names_department("details.Recommended Uses For Product", "Home", ["Home & Kitchen", "Bedding"])
     True
     >>> names_department("details.Room Type", "Kitchen", ["Home & Kitchen", "Kitchen & Dining"])
     False
+    >>> names_department("details.Recommended Uses For Product", "Home Decor", ["Tools & Home Improvement"],
+    ...                  "Amazon Home")
+    True
     """
-    if field.removeprefix("details.") not in TYPE_LIKE_FIELDS or not categories:
+    if field.removeprefix("details.") not in TYPE_LIKE_FIELDS or not (categories or store):
         return False
-    first = re.split(r"\s*(?:&|,| and )\s*", categories[0])[0]
-    department = {lem for t in tokens(first) for lem in lemmas(t)}
-    words = [t for t in tokens(value) if t not in STOPWORDS]
+    names = [re.split(r"\s*(?:&|,| and )\s*", categories[0])[0]] if categories else []
+    if store and store.startswith("Amazon "):
+        names.append(store.removeprefix("Amazon "))
+    department = {lem for name in names for t in tokens(name) for lem in lemmas(t)}
+    words = [t for t in tokens(value) if t not in STOPWORDS and t not in DECOR_WORDS]
     return bool(words) and all(lemmas(t) & department for t in words)
 
 

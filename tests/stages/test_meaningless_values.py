@@ -120,3 +120,17 @@ def test_a_closure_naming_the_type_says_nothing(full_catalog, stats):
     # "200 Pack White Plastic Balloon Clips for Sealing": Closure "Clips" of a product typed "Balloon Clips"
     # ("I'd like a balloon clip with a clips closure." was a reviewed query)
     assert _rejected(full_catalog, stats, "B08CSDDDZ8")["details.Closure"]["Clips"] == "names_product_type"
+
+
+@pytest.mark.parametrize(("asin", "field", "value", "why"), [
+    # "Wall Vinyl Decal Home Decor Art Sticker" under "Tools & Home Improvement", sold in "Amazon Home"
+    ("B076CV1XHN", USES, "Home Decor", "names_department"),
+    # blackout curtains under "Home & Kitchen": Occasion "Home Decor" ("I'm buying it as a home decor present")
+    ("B0B6P27RKC", "details.Occasion", "Home Decor", "names_department"),
+    # "Bamsod ... Wall Stickers" under "Baby Products", sold in "Amazon Home": "It's mostly for home use."
+    ("B08KZM9YVQ", USES, "Home", "names_department"),
+    # "32 Sheets Small Letter Stickers ... Self Adhesive": "An adhesive finish would look best to me."
+    ("B09NMZBRBB", "details.Finish Type", "Adhesive", "implied_by_product_type"),
+])
+def test_values_every_product_of_its_kind_or_store_has_say_nothing(full_catalog, stats, asin, field, value, why):
+    assert _rejected(full_catalog, stats, asin)[field][value] == why
