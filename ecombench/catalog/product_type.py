@@ -258,12 +258,30 @@ def _category_run(segment: str, vocabulary: TypeVocabulary, cat_tokens: tuple[st
     A head that lists search terms names the product where its category does: "State of Texas Flag Lanyard ...
     Pass ID Holder Mens Womens Kids Adult Detachable Breakaway Snap Buckle" under "Badge Holders" is an ID holder,
     not a buckle. An accessory names its device just before itself ("Toothbrush Replacement Heads", "Mouse Feet
-    Skates" under "Toothbrushes", "Gaming Mice"): it stays the accessory.
+    Skates" under "Toothbrushes", "Gaming Mice"): it stays the accessory. A run that holds the category's whole
+    name among more search terms names it too ("... Euro Square Throw Pillow Cover Cushion Case 26x26 Inches One
+    Sided Print" under "Throw Pillow Covers" is a pillow cover, not a print), unless the head says its last noun
+    twice: that noun is the product, the category what it fits ("Mechanical Keyboard Keycap Transparent Keycap ...
+    Mountain Keycap").
     """
     runs = segment_runs(segment, vocabulary)
     last_start = runs[-1][2] if runs else 0
-    return next(((run, phrase) for run, phrase, _, end in reversed(runs[:-1])
-                 if tokens(run)[-1:] == cat_tokens[-1:] and last_start - end >= LISTED_GAP), None)
+    size = len(cat_tokens)
+    # a noun the head says twice is the product ("Mechanical Keyboard Keycap Transparent Keycap ... Mountain Keycap")
+    last_noun = lemmas(word_token(runs[-1][0].split()[-1])) if runs else set()
+    repeated = any(lemmas(word_token(w)) & last_noun for run, *_ in runs[:-1] for w in run.split())
+    for run, phrase, first, end in reversed(runs[:-1]):
+        words = run.split()
+        run_tokens = [word_token(w) for w in words]
+        if run_tokens[-1:] == list(cat_tokens[-1:]) and last_start - end >= LISTED_GAP:
+            return run, phrase
+        # the category's whole name inside a longer run of search terms: "... Throw Pillow Cover Cushion Case 26x26
+        # Inches One Sided Print" under "Throw Pillow Covers" is a pillow cover
+        stated = [i + size for i in range(len(run_tokens) - size + 1) if tuple(run_tokens[i:i + size]) == cat_tokens]
+        if size > 1 and stated and not repeated and last_start - (first + stated[-1]) >= LISTED_GAP:
+            named = " ".join(words[stated[-1] - size:stated[-1]])
+            return named, named
+    return None
 
 
 def _names_category(run: str, segment: str, category: str | None, cat_tokens: tuple[str, ...]) -> bool:

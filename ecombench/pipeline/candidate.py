@@ -39,6 +39,7 @@ from ecombench.schemas.config import SplitConfig
 from ecombench.schemas.findings import Finding, rejection_record, rejection_stage
 from ecombench.schemas.models import Rubric
 from ecombench.stages.features import Feature, extract_features
+from ecombench.stages.persona_fit import product_for_whom
 from ecombench.stages.prompts import VERBALISER_ID as LLM_VERBALISER_ID
 from ecombench.stages.reviews import MIN_OPINION_PRODUCTS
 from ecombench.stages.rubrics import build_rubrics, feature_rubric, rubric_lock
@@ -466,9 +467,10 @@ def verbalise(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         attempt, previous = state.attempt, state.previous
         query, surfaces = (write_query_llm(llm, rubrics, ctx.table, cues, attempt, previous) if "query" in writes
                            else (write_template(rubrics, ctx.table, state.rng("verbalisation"), cues), None))
+        for_whom = product_for_whom(state.product)
         persona = (write_persona_llm(llm, rubrics, ctx.table, user_id, attempt, previous,
-                                     state.rng("verbalisation")) if "persona" in writes
-                   else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id))
+                                     state.rng("verbalisation"), for_whom) if "persona" in writes
+                   else write_persona(rubrics, ctx.table, state.rng("verbalisation"), user_id, for_whom))
         script = (write_clarification_llm(llm, rubrics, ctx.table, turns, attempt, previous,
                                           state.rng("verbalisation")) if "slots" in writes
                   else write_clarification(rubrics, ctx.table, turns, state.rng("verbalisation")))

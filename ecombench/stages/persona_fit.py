@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ecombench.catalog.facts import STATED
+from ecombench.catalog.type_vocabulary import heads
 from ecombench.text import tokens
 
 CHILD_HOUSEHOLDS = frozenset({"family with young children", "lives near the grandchildren"})
@@ -84,6 +86,38 @@ def who_for(field: str, value: str) -> str | None:
     return None
 
 
+# A word right after "for" in a title says whom the product is for ("Smart Watch for Kids"); words in its head
+# say it of the product ("HOBIBEAR Kids Breathable Knit Sneakers", "Avia ... Slip On Girls' Sneakers").
+# A room of the target's own page is no such word: catch-all lists name a nursery for curtains ("for Bedroom Living
+# Room Kitchen ... Nursery").
+_PRODUCT_WHO_FIELDS = (*_AGE_FIELDS, "Department")
+_FOR_WORD = re.compile(r"\bfor\s+([A-Za-z']+)", re.IGNORECASE)
+
+
+def product_for_whom(product: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """("child" or "teen", field, value): whom the target's own page says it is for, or None.
+
+    A stated fact of an age or department field (`who_for`; the product's "facts", `ecombench.catalog.facts`; not a
+    room: `_PRODUCT_WHO_FIELDS`)
+    that a title, bullet or label states, or a child's word (`_CHILD_WORDS`) in the title's head or right after
+    its "for". A shopper who buys a kid's smartwatch or girls' sneakers has a child to buy for, whether or not the
+    age is among the task's requirements: a reviewer read three such tasks, whose persona lived alone, as a
+    shopper with no reason to buy the product. A description alone does not count ("kid's birthday party" of
+    balloon clips). Field "title" for a title's word.
+    """
+    for fact in product.get("facts") or ():
+        sources = set(fact.get("sources") or [fact.get("source")])
+        if fact.get("field") in _PRODUCT_WHO_FIELDS and fact.get("polarity") == STATED and sources - {"description"}:
+            who = who_for(str(fact.get("field", "")), str(fact.get("value", "")))
+            if who is not None:
+                return who, str(fact["field"]), str(fact["value"])
+    title = str(product.get("title") or "")
+    head = heads(title)[:1]
+    words = [*(tokens(head[0]) if head else ()), *(t for w in _FOR_WORD.findall(title) for t in tokens(w)[:1])]
+    word = next((w for w in words if w in _CHILD_WORDS), None)
+    return ("child", "title", word) if word else None
+
+
 @dataclass(frozen=True)
 class PersonaNeeds:
     """What the background must agree with.
@@ -99,11 +133,17 @@ class PersonaNeeds:
     reasons: tuple[tuple[str, str, str, str], ...]
 
 
-def persona_needs(rubrics: list[Any]) -> PersonaNeeds:
-    """The background's needs from a task's rubrics (every source: the whole request must make sense)."""
+def persona_needs(rubrics: list[Any], for_whom: tuple[str, str, str] | None = None) -> PersonaNeeds:
+    """The background's needs from a task's rubrics (every source: the whole request must make sense).
+
+    `for_whom`: whom the target itself is for (`product_for_whom`), a need even when no rubric asks it.
+    """
     households: frozenset[str] | None = None
     budget = False
     reasons = []
+    if for_whom is not None:
+        households = CHILD_HOUSEHOLDS if for_whom[0] == "child" else TEEN_HOUSEHOLDS
+        reasons.append((f"{for_whom[0]}_product", "", for_whom[1], for_whom[2]))
     for r in rubrics:
         rtype, field, value = _get(r, "type"), _get(r, "field"), _get(r, "expected_value")
         if rtype == "attribute_match" and isinstance(value, str):

@@ -149,16 +149,18 @@ def persona_entry(rubric: RubricLike | Mapping[str, Any], table: FieldTable) -> 
     return phrasing_of(typed).persona_entry(typed, table)
 
 
-def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, user_id: str) -> dict[str, Any]:
+def write_persona(rubrics: list[Rubric], table: FieldTable, rng: random.Random, user_id: str,
+                  for_whom: tuple[str, str, str] | None = None) -> dict[str, Any]:
     """A persona: whitelisted noise that fits the requirements, plus `product_requirements` holding the persona rubrics.
 
-    The background is drawn to explain the task (stages/persona_fit.py): a child's product goes to a household
-    with children or grandchildren (and an age range that has one), a price cap or budget to a shopper who
-    watches prices. Noise values that would repeat any rubric value (token-aware) are skipped, so background
+    The background is drawn to explain the task (stages/persona_fit.py): a child's product (by a rubric, or by
+    the target's own page: `for_whom`, `product_for_whom`) goes to a household with children or grandchildren
+    (and an age range that has one), a price cap or budget to a shopper who watches prices. Noise values that
+    would repeat any rubric value (token-aware) are skipped, so background
     never states a requirement by accident.
     """
     values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
-    needs = persona_needs(rubrics)
+    needs = persona_needs(rubrics, for_whom)
 
     def pick(options: list[str] | tuple[str, ...]) -> str:
         options = list(options)

@@ -267,11 +267,13 @@ def write_query_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
 NOISE_SHOWN = 3  # options of each noise field the persona prompt shows, drawn per task
 
 
-def noise_options(rubrics: list[Rubric], rng: random.Random | None = None) -> dict[str, list[str]]:
+def noise_options(rubrics: list[Rubric], rng: random.Random | None = None,
+                  for_whom: tuple[str, str, str] | None = None) -> dict[str, list[str]]:
     """The whitelisted options of each noise field that fit the requirements and repeat no rubric value.
 
     Token-aware, as ecombench.stages.verbalise.write_persona skips them; fitting as stages/persona_fit.py says
-    (a child's product: households with children; a price cap: no "pays more for quality"). Household and
+    (a child's product, by a rubric or by the target's own page, `for_whom`: households with children; a price
+    cap: no "pays more for quality"). Household and
     occupation are listed per age range ("demographics.household for 18-24"), as persona_vocab.toml
     whitelists them and stage 6 checks; a household that lives only in some places (persona_vocab.toml's
     location_by_household: a dorm) is left out, as the model draws the location on its own. With `rng` (the
@@ -280,7 +282,7 @@ def noise_options(rubrics: list[Rubric], rng: random.Random | None = None) -> di
     """
     values = [v for r in rubrics for v in phrasing_of(r).forms(r)]
     vocab = persona_vocab()
-    needs = persona_needs(rubrics)
+    needs = persona_needs(rubrics, for_whom)
 
     def keep(options: list[str], path: str) -> list[str]:
         out = [o for o in options if not any(contains_phrase(o, v) or contains_phrase(v, o) for v in values)]
@@ -351,7 +353,8 @@ def persona_reply_schema(options: dict[str, list[str]]) -> dict[str, Any]:
 
 def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTable,
                       user_id: str, attempt: int = 0, previous: Iterable[Finding] = (),
-                      rng: random.Random | None = None) -> dict[str, Any]:
+                      rng: random.Random | None = None,
+                      for_whom: tuple[str, str, str] | None = None) -> dict[str, Any]:
     """A persona whose background (demographics, lifestyle, shopping_habits) the model chose.
 
     The model sees the product type and each noise field's whitelisted options that repeat no
@@ -370,11 +373,12 @@ def write_persona_llm(client: LLMClient, rubrics: list[Rubric], table: FieldTabl
         attempt: as write_query_llm.
         previous: as write_query_llm.
         rng: the verbalisation stage's generator: which options each field shows, in which order.
+        for_whom: whom the target is for (stages.persona_fit.product_for_whom).
 
     Raises:
         ecombench.llm.LLMError: as write_query_llm, against persona_reply_schema.
     """
-    options = noise_options(rubrics, rng)
+    options = noise_options(rubrics, rng, for_whom)
     fields = "\n".join(f"- {path}: " + " | ".join(values) for path, values in options.items())
     text = _fill(prompt_template("persona"), {"product_type": _product_type(rubrics), "fields": fields,
                                               "attempt": attempt_note(attempt, previous)})

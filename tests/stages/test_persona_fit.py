@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from ecombench.hashing import rng
 from ecombench.schemas.models import Rubric
-from ecombench.stages.persona_fit import CHILD_HOUSEHOLDS, SPLURGE, incoherences, persona_needs, who_for
+from ecombench.stages.persona_fit import (
+    CHILD_HOUSEHOLDS,
+    SPLURGE,
+    incoherences,
+    persona_needs,
+    product_for_whom,
+    who_for,
+)
 from ecombench.stages.verbalise import write_persona
 from ecombench.tables.fields import load_field_table
 
@@ -67,3 +75,34 @@ def test_a_dorm_is_never_a_suburban_house():
         dorms += persona["demographics"]["household"] == "lives in a dorm"
         assert incoherences(persona, rubrics) == []
     assert dorms > 0
+
+
+@pytest.mark.parametrize("asin, found", [
+    # "Avia Avi Factor Slip On Girls' Sneakers - Lightweight Tennis, Athletic, Running Shoes for Girls ..."
+    ("B0BKWFQW9S", "child"),
+    # "HOBIBEAR Kids Breathable Knit Sneakers Lightweight Mesh Athletic Running Shoes": no label, the title's head
+    ("B078HY3VYN", "child"),
+    # "Jsbaby Kids Smart Watch for Kids Girls Cute,Kids Smart Watch Learing Toy with 15 Games, ..."
+    ("B0BN2T97YR", "child"),
+    # "Apple Watch Series 8 [GPS + Cellular 41mm] Smart Watch ...": for anyone
+    ("B0BRQBGGCB", None),
+    # "Texlab Blackout Curtains for Bedroom ...": a room list's "Nursery" says nothing of the household
+    ("B0948GR2RZ", None),
+])
+def test_whom_a_real_target_is_for_comes_from_its_own_page(full_catalog, asin, found):
+    product = full_catalog.products.filter(pl.col("parent_asin") == asin).row(0, named=True)
+    who = product_for_whom(product)
+    assert (who[0] if who else None) == found
+
+
+def test_a_kids_product_without_an_age_rubric_still_gets_a_household_with_children(full_catalog):
+    # Three tasks a reviewer read had a kid's product bought by a shopper living alone: their rubrics asked a
+    # running shoe or a smart watch, and the age was on the page only.
+    product = full_catalog.products.filter(pl.col("parent_asin") == "B0BN2T97YR").row(0, named=True)
+    rubrics = [_rubric("r1", "title", "Smart Watch", type_="entity_match"),
+               _rubric("r2", "details.Special Feature", "Alarm", source="persona")]
+    households = {write_persona(rubrics, load_field_table(), rng(seed, "verbalisation"), "u_0123456789",
+                                product_for_whom(product))["demographics"]["household"] for seed in range(30)}
+    assert households <= CHILD_HOUSEHOLDS
+    assert len({write_persona(rubrics, load_field_table(), rng(seed, "verbalisation"), "u_0123456789")
+                ["demographics"]["household"] for seed in range(30)} - CHILD_HOUSEHOLDS) > 0
