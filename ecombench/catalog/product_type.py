@@ -35,6 +35,7 @@ from ecombench.catalog.type_vocabulary import (
     TypeVocabulary,
     category_evidence,
     heads,
+    verb_form,
     word_token,
 )
 from ecombench.lemmas import lemmas
@@ -125,17 +126,25 @@ def _noun_token(word: str, nouns: frozenset[str], last: bool) -> str:
     """A title word as the vocabulary holds it: its first token, or a hyphenated last word's last token.
 
     The last token only when it alone is a noun and the word ends the segment ("... Disposable Pre-Filter" is a
-    filter; "Non-Stick Pan" stays a pan).
+    filter; "Non-Stick Pan" stays a pan), or when it makes the word an adjective (`_ADJECTIVE_ENDINGS`, or a past
+    participle the lexicon knows): "Lead-Free Velvet Underglaze" is no lead, "Eraser Pen-Shaped" no pen.
     """
     t = tokens(word)
+    if len(t) > 1 and "-" in word and (t[-1] in _ADJECTIVE_ENDINGS or (t[-1].endswith("ed") and verb_form(t[-1]))):
+        return t[-1]
     if last and len(t) > 1 and t[0] not in nouns and t[-1] in nouns and "-" in word:
         return t[-1]
     return t[0] if t else ""
 
 
+# Words that make "<noun>-<word>" an adjective ("Lead-Free", "Rust-Proof", "Heat-Resistant", "Dishwasher-Safe"); the
+# lexicon reads them as nouns too, so `never_a_noun` does not find them.
+_ADJECTIVE_ENDINGS = frozenset({"free", "proof", "resistant", "safe"})
+
+
 def _noun_part(word: str, nouns: frozenset[str]) -> str:
     # A hyphenated word of a noun run without what follows its first hyphen, unless that is a noun as well
-    # ("Pens-Black" -> "Pens", "Case-Mate" -> "Case", "Pen-Shaped" -> "Pen"; "Pop-Grip" stays).
+    # ("Pens-Black" -> "Pens", "Case-Mate" -> "Case"; "Pop-Grip" stays).
     word = word.strip("'-")
     first, hyphen, rest = word.partition("-")
     if hyphen and not any(t in nouns for t in tokens(rest)):

@@ -378,3 +378,13 @@ def test_compounds_are_learned_from_leaf_category_names():
     assert "candle holder" not in vocabulary.compounds  # titles alone do not make a compound
     assert TypeVocabulary.from_json(vocabulary.to_json()) == vocabulary
     assert evidence.filter(pl.col("word") == "candlestick holder")["role"].to_list() == ["compound"]
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B0096XR2TE", "Erasers"),  # "Pentel Clic Eraser Pen-Shaped (ZE22P)" under "Pen-Style Erasers": no pen
+    ("B07NMFHQ77", "Favor Boxes"),  # "Rise of the TMNT Pizza-Shaped Favor Boxes- 8 pcs, ...": no pizza
+    # "Glam Air Airbrush M13 Soft Walnut Matte Foundation Water-based Makeup (...)": no water
+    ("B005J713DC", "Makeup"),
+])
+def test_a_noun_made_an_adjective_by_its_hyphen_is_no_type_noun(real, typed, asin, kind):
+    assert typed(real, asin) == kind
