@@ -82,11 +82,10 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
     """The (run, type phrase, first word, end word) of every run of type nouns in one title segment, in title order.
 
     The type phrase is the run's last `MAX_TYPE_WORDS` words, with a modifier just before them; the run keeps a
-    modifier just before it (`head_noun_phrases`). A run longer than that gives its last two words, or three when
-    the catalog names the first two as a pair (`TypeVocabulary.compounds`). A rare head
-    (`TypeVocabulary.rare_heads`) that ends the segment right after a type noun ends that run: the run named what it
-    fits or is part of ("Hand Mixer Beaters"). The last run joins the run just before it across an "and" ("Keyboard
-    and Mouse Combo"). First and end count the segment's words (`WORD`), end excluded.
+    modifier just before it (`head_noun_phrases`). A rare head (`TypeVocabulary.rare_heads`) that ends the segment
+    right after a type noun ends that run: the run named what it fits or is part of ("Hand Mixer Beaters"). The
+    last run joins the run just before it across an "and" ("Keyboard and Mouse Combo"). First and end count the
+    segment's words (`WORD`), end excluded.
     """
     nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
     words = WORD.findall(segment)
@@ -112,12 +111,7 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
     for a, b in runs:
         first = a - 1 if a > 0 and singular[a - 1] in modifiers else a
         short = max(a, b - MAX_TYPE_WORDS)
-        if b - a > MAX_TYPE_WORDS and f"{singular[short]} {singular[short + 1]}" not in vocabulary.compounds:
-            # cut from a longer run, a third word is mostly a piece of a name before it ("Carbon Fiber Case Cover",
-            # "Beats Fit Pro Case Cover", "Place Mat Coaster Set"), unless the catalog names the pair ("Transfer
-            # Switch Kit": "Transfer Switches" is a leaf category)
-            short += 1
-        elif short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
+        if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
             short -= 1
         out.append((" ".join(_noun_part(w, nouns) for w in words[first:b]),
                     " ".join(_noun_part(w, nouns) for w in words[short:b]), first, b))
