@@ -37,6 +37,10 @@ _CLAUSE_SPLIT = re.compile(r"[.!?;,:()\n]+|\s+-\s+|\bbut\b|\band then\b", re.IGN
 _MARKUP = re.compile(r"<[^>]+>")
 _NEGATION = re.compile(r"\b(?:not|no|nor|neither|none|never|nothing|hardly|barely|without)\b|n['’]t\b",
                        re.IGNORECASE)
+# A clause that says what the reviewer wants, would like or expected states no opinion of the product: "I prefer
+# Soft bristles, but ... the medium bristles are good" (a reviewed task asked a medium toothbrush for "soft bristles").
+_WANTING = re.compile(r"\b(?:prefers?|preferred|wish(?:es|ed)?|hoped?|hoping|wants?|wanted|would|"
+                      r"should|instead|looking for)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:and|also|it's|its|it is|this is|they are|they're|i|the)\s+", re.IGNORECASE)
 
 
@@ -54,6 +58,8 @@ def opinion_clauses(text: str) -> list[str]:
         if not (keywords(clause) & OPINION_WORDS) or any(ch.isdigit() for ch in clause) or "http" in clause:
             continue
         if _NEGATION.search(clause):  # "battery life isn't all that great" holds "great" but says the opposite
+            continue
+        if _WANTING.search(clause):  # "I prefer soft bristles", "I wish it were more comfortable"
             continue
         out.append(clause)
     return out

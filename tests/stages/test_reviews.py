@@ -194,3 +194,14 @@ def test_with_catalog_phrases_an_opinion_is_one_of_them_from_the_targets_reviews
             assert op["review_ids"] == sorted(r["review_id"] for r in reviews if contains_phrase(review_text(r),
                                                                                                 op["phrase"]))
     assert drawn >= 150  # 223 of the 601 products with >= 3 reviews state one on the shared data
+
+
+def test_a_clause_saying_what_the_reviewer_prefers_states_no_opinion_of_the_product(full_catalog):
+    # Sensodyne Pronamel Medium Toothbrush: "I prefer Soft bristles, but sometimes I want a deeper cleaning so the
+    # medium bristles are good for that" (4 stars). A reviewed task asked this medium toothbrush for reviews saying
+    # "Soft bristles".
+    from ecombench.stages.reviews import review_opinion_phrases
+
+    review = next(r for r in reviews_of(full_catalog, "B09NLB1THJ") if "I prefer Soft bristles" in (r["text"] or ""))
+    assert not any("soft bristle" in phrase for phrase in review_opinion_phrases(review_text(review)))
+    assert "prefer Soft bristles" not in " ".join(opinion_clauses(review["text"]))
