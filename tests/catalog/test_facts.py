@@ -249,3 +249,22 @@ def test_an_elided_value_wins_over_the_plain_one_at_its_place(full_catalog):
     # broken by the longer value)
     materials = {v for v, p in _facts(full_catalog, "B08MKRPFPL", "Material").items() if p == "stated"}
     assert materials == {"Polyester Blend", "Cotton Blend", "Cotton"}
+
+
+@pytest.mark.parametrize(("asin", "value"), [
+    ("B07XKYL5ZM", "Men's"),  # "ASICS Men's Gel-Contend 6 Running Shoes"
+    ("B07DWMD434", "Womens"),  # "Brooks Womens Ghost 11 Running Shoe"
+])
+def test_a_department_in_the_possessive_is_stated_by_the_title(full_catalog, asin, value):
+    # 112 of the shared catalog's 152 shoes name the wearer so in the title; 19 had a Department fact before, too
+    # few for the type's shoppers' first requirement to be drawn.
+    assert _polarities(full_catalog, asin, "Department", value) == {"stated"}
+    assert _graded(full_catalog, asin, "Department", value) == "satisfied"
+
+
+@pytest.mark.parametrize("asin", [
+    "B0B1RY1835",  # "CafePress Real Men Drink Tea Mugs Ceramic Coffee Mug, ..."
+    "B08KTP5W62",  # "8Pack/240PCS BANTAN BOYS Lomo Cards BANTAN BOYS Photocards ..."
+])
+def test_a_department_word_in_another_role_in_the_title_is_no_fact(full_catalog, asin):
+    assert _facts(full_catalog, asin, "Department") == {}
