@@ -39,7 +39,7 @@ from ecombench.schemas.config import SplitConfig
 from ecombench.schemas.findings import Finding, rejection_record, rejection_stage
 from ecombench.schemas.models import Rubric
 from ecombench.stages.features import Feature, extract_features
-from ecombench.stages.persona_fit import product_for_whom
+from ecombench.stages.persona_fit import product_for_whom, young_wearer_fact
 from ecombench.stages.prompts import VERBALISER_ID as LLM_VERBALISER_ID
 from ecombench.stages.reviews import MIN_OPINION_PRODUCTS
 from ecombench.stages.rubrics import build_rubrics, feature_rubric, rubric_lock
@@ -654,10 +654,15 @@ def build_candidate(product: dict[str, Any], intent_name: str, ctx: BuildContext
 def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float] | None, frozenset[str]]:
     """({rubric field: salience for the target's type} or None without type statistics, the fields always drawn).
 
-    The device an accessory fits is always drawn: a shopper names the phone first.
+    The device an accessory fits is always drawn: a shopper names the phone first. So is the department or age
+    saying the target is a child's or a teen's, where its title or label does (`young_wearer_fact`) and the field
+    is a requirement of its type: a shopper buying girls' running shoes says so.
     """
     specs = {spec.rubric_field: spec for spec in ctx.table.detail_fields()}
     required = frozenset(f.field for f in state.features if f.field in specs and specs[f.field].compatibility)
+    young = young_wearer_fact(state.product)
+    if young is not None:
+        required |= {f.field for f in state.features if f.field == f"details.{young[0]}"}
     if ctx.type_stats is None:
         return None, required
     return ({f.field: ctx.type_stats.salience(state.product_type, specs[f.field].name)

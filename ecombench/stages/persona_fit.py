@@ -118,6 +118,22 @@ def product_for_whom(product: Mapping[str, Any]) -> tuple[str, str, str] | None:
     return ("child", "title", word) if word else None
 
 
+def young_wearer_fact(product: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, value) of the first fact saying the target is a child's or a teen's that its title or label states.
+
+    Of the fields naming a person (age, department: `_PRODUCT_WHO_FIELDS`); a bullet's mention is too weak to be the
+    requirement ("kid's birthday party" of balloon clips), though it still chooses the household
+    (`product_for_whom`). A shopper buying girls' running shoes says so: a reviewer read such tasks, which never
+    did, as missing what the product is.
+    """
+    for fact in product.get("facts") or ():
+        sources = set(fact.get("sources") or [fact.get("source")])
+        if (fact.get("field") in _PRODUCT_WHO_FIELDS and fact.get("polarity") == STATED
+                and sources & {"title", "details"} and who_for(str(fact["field"]), str(fact.get("value", "")))):
+            return str(fact["field"]), str(fact["value"])
+    return None
+
+
 @dataclass(frozen=True)
 class PersonaNeeds:
     """What the background must agree with.

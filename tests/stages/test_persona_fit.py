@@ -14,6 +14,7 @@ from ecombench.stages.persona_fit import (
     persona_needs,
     product_for_whom,
     who_for,
+    young_wearer_fact,
 )
 from ecombench.stages.verbalise import write_persona
 from ecombench.tables.fields import load_field_table
@@ -106,3 +107,15 @@ def test_a_kids_product_without_an_age_rubric_still_gets_a_household_with_childr
     assert households <= CHILD_HOUSEHOLDS
     assert len({write_persona(rubrics, load_field_table(), rng(seed, "verbalisation"), "u_0123456789")
                 ["demographics"]["household"] for seed in range(30)} - CHILD_HOUSEHOLDS) > 0
+
+
+@pytest.mark.parametrize("asin, found", [
+    # "Avia Avi Factor Slip On Girls' Sneakers - ... Running Shoes for Girls": the title's "Girls" is the requirement
+    ("B0BKWFQW9S", ("Department", "Girls")),
+    # "200 Pack White Plastic Balloon Clips ...": only a bullet's "kid's birthday party" says Kid (a reverted rule
+    # drew "It has to suit a kid." from it)
+    ("B08CSDDDZ8", None),
+])
+def test_a_childs_department_or_age_is_a_requirement_only_where_its_title_or_label_says_it(full_catalog, asin, found):
+    product = full_catalog.products.filter(pl.col("parent_asin") == asin).row(0, named=True)
+    assert young_wearer_fact(product) == found
