@@ -102,6 +102,24 @@ def speech_case(value: str) -> str:
     return " ".join(out)
 
 
+# The people a department is named for, said as whose range it is ("the women's range", "from the men's
+# department"): the labels write "Women", "mens", "Girls" (a reviewer read "It should be from the women range." as
+# no shopper's English).
+_DEPARTMENT_POSSESSIVES = {"women": "women's", "womens": "women's", "woman": "women's", "men": "men's",
+                           "mens": "men's", "man": "men's", "girls": "girls'", "girl": "girls'", "boys": "boys'",
+                           "boy": "boys'", "kids": "kids'", "kid": "kids'", "children": "children's",
+                           "child": "children's"}
+
+
+def department_said(said: str) -> str:
+    """A department value, already in speech case, as whose range it is.
+
+    >>> department_said("women"), department_said("mens"), department_said("men's"), department_said("unisex")
+    ("women's", "men's", "men's", 'unisex')
+    """
+    return " ".join(_DEPARTMENT_POSSESSIVES.get(w.lower(), w) for w in said.split())
+
+
 def _years(n: int, unit: str) -> tuple[int, str]:
     """Months that make whole years are said in years (48 months -> 4 years)."""
     if unit.startswith("month") and n >= 24 and n % 12 == 0:
@@ -390,6 +408,8 @@ def value_reply(field: str, value: str, table: FieldTable, rng: random.Random | 
     templates = forms.get(value_kind) or forms.get("plain") or (spec.reply,)
     said = re.sub(r"\s*\(([^()]*)\)", r", \1", value)  # "1 Count (Pack of 12)" -> "1 count, pack of 12"
     said = said if spec.name == "Brand" else speech_case(said)  # a maker's name keeps its case, as in queries
+    if spec.name == "Department":
+        said = department_said(said)
     if value_kind == "plain" and spec.name in _THING_FIELDS:
         said = _thing(said)
     if "{number}" in templates[0]:

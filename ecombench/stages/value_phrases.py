@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from lemminflect import getInflection
 
 from ecombench.stages.product_naming import singular_noun
-from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, speech_case
+from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, department_said, speech_case
 from ecombench.tables.fields import FieldTable
 from ecombench.text import fill, join_words
 
@@ -122,6 +122,8 @@ def attribute_phrase(field: str, value: str, table: FieldTable) -> str:
         return _occasion(value, said)
     if spec.name == "Frame Type":
         return _frame_type(said)
+    if spec.name == "Department":
+        said = department_said(said)
     return fill(PHRASES.get(spec.name, spec.query_phrase), said)
 
 

@@ -19,6 +19,7 @@ from ecombench.stages.replies import (
     speech_case,
     value_reply,
 )
+from ecombench.stages.value_phrases import attribute_phrase
 from ecombench.tables.fields import load_field_table
 
 TABLE = load_field_table()
@@ -213,3 +214,16 @@ def test_a_feature_a_product_has_takes_an_article_when_countable():
     assert all("a kickstand" in r for r in said)
     said = {value_reply("details.Special Feature", "Drop Protection", TABLE, random.Random(s)) for s in range(20)}
     assert all("a drop" not in r for r in said)
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    # the shared catalog's Department spellings of running shoes' titles and labels
+    ("Women", "women's"), ("Womens", "women's"), ("mens", "men's"), ("Men's", "men's"), ("Girls", "girls'"),
+])
+def test_a_department_is_said_as_whose_range_it_is(value, said):
+    # a reviewer read "It should be from the women range." as no shopper's English
+    table = load_field_table()
+    for seed in range(5):
+        reply = value_reply("details.Department", value, table, random.Random(seed))
+        assert said in reply and reply_states(reply, value, "details.Department")
+    assert attribute_phrase("details.Department", value, table) == f"from the {said} department"
