@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ecombench.catalog.devices import MAKER_SERIES
+from ecombench.catalog.devices import MAKER_SERIES, device_models
 from ecombench.lemmas import lemmas, parts_of_speech, states_bound
 from ecombench.stages.reply_forms import FORMS, POINTS, STATES_TAIL, profile_name
 from ecombench.stages.value_forms import bound_phrase, value_forms
@@ -419,6 +419,18 @@ def value_reply(field: str, value: str, table: FieldTable, rng: random.Random | 
     return _choose(texts, rng, states)
 
 
+# The series of phones (ecombench.catalog.devices.MAKER_SERIES: the series a phone maker's labels name).
+PHONE_SERIES = frozenset(s for s in MAKER_SERIES.values() if s)
+
+
+def names_a_phone(value: str) -> bool:
+    """Whether a compatible device value is a phone: a model of a phone maker's series ("iPhone 8", "Galaxy S21").
+
+    The labels list watches as phone models too ("Fitbit Versa 3" of a band's "Compatible Phone Models").
+    """
+    return any(m.series.split()[0] in PHONE_SERIES for m in device_models(value) if m.series)
+
+
 def profile_reply(rubric: Any, table: FieldTable, rng: random.Random | None, said: str) -> tuple[str, str]:
     """The reply to a question about a requirement the persona holds: (mode, reply).
 
@@ -436,6 +448,8 @@ def profile_reply(rubric: Any, table: FieldTable, rng: random.Random | None, sai
     """
     spec = table.by_rubric_field(_get(rubric, "field"))
     mine = profile_name(spec.name, spec.label)
+    if spec.name == "Compatible Phone Models" and not names_a_phone(str(_get(rubric, "expected_value"))):
+        mine = profile_name("Compatible Devices", spec.label)  # a reviewed Fitbit band's "my phone model"
     mode = "points" if rng is None else rng.choice(("points", "states"))
     if mode == "points":
         form = POINTS[0] if rng is None else rng.choice(POINTS)

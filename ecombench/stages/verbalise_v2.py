@@ -17,12 +17,11 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
-from ecombench.catalog.devices import MAKER_SERIES, device_models
 from ecombench.rubrics import RubricLike, plain_value
 from ecombench.schemas.models import Rubric
 from ecombench.stages.phrasing import phrasing_of
 from ecombench.stages.product_naming import PLURAL_ONLY, natural_type
-from ecombench.stages.replies import reads_as_adjective, speech_case
+from ecombench.stages.replies import names_a_phone, reads_as_adjective, speech_case
 from ecombench.stages.value_forms import bound_phrase
 from ecombench.stages.verbalise import _plural_verb
 from ecombench.tables.fields import FieldTable
@@ -124,8 +123,6 @@ def premodifier(rubric: RubricLike, entity: str | None) -> str | None:
     return speech_case(value)
 
 
-# The series of phones (ecombench.catalog.devices.MAKER_SERIES: the series a phone maker's labels name).
-PHONE_SERIES = frozenset(s for s in MAKER_SERIES.values() if s)
 
 
 def device_named(entity: str, rubrics: list[Rubric]) -> str:
@@ -138,7 +135,7 @@ def device_named(entity: str, rubrics: list[Rubric]) -> str:
         return entity
     for r in rubrics:
         if r.field == "details.Compatible Phone Models" and r.type == "attribute_match":
-            if any(m.series.split()[0] in PHONE_SERIES for m in device_models(str(r.expected_value)) if m.series):
+            if names_a_phone(str(r.expected_value)):
                 return f"Phone {entity}"
     return entity
 

@@ -227,3 +227,21 @@ def test_a_department_is_said_as_whose_range_it_is(value, said):
         reply = value_reply("details.Department", value, table, random.Random(seed))
         assert said in reply and reply_states(reply, value, "details.Department")
     assert attribute_phrase("details.Department", value, table) == f"from the {said} department"
+
+
+def test_a_profile_reply_calls_a_watch_listed_as_a_phone_model_my_device():
+    # knowledge_reasoning-e3c337a220b4 (YAXIN sport bands "Compatible with Fitbit Sense/Fitbit Versa 3"): the facts
+    # file Fitbit Versa 3 as a compatible phone model, and a reviewer read "I saved my phone model there." as no
+    # shopper's reply for a Fitbit band
+    import random
+
+    from ecombench.stages.replies import profile_reply
+
+    table = load_field_table()
+    for value, name in (("Fitbit Versa 3", "my device"), ("iPhone 8", "my phone model")):
+        rubric = {"id": "r5", "field": "details.Compatible Phone Models", "type": "attribute_match",
+                  "expected_value": value, "info_source": "persona"}
+        points = {reply for seed in range(16)
+                  for mode, reply in [profile_reply(rubric, table, random.Random(seed), slot_reply(rubric, table))]
+                  if mode == "points"}
+        assert points and all(name in reply for reply in points)
