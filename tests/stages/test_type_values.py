@@ -19,6 +19,19 @@ def test_the_bundled_rules_read_and_apply():
     assert type_value_problem("details.Color", "Black", "Chairs") is None
 
 
+def test_a_microphone_is_no_feature_of_a_case_that_leaves_it_open(full_catalog):
+    # product_search-5c2ba5ebab52's target: a phone case whose bullet gives "Full access to user interface, camera
+    # lens, headphone jack, speakerphone and microphone"; the shopper said "One thing it really must have: a
+    # microphone."
+    from ecombench.catalog.product_type import product_type
+
+    kind = product_type(full_catalog.product("B07XMP8GX2"), full_catalog.type_vocabulary,
+                        full_catalog.table.fields["title"].placeholders)
+    assert type_value_problem("details.Special Feature", "Microphone", kind) == "not_said_of_product_type"
+    assert type_value_problem("details.Special Feature", "Microphone", "Wireless Headphones") is None
+    assert type_value_problem("details.Special Feature", "Microphone", "Smart Watch") is None
+
+
 def test_a_row_without_its_list_is_named(tmp_path):
     bad = tmp_path / "type_values.toml"
     bad.write_text('[[value]]\nfield = "Shape"\nvalue = "Round"\n')
