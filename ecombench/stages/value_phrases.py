@@ -10,12 +10,12 @@ import random
 import re
 from collections.abc import Sequence
 
-from lemminflect import getInflection
+from lemminflect import getAllLemmas, getInflection
 
 from ecombench.stages.product_naming import singular_noun
 from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, department_said, speech_case
 from ecombench.tables.fields import FieldTable
-from ecombench.text import fill, join_words
+from ecombench.text import fill, fix_articles, join_words, normalize
 
 # Each keeps what the diligent agent reads (ecombench.sandbox.agents): "any <label> but <values>", "I don't want
 # <values> as the <label>", "nothing / not / anything in <values> colours". No two share a run of five words
@@ -29,7 +29,6 @@ EXCLUDE_COLOUR = ("Nothing in {values} colours, please.", "I'd rather not have i
 
 # How a query states a detail value where the field table's template-v1 phrase reads stiffly.
 PHRASES: dict[str, str] = {
-    "Mounting Type": "in a {value} design",
     "Form Factor": "in the {value} style",
     "Connectivity Technology": "that connects over {value}",
     "Power Source": "that's {value}",
@@ -58,12 +57,59 @@ def _is_plural(word: str) -> bool:
     return singular_noun(word) != word
 
 
+# Last words of a feature that is a kind of thing, not one thing: "with drop protection", "with data transfer".
+_MASS = re.compile(r"(?:ion|ity|ery|ness|ance|ence|transfer)$", re.IGNORECASE)
+
+
 def _feature(said: str) -> str:
-    """A Special Feature value: "that's microwave safe", "with a kickstand", "with card slots"."""
-    last = said.split()[-1]
-    if _PROPERTY.search(last):
+    """A Special Feature value: a property "that's ...", a part "with a ...", a kind of thing "with ...".
+
+    "that's microwave safe", "that's easy to use", "that's soft" (one word lemminflect knows only as an adjective),
+    "that's rotating", "that's non stick"; "with a kickstand", "with an alarm", "with card slots", "with wireless
+    charging", "with drop protection", "with data transfer".
+    """
+    words = said.split()
+    last = words[-1].lower()
+    lemmas = list(getAllLemmas(last))
+    if _MASS.search(last):
+        return f"with {said}"
+    if (_PROPERTY.search(last) or " to " in f" {said.lower()} " or words[0].lower() in ("non", "anti")
+            or (last.endswith("ing") and "ADJ" in lemmas)
+            or (len(words) == 1 and (lemmas[:1] == ["ADJ"] or last.endswith("ing")))):
         return f"that's {said}"
-    return f"with {said}" if _is_plural(last.lower()) else f"with a {said}"
+    if _is_plural(last) or last.endswith("ing"):
+        return f"with {said}"
+    return fix_articles(f"with a {said}")
+
+
+# Where a product goes, by a word of its Mounting Type value ("Wall Mount": "that mounts on a wall").
+_PLACES = {"wall": "a wall", "ceiling": "the ceiling", "window": "a window", "windshield": "the windshield",
+           "door": "a door", "floor": "the floor", "tabletop": "a tabletop", "desk": "a desk"}
+# A value that is its place alone: how that place holds it.
+_PLACE_VERBS = {"floor": "stands", "tabletop": "sits", "desk": "sits"}
+_ALONE = {"hanging": "that hangs up", "freestanding": "that's freestanding", "adhesive": "that sticks on with adhesive"}
+
+
+def _mounting(value: str, table_phrase: str) -> str:
+    """A Mounting Type value as a shopper says it, keeping its words (stage 7 reads them).
+
+    "that mounts on a wall" (Wall Mount, Wall), "that stands on the floor" (Floor Standing), "that sits on a
+    tabletop" (Tabletop), "that hangs up" (Hanging); a value listing several ways ("Wall Mount, Tabletop") or one
+    naming no place here keeps the table's phrase without a doubled noun ("with flush mounting").
+    """
+    words = normalize(value).replace("table top", "tabletop").replace("free standing", "freestanding").split()
+    places = [w for w in words if w in _PLACES]
+    if "," not in value and len(places) == 1:
+        place = places[0]
+        if "mount" in words:
+            return f"that mounts on {_PLACES[place]}"
+        if "standing" in words:
+            return f"that stands on {_PLACES[place]}"
+        if words == [place]:
+            return f"that {_PLACE_VERBS.get(place, 'mounts')} on {_PLACES[place]}"
+    if len(words) == 1 and words[0] in _ALONE:
+        return _ALONE[words[0]]
+    return fill(table_phrase, speech_case(re.sub(r"(?i)\s+mount$", "", value.strip())))
 
 
 def _age_group(value: str, said: str) -> str:
@@ -122,6 +168,8 @@ def attribute_phrase(field: str, value: str, table: FieldTable) -> str:
         return _occasion(value, said)
     if spec.name == "Frame Type":
         return _frame_type(said)
+    if spec.name == "Mounting Type":
+        return _mounting(value, spec.query_phrase)
     if spec.name == "Department":
         said = department_said(said)
     return fill(PHRASES.get(spec.name, spec.query_phrase), said)

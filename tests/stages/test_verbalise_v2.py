@@ -180,6 +180,12 @@ def test_a_compatible_device_in_the_query_is_not_read_as_the_product_type():
                     rubric("r5", "attribute_match", "details.Occasion", "Christmas")], "an ornament for Christmas"),
     ("B082XW98SM", [rubric("r1", "entity_match", "title", "Mirrors"),
                     rubric("r3", "attribute_match", "details.Frame Type", "Framed")], "a mirror that comes framed"),
+    # "I'd love a print in a wall design." (rating_quality-f20f887ac7fe), "a blue USB cable with a data transfer"
+    ("B08F9C77YK", [rubric("r1", "entity_match", "title", "Prints"),
+                    rubric("r3", "attribute_match", "details.Mounting Type", "Wall")], "a print that mounts on a wall"),
+    ("B07WP2YNX6", [rubric("r1", "entity_match", "title", "USB Cables"),
+                    rubric("r3", "attribute_match", "details.Special Feature", "Data Transfer")],
+     "a USB cable with data transfer"),
 ])
 def test_a_detail_value_reads_as_speech_and_stage_7_still_finds_it(asin, rubrics, said):
     query = write_query_v2(rubrics, TABLE, random.Random(0))
@@ -215,7 +221,26 @@ def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
             "without any corners, shaped like a full moon"]
     assert join_clauses(cues) == ("with no added perfume, since smells give me headaches, and without any corners, "
                                   "shaped like a full moon")
-    assert join_clauses(["made of paper", "in a wall mount design"]) == "made of paper and in a wall mount design"
+    assert join_clauses(["made of paper", "that mounts on a wall"]) == "made of paper and that mounts on a wall"
+
+
+@pytest.mark.parametrize("field, value, said", [
+    # Mounting Type and Special Feature values of the shared catalog's facts, each as a shopper says it
+    ("Mounting Type", "Floor Standing", "that stands on the floor"), ("Mounting Type", "Hanging", "that hangs up"),
+    ("Mounting Type", "Tabletop", "that sits on a tabletop"), ("Mounting Type", "Flush Mount", "with flush mounting"),
+    ("Special Feature", "Wireless Charging", "with wireless charging"),
+    ("Special Feature", "Drop Protection", "with drop protection"), ("Special Feature", "Alarm", "with an alarm"),
+    ("Special Feature", "Soft", "that's soft"), ("Special Feature", "Easy To Use", "that's easy to use"),
+    ("Special Feature", "Kickstand", "with a kickstand"), ("Special Feature", "Card Slots", "with card slots"),
+])
+def test_mounting_and_features_read_as_speech_and_stage_7_still_finds_them(field, value, said):
+    from ecombench.stages.value_phrases import attribute_phrase
+
+    assert attribute_phrase(f"details.{field}", value, TABLE) == said
+    rubrics = [rubric("r1", "entity_match", "title", "Signs"),
+               rubric("r2", "attribute_match", f"details.{field}", value)]
+    query = write_query_v2(rubrics, TABLE, random.Random(0))
+    assert [f.reason for f in check_sources(task_of(rubrics, query), TABLE) if f.severity == "error"] == []
 
 
 def test_a_code_opening_with_a_digit_follows_the_noun():
