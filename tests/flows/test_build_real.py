@@ -52,10 +52,10 @@ def test_hf_copies_are_reported_as_duplicates(built):
 
 
 def test_at_least_10_tasks_accepted(built):
-    # Was >= 150 before issue #7; rejecting queries that leave fewer than min_query_answer_set (3) products
-    # costs mostly feature_combination, whose four query attributes pin the target: 118 of 300 accepted.
-    # Issue #12 (every hidden source needed, values at least 3 products carry) leaves 13 of these 300: in this
-    # 1,000-product copy one persona or clarification value with the query already singles out the target.
+    # Rejecting queries that leave fewer than min_query_answer_set (3) products costs mostly
+    # feature_combination, whose query attributes pin the target. Every hidden source needed, values at least 3
+    # products carry: in this 1,000-product copy one persona or clarification value with the query often singles
+    # out the target.
     _, first, _ = built
     assert first.manifest["counts"]["tasks"] >= 10
     assert first.manifest["counts"]["rejection_reasons"].get("query_pins_target", 0) > 0
