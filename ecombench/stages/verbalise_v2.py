@@ -41,7 +41,7 @@ OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want {s}.", "Can you find {
 # The further attributes, on the singular "one" ("Ideally one made of cotton and with a floral pattern.").
 MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.",
         "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.",
-        "Also, one {x}.", "Make it one {x}.", "Ideally {x}.", "And {x}, if possible.", "Think one {x}.")
+        "Also, one {x}.", "Make it one {x}.", "Ideally {x}.", "And {x}, if possible.", "I'd go for one {x}.")
 # A quality sentence: a lead of at most three words ending in a noun ("one", "something", "an option"), a
 # one-word verb, the floor, a link and the count. "4 stars or" recurs in most floors, so the words before it
 # (the lead's last and the verb) are drawn apart from many.
