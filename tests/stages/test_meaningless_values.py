@@ -33,11 +33,11 @@ def _rejected(full_catalog, stats, asin):
     return rejected
 
 
-def test_home_of_a_pillow_cover_under_home_and_kitchen_names_its_department(full_catalog, stats):
-    # AEIOAE Spring Sage Green Pillow Covers: Recommended Uses "Home" (label), filed under "Home & Kitchen"
+def test_home_of_a_pillow_cover_under_home_and_kitchen_is_never_drawn(full_catalog, stats):
+    # AEIOAE Spring Sage Green Pillow Covers: Recommended Uses "Home" (label only), filed under "Home & Kitchen"
     product = full_catalog.product("B0BPNXH1BS")
     assert product["categories"][0] == "Home & Kitchen"
-    assert _rejected(full_catalog, stats, "B0BPNXH1BS")[USES]["Home"] == "names_department"
+    assert "Home" not in _drawn(full_catalog, stats, "B0BPNXH1BS", USES)
 
 
 def test_a_section_of_the_department_is_a_requirement():
@@ -109,6 +109,31 @@ def test_an_occasion_only_the_label_states_is_no_requirement(full_catalog, stats
     assert occasions == {"Birthday": ["details"]}
     assert not full_catalog.table.fields["Occasion"].label_alone
     assert _drawn(full_catalog, stats, asin, "details.Occasion") == set()
+
+
+@pytest.mark.parametrize(("asin", "field", "value"), [
+    # "SVITFAMLI Leopard Print Pillow Case ... Throw Cushion Cover for Sofa Couch": label "Car, Home"; a reviewed
+    # task's "I need it for the car." was read meaningless
+    ("B08MKRPFPL", USES, "Car"),
+    # "Notherss Throw Pillow Covers 18x18 Set of 4": label "Car, Outdoors, Home"
+    ("B09WHZFDMV", USES, "Car"),
+    # "Rat Fink Stickers| 50 Pcs ...": Room Type label "Bedroom" for a sticker pack
+    ("B093KZ3MBJ", "details.Room Type", "Bedroom"),
+    # "SunShine Day Blackout Curtains ... Ballerina Girl": label "Bathroom, Living Room, Bedroom, Home Office, Dining
+    # Room" (read as a catch-all list of rooms)
+    ("B08N6VGFV3", "details.Room Type", "Bedroom"),
+])
+def test_a_use_or_room_only_the_label_names_is_no_requirement(full_catalog, stats, asin, field, value):
+    name = field.removeprefix("details.")
+    sources = {f["value"]: f["sources"] for f in full_catalog.product(asin)["facts"] if f["field"] == name}
+    assert sources[value] == ["details"]
+    assert not full_catalog.table.fields[name].label_alone
+    assert value not in _drawn(full_catalog, stats, asin, field)
+
+
+def test_a_room_the_title_names_is_drawn(full_catalog, stats):
+    # "Texlab Blackout Curtains for Bedroom - Grommet ...": its title names the room
+    assert "Bedroom" in _drawn(full_catalog, stats, "B0948GR2RZ", "details.Room Type")
 
 
 def test_an_occasion_the_title_states_with_its_label_is_drawn(full_catalog, stats):
