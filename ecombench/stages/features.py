@@ -244,6 +244,7 @@ def extract_features(
     compat = frozenset(spec.name for spec in table.detail_fields() if spec.compatibility)
     device_fields = frozenset(spec.rubric_field for spec in table.detail_fields() if spec.compatibility)
     names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
+    devices = [v for s, raws, _, _ in cleaned if s.compatibility for v in raws]  # every device the page names
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
         prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
@@ -263,6 +264,10 @@ def extract_features(
             if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))})
+            if not spec.compatibility and spec.name != "Brand":
+                # a word of the device it fits is no theme or use of its own ("Galaxy" of a Galaxy J3 case)
+                bad.update({o: "names_device" for o in options
+                            if o not in bad and any(contains_phrase(d, o) for d in devices)})
             if spec.compatibility:
                 # the product's own maker is no device it fits ("XiaoMi" of a Xiaomi watch's title)
                 maker = normalize(product.get("store") or "")

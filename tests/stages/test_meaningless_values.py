@@ -159,3 +159,9 @@ def test_a_closure_naming_the_type_says_nothing(full_catalog, stats):
 ])
 def test_values_every_product_of_its_kind_or_store_has_say_nothing(full_catalog, stats, asin, field, value, why):
     assert _rejected(full_catalog, stats, asin)[field][value] == why
+
+
+def test_a_word_of_the_device_is_no_theme(full_catalog, stats):
+    # "Galaxy J3V Case, Galaxy J3 V Case, ... CoverON [Paladin Series]": Theme "Galaxy" from the phone's name, read
+    # false in a reviewed task ("the design is abstract lines")
+    assert _rejected(full_catalog, stats, "B01HDSZGZK")["details.Theme"]["Galaxy"] == "names_device"
