@@ -252,6 +252,9 @@ def extract_features(
         if options is None:
             dropped[spec.rubric_field] = reason
             continue
+        if spec.catch_all and len(set(page_values(product, spec))) >= spec.catch_all:
+            dropped[spec.rubric_field] = "catch_all"  # "for living room, bedroom, office": it goes anywhere
+            continue
         if options and (value_support is not None or rejected_values is not None):
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if entity:  # "a kitchen rug for the kitchen", "a coffee mug to use for coffee": the type says it already
@@ -341,6 +344,23 @@ def _overlaps(value: str, options: list[str], table: FieldTable) -> bool:
     return any(contains_phrase(o, s) or contains_phrase(s, o) for o in options for s in table.spellings(value))
 
 
+def _same_kind(value: str, options: list[str], spec: FieldSpec, table: FieldTable) -> bool:
+    """Whether `value` is a kind of one of `options` or the reverse (FieldSpec.kinds: "Plastic" and "Polycarbonate")."""
+    for broad, narrower in spec.kinds:
+        kinds = list(narrower)
+        if _overlaps(value, [broad], table) and any(_overlaps(o, kinds, table) for o in options):
+            return True
+        if _overlaps(value, kinds, table) and any(_overlaps(o, [broad], table) for o in options):
+            return True
+    return False
+
+
+def _page_text(product: dict[str, Any]) -> str:
+    """The target's title, bullets and description as one normalised text with a space at each end."""
+    parts = [product.get("title") or "", *(product.get("features") or []), *(product.get("description") or [])]
+    return f" {normalize(' '.join(str(p) for p in parts))} "
+
+
 def _make_negatives(features: list[Feature], product: dict[str, Any], intent: IntentSpec, table: FieldTable,
                     rng: random.Random, vocabulary: dict[str, dict[str, list[str]]]) -> list[Feature]:
     """Turn 1..intent.negatives detail features into negative ones.
@@ -348,7 +368,9 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     The excluded values are real values of the same field among products of the target's
     main_category (so the exclusion rules out products a shopper would meet), never the target's own
     value, a value contained in it or one containing it, in any spelling (fixes reference
-    §15.13, whose negative rubrics could be empty).
+    §15.13, whose negative rubrics could be empty), a kind of it or what it is a kind of ("Plastic" of a TPU case,
+    FieldSpec.kinds), nor a value its title, bullets or description say ("Funny" of a "funny trick or treat"
+    meme case: reviewers read the exclusion as ruling out the target).
     """
     local = vocabulary.get(product.get("main_category") or "(none)", {})
     pool = [f for f in features if f.kind == "detail" and f.field.removeprefix("details.") in intent.negative_fields]
@@ -360,7 +382,10 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
             break
         spec = table.by_rubric_field(f.field)
         mine = page_values(product, spec)
-        others = [v for v in local.get(spec.name, []) if not _overlaps(v, mine, table)]
+        text = _page_text(product)
+        others = [v for v in local.get(spec.name, []) if not _overlaps(v, mine, table)
+                  and not _same_kind(v, mine, spec, table)
+                  and not any(f" {n} " in text for sp in table.spellings(v) if (n := normalize(sp)))]
         if len(others) < 2:
             continue
         excluded = sorted(rng.sample(others[:10], 2), key=str.lower)

@@ -67,6 +67,10 @@ class FieldSpec:
             label (reviewed; ecombench.catalog.facts).
         absence_cues: words besides the cue words that, in a title outside the part naming what the product is
             for, name what an absence value denies ("Abstract Painting Curtains" against Pattern "Solid").
+        kinds: (broad value, its narrower values) pairs (reviewed): Material "Plastic" holds "Thermoplastic
+            Polyurethane"; a shopper excluding the one excludes the other.
+        catch_all: a product stating this many distinct values of the field lists everywhere it might go ("for
+            living room, bedroom, office"): none of them is a requirement to draw (0: no such rule).
     """
 
     name: str
@@ -93,6 +97,8 @@ class FieldSpec:
     text_values: tuple[str, ...] = ()
     absence_values: tuple[str, ...] = ()
     absence_cues: tuple[str, ...] = ()
+    kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    catch_all: int = 0
 
     def text_cues(self) -> tuple[str, ...]:
         """The cue words of the field in product text: `cues`, else its label."""
@@ -271,6 +277,8 @@ def _load_field_table(path: str) -> FieldTable:
                 text_values=tuple(row.get("text_values", ())),
                 absence_values=tuple(row.get("absence_values", ())),
                 absence_cues=tuple(row.get("absence_cues", ())),
+                kinds=tuple((broad, tuple(narrower)) for broad, narrower in row.get("kinds", {}).items()),
+                catch_all=int(row.get("catch_all", 0)),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

@@ -132,8 +132,21 @@ def test_a_use_or_room_only_the_label_names_is_no_requirement(full_catalog, stat
 
 
 def test_a_room_the_title_names_is_drawn(full_catalog, stats):
-    # "Texlab Blackout Curtains for Bedroom - Grommet ...": its title names the room
-    assert "Bedroom" in _drawn(full_catalog, stats, "B0948GR2RZ", "details.Room Type")
+    # "Rooster 1 Wall Clock Farmer Kitchen French Home Decor": its title names the one room it is for
+    assert "Kitchen" in _drawn(full_catalog, stats, "B002HXPY4K", "details.Room Type")
+
+
+@pytest.mark.parametrize("asin", [
+    # "Texlab Blackout Curtains for Bedroom ... for Living Room", bullet "for bedroom, living room, nursery room,
+    # office, kids room": its task's "Bedroom" was read meaningless (a catch-all room list)
+    "B0948GR2RZ",
+    # "NWT Canvas Print Wall Art Set ... for Living Room, Bedroom, Office"
+    "B09WMCJNM5",
+])
+def test_a_product_naming_three_rooms_or_more_has_no_room_to_draw(full_catalog, stats, asin):
+    rooms = {f["value"] for f in full_catalog.product(asin)["facts"] if f["field"] == "Room Type"}
+    assert len(rooms) >= full_catalog.table.fields["Room Type"].catch_all
+    assert _drawn(full_catalog, stats, asin, "details.Room Type") == set()
 
 
 def test_an_occasion_the_title_states_with_its_label_is_drawn(full_catalog, stats):
@@ -165,3 +178,37 @@ def test_a_word_of_the_device_is_no_theme(full_catalog, stats):
     # "Galaxy J3V Case, Galaxy J3 V Case, ... CoverON [Paladin Series]": Theme "Galaxy" from the phone's name, read
     # false in a reviewed task ("the design is abstract lines")
     assert _rejected(full_catalog, stats, "B01HDSZGZK")["details.Theme"]["Galaxy"] == "names_device"
+
+
+@pytest.fixture(scope="module")
+def negative_vocabulary(full_catalog):
+    from ecombench.catalog.details import field_vocabulary
+
+    fields = list(load_intents()["negative_constraint"].negative_fields)
+    return field_vocabulary(full_catalog.products, full_catalog.table, fields)
+
+
+def _excluded(full_catalog, stats, vocabulary, asin: str, field: str) -> set[str]:
+    """Every value stage 2 excludes of `field` for the product as a negative_constraint target, over 60 seeds."""
+    out: set[str] = set()
+    for seed in range(60):
+        features, _ = extract_features(full_catalog.product(asin), load_intents()["negative_constraint"],
+                                       full_catalog.table, rng(seed, "negatives-test", asin),
+                                       vocabulary=vocabulary, value_support=ValueSupport(full_catalog.index),
+                                       type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
+        out.update(v for f in features if f.kind == "negative" and f.field == field for v in f.value)
+    return out
+
+
+@pytest.mark.parametrize(("asin", "field", "value"), [
+    # "NGB Case for Samsung Galaxy Note 9 ... (Maximum Coverage, Flexible TPU)": "any material but plastic or
+    # tempered glass" was read as ruling out the TPU case itself
+    ("B094F17ZWP", "details.Material", "Plastic"),
+    # "iPhone 7 Plus/8 Plus Cheems Dog Meme ... Halloween Case", "Funny trick or treat design": "I don't want funny
+    # or love as the theme"
+    ("B08HGL52CP", "details.Theme", "Funny"),
+])
+def test_an_exclusion_never_rules_out_what_the_target_is(full_catalog, stats, negative_vocabulary, asin, field,
+                                                          value):
+    excluded = _excluded(full_catalog, stats, negative_vocabulary, asin, field)
+    assert excluded and value not in excluded
