@@ -89,8 +89,10 @@ def linked(sentences: list[str], rng: random.Random) -> list[str]:
     """Later sentences, each opened now and then with a linking word ("Also, ..."), no word twice."""
     links = list(LINKS)
     out = []
+    opening = {link.split(" ", 1)[0].rstrip(",") for link in LINKS}
     for sentence in sentences:
-        if rng.random() >= LINK_SHARE:
+        # A sentence that opens with a link of its own ("And with a zipper, if possible.") takes no other.
+        if rng.random() >= LINK_SHARE or sentence.split(" ", 1)[0].rstrip(",") in opening:
             out.append(sentence)
             continue
         first = sentence.split(" ", 1)[0]
