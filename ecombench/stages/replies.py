@@ -231,11 +231,20 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
         return _use_kind(value), {}
     if spec.name == "Occasion":
         return _occasion_kind(value), {}
+    if spec.name in _SHAPE_OR_THEME:
+        # "heart" and "star" are shapes as nouns ("heart-shaped"); "square" and "round" describe; a theme "Funny"
+        # or "Vintage" describes, "Animals" or "Christmas" is what it shows
+        words = value.lower().split()
+        if len(words) == 1 and "ADJ" in parts_of_speech(words[0]):
+            return "adjective", {}
+        return ("noun" if spec.name == "Shape" and len(words) == 1 and "NOUN" in parts_of_speech(words[0])
+                else "plain"), {}
     if "adjective" in FORMS.get(spec.name, {}) and reads_as_adjective(value):
         return "adjective", {}  # "It has to be waterproof." where a feature noun reads "It has to have a kickstand."
     return "plain", {}
 
 
+_SHAPE_OR_THEME = frozenset({"Shape", "Theme"})
 # Fields whose value is what the product is used for: "for travel", "for outdoor use", "for the car".
 _USE_FIELDS = frozenset({"Recommended Uses For Product"})
 # Nouns said without an article although they end like countable ones, and nouns that lemminflect also knows as
