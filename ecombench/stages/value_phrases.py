@@ -22,7 +22,9 @@ from ecombench.text import fill, fix_articles, join_words, normalize
 # around the label and values (a split's queries excluding one value would repeat it).
 EXCLUDE = ("I'm fine with any {label} but {values}.", "Any {label} but {values} is fine.",
            "I don't want {values} as the {label}.", "I'll take any {label} but {values}.",
-           "Happy to get any {label} but {values}.", "Honestly, any {label} but {values} suits me.")
+           "Happy to get any {label} but {values}.", "Honestly, any {label} but {values} suits me.",
+           "I'm open to any {label} but {values}.", "I'd settle for any {label} but {values}.",
+           "Give me any {label} but {values}.", "Really, any {label} but {values}.")
 EXCLUDE_COLOUR = ("Nothing in {values} colours, please.", "I'd rather not have it in {values} colours.",
                   "Please, not in {values} colours.", "Skip anything in {values} colours.",
                   "I'd avoid anything in {values} colours.", "Not in {values} colours, though.")
