@@ -62,17 +62,20 @@ def test_no_natural_question_of_the_development_list_is_denied(full_build, sandb
 def test_a_question_about_a_field_the_profile_holds_through_a_related_one_gets_the_profile(full_build,
                                                                                           sandbox_catalog):
     # "Indoors or outdoors?" of a shopper whose profile names the room: the profile's room, as a slot would open.
+    # Any field the profile holds that another field falls back to (FieldSpec.fallback) the task does not ask: a
+    # question about that other field gets the profile's reply.
     table = sandbox_catalog.table
-    task = next((t for t in full_build.tasks
-                 if any(r["info_source"] == "persona" and table.by_rubric_field(r["field"]).name == "Room Type"
-                        for r in t["rubrics"])
-                 and not any(table.by_rubric_field(r["field"]).name == "Indoor/Outdoor Usage" for r in t["rubrics"])),
-                None)
-    assert task is not None, "the real build has no task whose profile names a room"
-    profile = next(p["user_response"] for p in task["clarification_script"]["profile_replies"]
-                   if p["field"].removeprefix("details.") == "Room Type")
-    reply = Episode(sandbox_catalog, task).call("ask_user", {"question": "Is it for indoor or outdoor use?"})
-    assert reply["user_response"] == profile
+    found = [(t, spec, related) for t in full_build.tasks for r in t["rubrics"]
+             if r["info_source"] == "persona" and (spec := table.by_rubric_field(r["field"])).kind == "detail"
+             for related in table.detail_fields()
+             if spec.name in related.fallback and related.questions
+             and not any(table.by_rubric_field(x["field"]).name == related.name for x in t["rubrics"])]
+    assert found, "the real build has no task whose profile holds a field another falls back to"
+    for task, spec, related in found[:5]:
+        profile = next(p["user_response"] for p in task["clarification_script"]["profile_replies"]
+                       if p["field"].removeprefix("details.") == spec.name)
+        reply = Episode(sandbox_catalog, task).call("ask_user", {"question": related.questions[0]})
+        assert reply["user_response"] == profile, (task["id"], spec.name, related.name)
 
 
 def test_a_field_with_no_hidden_requirement_gets_no_preference_for_it_only(full_build, sandbox_catalog):

@@ -245,11 +245,11 @@ def test_a_query_with_no_product_type_and_no_attribute_is_not_searchable(full_ca
 
 
 def test_an_answer_set_split_leaves_every_hidden_source_needed(full_catalog, intents):
-    # On a real poster (B0BLWJHSXZ, "Trends International Marvel Comics-Carnage Wall Poster"): the split searches
-    # the placements by their answer sets, so that without the persona and without the clarification the catalog
-    # still holds at least two products, the query alone at least three and the whole task few. (B0BM4T33MK served
-    # until its frame label stopped being read as a material, B07HKK3LPK before, B0BM23T7MM before product facts:
-    # the features a page states decide which placements exist.)
+    # On a real poster (B004UX4U8Q, "(27x40) Belly Movie Poster"): the split searches the placements by their
+    # answer sets, so that without the persona and without the clarification the catalog still holds at least two
+    # products, the query alone at least three and the whole task few. (B0BLWJHSXZ served until labels alone no
+    # longer gave rooms, B0BM4T33MK until its frame label stopped being read as a material, B07HKK3LPK and
+    # B0BM23T7MM before: the features a page states decide which placements exist.)
     from ecombench.stages.rubrics import feature_rubric
     from ecombench.stages.split import SplitGoals
     from ecombench.validation.semantic import answer_set_masks
@@ -257,13 +257,13 @@ def test_an_answer_set_split_leaves_every_hidden_source_needed(full_catalog, int
     intent = intents["product_search"]
     support = lambda field, value: full_catalog.index.support(  # noqa: E731
         {"type": "attribute_match", "field": field, "expected_value": value})
-    gen = rng(0, "candidate", "product_search", "B0BLWJHSXZ", 0)  # the build's first-attempt draw
-    features, _ = extract_features(full_catalog.product("B0BLWJHSXZ"), intent, full_catalog.table, gen,
+    gen = rng(0, "candidate", "product_search", "B004UX4U8Q", 0)  # the build's first-attempt draw
+    features, _ = extract_features(full_catalog.product("B004UX4U8Q"), intent, full_catalog.table, gen,
                                    type_vocabulary=full_catalog.type_vocabulary,
                                    value_support=support)
     chosen = select_features(features, intent, gen)
     within = [feature_rubric(f) for f in chosen if f.kind == "entity"]
-    masks, universe = answer_set_masks([feature_rubric(f) for f in chosen], within, full_catalog.index, "B0BLWJHSXZ")
+    masks, universe = answer_set_masks([feature_rubric(f) for f in chosen], within, full_catalog.index, "B004UX4U8Q")
     a = split_features(chosen, intent, CONFIG, gen, plan=SplitGoals(masks=masks, universe=universe))
     answer = lambda fs: len(full_catalog.index.answer_set([feature_rubric(f) for f in fs]))  # noqa: E731
     assert answer(a.query) >= 3

@@ -263,3 +263,13 @@ def test_no_two_exclusion_wordings_share_a_run_of_five_words():
 
     filled = [t.format(label="theme", values="Christmas") for t in EXCLUDE]
     assert [(a, b) for i, a in enumerate(filled) for b in filled[i + 1:] if runs(a) & runs(b)] == []
+
+
+def test_a_sentence_with_its_own_link_word_takes_no_other():
+    # "... Plus, and that closes all the way across so nothing falls out, if possible." (rating_quality-11f381778de3)
+    from ecombench.stages.verbalise_v2 import linked
+
+    sentences = ["And with a zipper closure, if possible.", "Also, one in a modern style.", "I'd go for one in red."]
+    outs = [linked(sentences, random.Random(seed)) for seed in range(40)]
+    assert all(out[:2] == sentences[:2] for out in outs)
+    assert any(out[2] != sentences[2] for out in outs)  # a sentence without a link of its own still takes one
