@@ -14,6 +14,7 @@ import polars as pl
 
 from ecombench.catalog.schema import BUILD_PRODUCT_COLUMNS, REVIEW_TEXT_COLUMNS
 from ecombench.errors import InputError
+from ecombench.text import normalize
 
 
 class SnapshotError(InputError, ValueError):
@@ -113,6 +114,29 @@ def load_products_of(path: Path, asins: Iterable[str]) -> pl.DataFrame:
                 .filter(pl.col("parent_asin").is_in(wanted.implode())).collect().rechunk())
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise SnapshotError(f"{products_path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None
+
+
+def load_page_texts(path: Path, asins: Iterable[str]) -> pl.DataFrame:
+    """(parent_asin, page_text) of these parent_asins: title, bullets and description as one normalised text.
+
+    `page_text` has a space at each end (ecombench.text.normalize of the parts joined), so a value is looked up as
+    `f" {normalize(value)} " in page_text`. Read by a filtered scan: the build keeps features and description on
+    disk and reads them for its candidates only.
+
+    Raises:
+        SnapshotError: products.parquet cannot be read.
+    """
+    products_path = path / "products.parquet"
+    wanted = pl.Series(sorted(set(asins)), dtype=pl.String)
+    try:
+        rows = (pl.scan_parquet(products_path).select("parent_asin", "title", "features", "description")
+                .filter(pl.col("parent_asin").is_in(wanted.implode())).collect())
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise SnapshotError(f"{products_path}: unreadable parquet ({str(exc).splitlines()[0][:160]})") from None
+    texts = [f" {normalize(' '.join([title or '', *(features or []), *(description or [])]))} "
+             for title, features, description in rows.select("title", "features", "description").iter_rows()]
+    return pl.DataFrame({"parent_asin": rows.get_column("parent_asin"), "page_text": texts},
+                        schema={"parent_asin": pl.String, "page_text": pl.String})
 
 
 def load_reviews(path: Path, of: Iterable[str] | None = None) -> pl.DataFrame:

@@ -32,7 +32,14 @@ from ecombench.answers.partitioned import PartitionedCatalog, PassInterrupted
 from ecombench.catalog.details import field_vocabulary
 from ecombench.catalog.facts import stated_rows, with_facts
 from ecombench.catalog.integrity import verify_snapshot
-from ecombench.catalog.snapshot import load_manifest, load_products_of, load_reviews, load_snapshot, products_in_slices
+from ecombench.catalog.snapshot import (
+    load_manifest,
+    load_page_texts,
+    load_products_of,
+    load_reviews,
+    load_snapshot,
+    products_in_slices,
+)
 from ecombench.errors import InputError, SettingError
 from ecombench.hashing import PACKAGE_DIR, digest, source_digest
 from ecombench.io import write_atomic
@@ -440,6 +447,8 @@ def plan_build(config: BuildConfig, artifacts: Path, with_index: bool = True
     if products is None:
         products = load_products_of(snapshot, wanted)  # just the candidates' rows
     products = with_facts(products, ctx.facts.facts) if ctx.facts is not None else products
+    # The candidates' whole text, for exclusions that must not describe the target (stages/features.py)
+    products = products.join(load_page_texts(snapshot, wanted), on="parent_asin", how="left", maintain_order="left")
     by_product: dict[str, list[dict[str, Any]]] | None = None
     if any(i.review_opinions for i in chosen):
         by_product = {}

@@ -355,10 +355,31 @@ def _same_kind(value: str, options: list[str], spec: FieldSpec, table: FieldTabl
     return False
 
 
-def _page_text(product: dict[str, Any]) -> str:
-    """The target's title, bullets and description as one normalised text with a space at each end."""
+def page_text(product: dict[str, Any]) -> str:
+    """The target's title, bullets and description as one normalised text with a space at each end.
+
+    The build's candidates carry it as "page_text" (ecombench.catalog.snapshot.load_page_texts); else it is made
+    from the product's "title", "features" and "description".
+    """
+    if product.get("page_text") is not None:
+        return str(product["page_text"])
     parts = [product.get("title") or "", *(product.get("features") or []), *(product.get("description") or [])]
     return f" {normalize(' '.join(str(p) for p in parts))} "
+
+
+def describes_target(value: str, product: dict[str, Any], spec: FieldSpec, table: FieldTable,
+                     mine: list[str] | None = None, text: str | None = None) -> bool:
+    """Whether excluding `value` of field `spec` would rule out the target itself, as a shopper reads it.
+
+    True when the value overlaps one the target's page states (in any spelling), is a kind of one or what one is a
+    kind of (FieldSpec.kinds: "Plastic" of a TPU case), or the target's title, bullets or description say it
+    ("Funny" of a meme case whose bullet reads "Funny trick or treat design"). `mine` (`page_values`) and `text`
+    (`page_text`) may be passed when already computed.
+    """
+    mine = page_values(product, spec) if mine is None else mine
+    text = page_text(product) if text is None else text
+    return (_overlaps(value, mine, table) or _same_kind(value, mine, spec, table)
+            or any(f" {n} " in text for sp in table.spellings(value) if (n := normalize(sp))))
 
 
 def _make_negatives(features: list[Feature], product: dict[str, Any], intent: IntentSpec, table: FieldTable,
@@ -381,11 +402,8 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
         if len(swaps) == want:
             break
         spec = table.by_rubric_field(f.field)
-        mine = page_values(product, spec)
-        text = _page_text(product)
-        others = [v for v in local.get(spec.name, []) if not _overlaps(v, mine, table)
-                  and not _same_kind(v, mine, spec, table)
-                  and not any(f" {n} " in text for sp in table.spellings(v) if (n := normalize(sp)))]
+        mine, text = page_values(product, spec), page_text(product)
+        others = [v for v in local.get(spec.name, []) if not describes_target(v, product, spec, table, mine, text)]
         if len(others) < 2:
             continue
         excluded = sorted(rng.sample(others[:10], 2), key=str.lower)

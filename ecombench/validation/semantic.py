@@ -19,7 +19,7 @@ from ecombench.lemmas import states_cue, states_phrase
 from ecombench.rubrics import RUBRIC_TYPES, RubricLike, as_rubrics, kind_of
 from ecombench.schemas.findings import Finding
 from ecombench.schemas.models import Rubric
-from ecombench.stages.features import _overlaps
+from ecombench.stages.features import describes_target, page_text
 from ecombench.stages.persona_fit import incoherences
 from ecombench.stages.phrasing import phrasing_of, rubric_forms
 from ecombench.stages.rubrics import rubric_lock
@@ -386,7 +386,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     which on the shared data leaves almost no negative_constraint task (measured on the shared data, CHANGELOG.md).
     Returns the rubric's own excluded values that
     some such product carries, then other values of the same field those products carry (most products
-    first, then alphabetical), never one overlapping the target's own options, at most `keep`. Empty
+    first, then alphabetical), never one that describes the target (`describes_target`: its own options, a kind
+    of them, a word its page says), at most `keep`. Empty
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
     A value the product type implies or does not take (`ecombench.stages.type_values.type_value_problem`: a form factor
     "Case" of a case, Age Range "Adult" of a chair) is never excluded: "a case ... any form factor but case is
@@ -409,12 +410,12 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     left = [a for a in index.answer_set(others) if a != target.get("parent_asin")]
     if not left:
         return []
-    mine = page_values(target, spec)
+    mine, text = page_values(target, spec), page_text(target)
     carried: Counter = Counter()
     for product in index.products_of(left):
         seen = set()
         for clean in page_values(product, spec):
-            if clean.lower() not in seen and not _overlaps(clean, mine, index.table):
+            if clean.lower() not in seen and not describes_target(clean, target, spec, index.table, mine, text):
                 seen.add(clean.lower())
                 carried[clean] += 1
     entity = next((str(r["expected_value"]) for r in plain if r["info_source"] == "query" and r["type"] in RUBRIC_TYPES

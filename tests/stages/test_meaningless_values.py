@@ -190,9 +190,12 @@ def negative_vocabulary(full_catalog):
 
 def _excluded(full_catalog, stats, vocabulary, asin: str, field: str) -> set[str]:
     """Every value stage 2 excludes of `field` for the product as a negative_constraint target, over 60 seeds."""
+    from ecombench.catalog.snapshot import load_page_texts
+
+    product = full_catalog.product(asin) | {"page_text": load_page_texts(full_catalog.path, [asin])["page_text"][0]}
     out: set[str] = set()
     for seed in range(60):
-        features, _ = extract_features(full_catalog.product(asin), load_intents()["negative_constraint"],
+        features, _ = extract_features(product, load_intents()["negative_constraint"],
                                        full_catalog.table, rng(seed, "negatives-test", asin),
                                        vocabulary=vocabulary, value_support=ValueSupport(full_catalog.index),
                                        type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
@@ -212,3 +215,21 @@ def test_an_exclusion_never_rules_out_what_the_target_is(full_catalog, stats, ne
                                                           value):
     excluded = _excluded(full_catalog, stats, negative_vocabulary, asin, field)
     assert excluded and value not in excluded
+
+
+@pytest.mark.parametrize(("asin", "field", "value", "rules_out"), [
+    ("B08HGL52CP", "Theme", "Funny", True),        # "Funny trick or treat design" (a bullet)
+    ("B094F17ZWP", "Material", "Plastic", True),   # "Flexible TPU": a plastic
+    ("B094F17ZWP", "Material", "Leather", False),
+    ("B08HGL52CP", "Theme", "Religious", False),
+])
+def test_an_exclusion_that_the_target_page_describes_is_never_chosen_at_stage_4_either(full_catalog, asin, field,
+                                                                                       value, rules_out):
+    # stage 4's exclusions that bite (ecombench.validation.semantic.biting_exclusions) take other values of the
+    # field among the products the query leaves: "any theme but funny or love" of the meme case came from there
+    from ecombench.catalog.snapshot import load_page_texts
+    from ecombench.stages.features import describes_target
+
+    text = load_page_texts(full_catalog.path, [asin]).get_column("page_text")[0]  # as the build reads it
+    product = full_catalog.product(asin) | {"page_text": text}
+    assert describes_target(value, product, full_catalog.table.fields[field], full_catalog.table) is rules_out
