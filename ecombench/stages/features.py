@@ -267,6 +267,9 @@ def extract_features(
             if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))})
+            if spec.not_wanted:  # "Hand Wash Only": what an owner may not do, never what a shopper asks for
+                bad.update({o: "not_wanted" for o in options if o not in bad
+                            and any(contains_phrase(o, w) for w in spec.not_wanted)})
             if not spec.compatibility and spec.name != "Brand":
                 # a word of the device it fits is no theme or use of its own ("Galaxy" of a Galaxy J3 case)
                 bad.update({o: "names_device" for o in options

@@ -71,6 +71,8 @@ class FieldSpec:
             Polyurethane"; a shopper excluding the one excludes the other.
         catch_all: a product stating this many distinct values of the field lists everywhere it might go ("for
             living room, bedroom, office"): none of them is a requirement to draw (0: no such rule).
+        not_wanted: words that make a value something no shopper asks for (reviewed): a care restriction ("Hand
+            Wash Only", "Do Not Bleach") is what an owner may not do. Such a value is never drawn; it stays a fact.
     """
 
     name: str
@@ -99,6 +101,7 @@ class FieldSpec:
     absence_cues: tuple[str, ...] = ()
     kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()
     catch_all: int = 0
+    not_wanted: tuple[str, ...] = ()
 
     def text_cues(self) -> tuple[str, ...]:
         """The cue words of the field in product text: `cues`, else its label."""
@@ -279,6 +282,7 @@ def _load_field_table(path: str) -> FieldTable:
                 absence_cues=tuple(row.get("absence_cues", ())),
                 kinds=tuple((broad, tuple(narrower)) for broad, narrower in row.get("kinds", {}).items()),
                 catch_all=int(row.get("catch_all", 0)),
+                not_wanted=tuple(row.get("not_wanted", ())),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None

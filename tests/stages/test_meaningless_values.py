@@ -233,3 +233,12 @@ def test_an_exclusion_that_the_target_page_describes_is_never_chosen_at_stage_4_
     text = load_page_texts(full_catalog.path, [asin]).get_column("page_text")[0]  # as the build reads it
     product = full_catalog.product(asin) | {"page_text": text}
     assert describes_target(value, product, full_catalog.table.fields[field], full_catalog.table) is rules_out
+
+
+def test_a_care_restriction_is_never_a_requirement(full_catalog, stats):
+    # "Au-TOMOTIVE GOLD Travel Mug for Ford": "It should say hand wash only on the care label" (rating_quality-
+    # 35a82e6b2afc) was read as nothing a shopper asks for; the value stays a fact of the mug
+    asin = "B0086PJRD2"
+    care = {f["value"] for f in full_catalog.product(asin)["facts"] if f["field"] == "Product Care Instructions"}
+    assert "Hand Wash Only" in care
+    assert _rejected(full_catalog, stats, asin)["details.Product Care Instructions"]["Hand Wash Only"] == "not_wanted"
