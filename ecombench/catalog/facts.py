@@ -89,6 +89,11 @@ IMITATIONS = frozenset("pu faux vegan synthetic artificial imitation fake leathe
 POSSESSIVE_SPELLINGS = frozenset({"mens", "womens"})
 GIFT_BEFORE = frozenset("gift gifts present presents stocking stuffer stuffers".split())
 GIFT_AFTER = frozenset("gift gifts present presents".split())
+# Words of the occasions gifts are given for: an occasion beside another is in a list of them ("Fathers Day,
+# Christmas, Birthday"; the normalised text keeps no comma). "day" ends one before ("Mothers Day"), never after
+# ("Christmas Day" is Christmas).
+OCCASION_WORDS = frozenset("day birthday birthdays christmas halloween easter thanksgiving wedding weddings "
+                           "anniversary graduation valentine valentines hanukkah retirement housewarming".split())
 # What opens the part of a title that names the device an accessory fits; what opens a variant after it.
 DEVICE_OPENERS = ("for", "compatible with", "compatible for", "fits", "fit for", "fit", "designed for",
                   "made for", "works with", "work with", "replacement for", "suitable for")
@@ -538,7 +543,12 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     imitated = imitation | pl.col("other_model")
     negated = (_negated_before(pl.col("pre")) | pl.col("post").is_in(list(DENYING_SUFFIXES)) | imitated)
     gift = (pl.col("pre").list.eval(pl.element().is_in(list(GIFT_BEFORE))).list.any()
-            | pl.col("post").is_in(list(GIFT_AFTER)))
+            | pl.col("post").is_in(list(GIFT_AFTER))
+            # an occasion named as a theme in a list of occasions is one the product is given for: "on Fathers Day,
+            # Christmas, Birthday" of a Father's Day mug
+            | ((pl.col("field") == "Theme")
+               & pl.col("norm").str.strip_chars().str.split(" ").list.last().is_in(list(OCCASION_WORDS))
+               & (last_pre.is_in(list(OCCASION_WORDS)) | pl.col("post").is_in(list(OCCASION_WORDS - {"day"})))))
     # The title's device part: from the first device opener to a comma-like break (in surface text, a break is
     # lost, so the device part runs to the next device-part end word or the end of the title).
     openers = "|".join(sorted((o.replace(" ", r"\s") for o in DEVICE_OPENERS), key=len, reverse=True))

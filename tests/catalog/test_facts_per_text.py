@@ -126,3 +126,4 @@ def test_facts_written_slice_by_slice_are_the_bytes_of_those_held_in_memory(real
     window = pl.col("row").is_between(700, 1399)
     assert (stated_rows(written.scan()).filter(window).collect()
             .equals(stated_rows(held.facts).filter(window)))
+

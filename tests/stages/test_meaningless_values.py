@@ -242,3 +242,31 @@ def test_a_care_restriction_is_never_a_requirement(full_catalog, stats):
     care = {f["value"] for f in full_catalog.product(asin)["facts"] if f["field"] == "Product Care Instructions"}
     assert "Hand Wash Only" in care
     assert _rejected(full_catalog, stats, asin)["details.Product Care Instructions"]["Hand Wash Only"] == "not_wanted"
+
+
+@pytest.mark.parametrize("asin", [
+    # "Fathers Day Mugs for Dad, Keep Calm and Papa will Fix it": Theme label "Christmas" copied from "a best papa
+    # gift for Fathers Day, Christmas, birthday" (coupon_budget-9d70fa047469's "Christmas" theme was read false)
+    "B091959THN",
+    # "Digibuddha I Am Not A Morning Person Coffee Tea Mug ... Birthday Christmas Holiday Present"
+    "B08MNB9ZBC",
+])
+def test_a_theme_only_the_label_states_is_no_requirement(full_catalog, stats, asin):
+    themes = {f["value"]: f["sources"] for f in full_catalog.product(asin)["facts"] if f["field"] == "Theme"}
+    assert themes.get("Christmas") == ["details"]
+    assert "Christmas" not in _drawn(full_catalog, stats, asin, "details.Theme")
+
+
+@pytest.mark.parametrize(("asin", "theme_from_title"), [
+    # "... Mug for Papa from Daughter Son on Fathers Day, Christmas, Birthday, Mug for Dad 11 Oz White": an occasion
+    # in a list of occasions is one it is given for, not its theme
+    ("B091959THN", False),
+    # "XYBAGS Mothers Day Christmas Birthday Gifts for Nana, Metal Pendant Keychain"
+    ("B07H1PM5RH", False),
+    # "Bells Tree Skirt ... Merry Christmas Xmas Tree Skirts ... Christmas Day Ornaments": Christmas all the same
+    ("B08J6LZ7P4", True),
+])
+def test_an_occasion_in_a_list_of_occasions_is_no_theme(full_catalog, asin, theme_from_title):
+    sources = [f["sources"] for f in full_catalog.product(asin)["facts"]
+               if f["field"] == "Theme" and f["value"] == "Christmas"]
+    assert any("title" in s for s in sources) is theme_from_title
