@@ -214,6 +214,16 @@ def device_holds(stated: str, required: str) -> bool | None:
     return all(any(w.same_device(h) for h in have) for w in want)
 
 
+def device_words(text: str) -> frozenset[str]:
+    """The words of `text` as device models are read from it: models rejoined ("s21", "v20"), sizes dropped.
+
+    Example:
+        >>> sorted(device_words("Case for Samsung S22 Ultra 5G, 6.8 inch"))
+        ['5g', 'case', 'for', 's22', 'samsung', 'ultra']
+    """
+    return frozenset(_words(spell_plus(text)))
+
+
 def device_tokens(required: str) -> list[str] | None:
     """Tokens every option naming the required device holds (its models' tokens), or None when it names none.
 

@@ -58,7 +58,7 @@ from ecombench.catalog.details import (
     strip_markup,
 )
 from ecombench.catalog.devices import VARIANT_WORDS, names_device
-from ecombench.catalog.fitted import fitted_device_facts
+from ecombench.catalog.fitted import fitted_device_facts, title_names_other_device
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import normalize
 
@@ -829,7 +829,9 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
     else:
         text = _with_evidence(read_mentions(mentions, segments, vocabulary, table), segments)
     compat = [s.name for s in table.detail_fields() if s.compatibility]
-    text = pl.concat([text, _fitted_facts(products, vocabulary, table, labels, compat).select(text.columns)])
+    title_device = _title_device_conflicts(labels.filter(pl.col("field").is_in(compat)), products)
+    text = pl.concat([text, _fitted_facts(products, vocabulary, table, labels, compat,
+                                          title_device.select("row").unique()).select(text.columns)])
     # The details name the maker; a brand the bullets or description name beside it is one the product works with
     # ("PhotoHighQuality" adapter "Compatible for Canon"), so it neither states nor contradicts the label.
     branded = labels.filter(pl.col("field") == "Brand").get_column("row").unique().to_list()
@@ -846,7 +848,8 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                                 .cast(pl.Int32).alias("end"), pl.lit(True).alias("cued"),
                                 pl.col("value").alias("evidence"), pl.lit(False).alias("imitation"))
     canonical = vocabulary.values.select("field", "norm", pl.col("value").alias("canonical"))
-    other_model = _other_model_conflicts(labels.filter(pl.col("field").is_in(compat)), segments)
+    other_model = pl.concat([_other_model_conflicts(labels.filter(pl.col("field").is_in(compat)), segments),
+                             title_device])
     all_facts = (pl.concat([label_facts, text.select(label_facts.columns), other_model.select(label_facts.columns)])
                  .with_columns(surface(pl.col("value")).alias("norm"))
                  .join(canonical, on=["field", "norm"], how="left")
@@ -859,14 +862,16 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
 
 
 def _fitted_facts(products: pl.DataFrame, vocabulary: FactVocabulary, table: FieldTable, labels: pl.DataFrame,
-                  compat: list[str]) -> pl.DataFrame:
+                  compat: list[str], mislabelled: pl.DataFrame) -> pl.DataFrame:
     """The devices the title and bullets say a product fits (ecombench.catalog.fitted), as text facts with evidence.
 
-    Only for products whose labels name no device model: a label is the stronger evidence where there is one.
+    Only for products whose labels name no device model, or whose title fits another device than every label names
+    (`mislabelled`: row): elsewhere a label is the stronger evidence.
     """
     compat_labels = labels.filter(pl.col("field").is_in(compat))
     named = [names_device(v) for v in compat_labels.get_column("value").to_list()]
-    labelled = compat_labels.filter(pl.Series(named, dtype=pl.Boolean)).select("row")
+    labelled = (compat_labels.filter(pl.Series(named, dtype=pl.Boolean)).select(pl.col("row").cast(pl.Int32))
+                .join(mislabelled.select(pl.col("row").cast(pl.Int32)), on="row", how="anti"))
     found = fitted_device_facts(products, vocabulary.values, table, labelled)
     norm, value = surface(pl.col("text")), surface(pl.col("value")).str.strip_chars()
     start = pl.col("norm").str.find(value, literal=True).fill_null(0).cast(pl.Int32)
@@ -945,6 +950,53 @@ def _exclusive_conflicts(facts: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([facts, conflicts.select(facts.columns).cast(facts.schema)])
 
 
+_CONFLICT_SCHEMA = pl.Schema({"row": pl.Int32, "field": pl.String, "value": pl.String, "polarity": pl.String,
+                              "source": pl.String, "segment": pl.Int32, "start": pl.Int32, "end": pl.Int32,
+                              "cued": pl.Boolean, "evidence": pl.String, "imitation": pl.Boolean})
+
+
+def _title_device_conflicts(labels: pl.DataFrame, products: pl.DataFrame) -> pl.DataFrame:
+    """Contradictions of device labels whose product's title fits another device of the same line.
+
+    "Samsung Galaxy S21" on a case whose title reads "... case for Samsung S22 Ultra 5G" (B09Q5ZJ42R): the label
+    was copied from another listing (ecombench.catalog.fitted.title_names_other_device).
+
+    Args:
+        labels: the compatibility `label_options` (row, field, value, norm) of the products.
+        products: the products frame; `row` is the position in it.
+
+    Returns:
+        The contradictions, one per label value, in `_CONFLICT_SCHEMA`.
+    """
+    named = labels.filter(pl.Series([names_device(v) for v in labels.get_column("value").to_list()],
+                                    dtype=pl.Boolean))
+    if named.is_empty():
+        return pl.DataFrame(schema=_CONFLICT_SCHEMA)
+    per_row = (named.group_by("row").agg(pl.col("value").unique().sort())
+               .join(products.select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "title"), on="row")
+               .sort("row"))
+    other = [title_names_other_device(title or "", tuple(values))
+             for values, title in per_row.select("value", "title").iter_rows()]
+    found = (per_row.with_columns(pl.Series("other", other, dtype=pl.String)).drop_nulls("other")
+             .select("row", "other", "title"))
+    if found.is_empty():
+        return pl.DataFrame(schema=_CONFLICT_SCHEMA)
+    window = pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0))
+    start = pl.max_horizontal(pl.col("norm").str.find(surface(pl.col("other")).str.strip_chars(), literal=True)
+                              .fill_null(0), pl.lit(0)).cast(pl.Int32)
+    return (named.join(found, on="row").with_columns(surface(pl.col("title")).alias("norm"))
+            .with_columns(start.alias("start"))
+            .select("row", "field", "value", pl.lit(CONTRADICTED).alias("polarity"), pl.lit("title").alias("source"),
+                    pl.lit(0, dtype=pl.Int32).alias("segment"), "start",
+                    (pl.col("start") + surface(pl.col("other")).str.strip_chars().str.len_bytes()).cast(pl.Int32)
+                    .alias("end"), pl.lit(True).alias("cued"),
+                    pl.concat_str([pl.lit("fits another device: "),
+                                   pl.col("norm").str.slice(window, surface(pl.col("other")).str.len_bytes()
+                                                            + 2 * CONTEXT_CHARS).str.strip_chars()]).alias("evidence"),
+                    pl.lit(False).alias("imitation"))
+            .sort("row", "field", "value").cast(_CONFLICT_SCHEMA))
+
+
 def _other_model_conflicts(labels: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
     """Contradictions of device labels the page names only as another model ("Galaxy S8" on an "S8 Active" part).
 
@@ -958,9 +1010,7 @@ def _other_model_conflicts(labels: pl.DataFrame, segments: pl.DataFrame) -> pl.D
         labels: the compatibility `label_options` (row, field, value, norm) of the products.
         segments: `product_segments` of the same products.
     """
-    empty = pl.DataFrame(schema={"row": pl.Int32, "field": pl.String, "value": pl.String, "polarity": pl.String,
-                                 "source": pl.String, "segment": pl.Int32, "start": pl.Int32, "end": pl.Int32,
-                                 "cued": pl.Boolean, "evidence": pl.String, "imitation": pl.Boolean})
+    empty = pl.DataFrame(schema=_CONFLICT_SCHEMA)
     if labels.is_empty():
         return empty
     variants = "|".join(sorted(LIST_SAFE_VARIANTS))

@@ -21,7 +21,14 @@ from functools import lru_cache
 
 import polars as pl
 
-from ecombench.catalog.devices import MAKER_SERIES, VARIANT_WORDS, DeviceModel, device_models, spell_plus
+from ecombench.catalog.devices import (
+    MAKER_SERIES,
+    VARIANT_WORDS,
+    DeviceModel,
+    device_models,
+    device_words,
+    spell_plus,
+)
 from ecombench.tables.fields import FieldTable
 
 # What opens the device part ("compatible with Fitbit Charge 3"), longest first so "fit for" wins over "for".
@@ -228,3 +235,50 @@ def fitted_device_facts(products: pl.DataFrame, values: pl.DataFrame, table: Fie
                                        "polarity": pl.String}, orient="row")
     return segments.join(hits, on="text").select(list(schema)).unique(["row", "field", "value", "polarity", "source",
                                                                         "segment"]).sort("row", "segment", "value")
+
+
+def _plain(text: str) -> str:
+    """Lower-case words, one space apart and around: " honeywell lynx touch k5109 "."""
+    return " " + " ".join(_WORD.findall(text.lower())) + " "
+
+
+@lru_cache(maxsize=65536)
+def title_names_other_device(title: str, labelled: tuple[str, ...]) -> str | None:
+    """The device the title says the product fits where it names none of the `labelled` ones, else None.
+
+    A compatibility label copied from another listing names a device the product does not fit: "Samsung Galaxy
+    S21" on a case whose title says "Samsung S22 Ultra 5G Metal case ... for Samsung S22 Ultra 5G" (B09Q5ZJ42R). The
+    title contradicts the labels when a device phrase of it ("for ...", "compatible with ...", not negated) names a
+    device of the same line (the series' first word: "galaxy", "iphone") as a labelled one, and the title holds the
+    model of no labelled device, nor a labelled value word for word (another variant of one, "S7 Edge" for "S7", is
+    for ecombench.catalog.facts' `_other_model_conflicts` to judge). A title naming another line only ("Toner for
+    HP 64X" on a "LaserJet P4015" label) names what the product is, not what it fits, and contradicts nothing.
+
+    Args:
+        title: the product's title.
+        labelled: the compatibility label values of the product that name a device model.
+
+    Returns:
+        The title's spelling of the first such device, or None.
+
+    Example:
+        >>> title_names_other_device("JINGANGYU Samsung S22 Ultra 5G Metal case", ("Samsung Galaxy S21",)) is None
+        True
+        >>> title_names_other_device("Metal case for Samsung S22 Ultra 5G (Red)", ("Samsung Galaxy S21",))
+        'Samsung S22 Ultra'
+        >>> title_names_other_device("Evo Wallet for Samsung Galaxy S7 Edge - Black", ("Samsung Galaxy S7",)) is None
+        True
+    """
+    wanted = [d for value in labelled for d in _devices(value) if d.series]
+    if not wanted:
+        return None
+    if {w.model for w in wanted} & device_words(title) or any(_plain(v) in _plain(title) for v in labelled):
+        return None
+    lines = {_family(w.series) for w in wanted}
+    for _, phrase, negated in phrases(title):
+        if negated:
+            continue
+        for spelling in device_spellings(phrase, frozenset()):
+            if any(d.series and _family(d.series) in lines for d in _devices(spelling)):
+                return spelling
+    return None

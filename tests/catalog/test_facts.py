@@ -188,6 +188,31 @@ def test_a_device_label_the_page_names_only_as_another_model_is_contradicted(ful
     assert asin not in full_catalog.index.answer_set([_rubric(field, label)]), why
 
 
+@pytest.mark.parametrize(("asin", "label", "fits", "why"), [
+    # JINGANGYU case: labels "Samsung Galaxy S21 Ultra, Samsung Galaxy S21 Plus, Samsung Galaxy S21"; title
+    # "Samsung S22 Ultra 5G Metal case ... Outdoor case for Samsung S22 Ultra 5G (Red)".
+    ("B09Q5ZJ42R", "Samsung Galaxy S21", "Samsung S22 Ultra", "an S22 Ultra case"),
+    # Cygnett UrbanShield: labels list a Galaxy Note 2 and iPhones; title "Case for Galaxy S4".
+    ("B00CE8JVD8", "Samsung Galaxy Note 2", "Galaxy S4", "a Galaxy S4 case"),
+])
+def test_a_device_label_the_title_fits_another_device_for_is_contradicted(full_catalog, asin, label, fits, why):
+    field = "Compatible Phone Models"
+    facts = _facts(full_catalog, asin, field)
+    assert facts.get(label) == "contradicted", why
+    assert facts.get(fits) == "stated", why
+    assert asin not in full_catalog.index.answer_set([_rubric(field, label)]), why
+    assert asin in full_catalog.index.answer_set([_rubric(field, fits)]), why
+
+
+def test_a_title_naming_a_labelled_device_or_another_line_contradicts_no_label(full_catalog):
+    # PHONSUN flex cable "Replacement for LG V20 H910 ...": its label "LG V20" is in the title.
+    assert _facts(full_catalog, "B07F77MNH9", "Compatible Phone Models").get("LG V20") == "stated"
+    # SuppliesOutlet toner "Replacement for HP 64X (CC364X)", labels "LaserJet P4015, ...": the title names what the
+    # product is, another line than the printers it fits.
+    facts = _facts(full_catalog, "B07RT1TWWV", "Compatible Devices")
+    assert facts and "contradicted" not in facts.values()
+
+
 @pytest.mark.parametrize("asin", [
     # "2.4 GHz Wireless Mouse, Six-Button Silent Wireless Computer Mice ..." (no label).
     "B07R32PZZ6",
