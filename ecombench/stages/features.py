@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecombench.catalog.details import (
     clean_value,
+    detail_options,
     detail_values,
     split_options,
     strip_markup,
@@ -374,12 +375,14 @@ def describes_target(value: str, product: dict[str, Any], spec: FieldSpec, table
                      mine: list[str] | None = None, text: str | None = None) -> bool:
     """Whether excluding `value` of field `spec` would rule out the target itself, as a shopper reads it.
 
-    True when the value overlaps one the target's page states (in any spelling), is a kind of one or what one is a
-    kind of (FieldSpec.kinds: "Plastic" of a TPU case), or the target's title, bullets or description say it
-    ("Funny" of a meme case whose bullet reads "Funny trick or treat design"). `mine` (`page_values`) and `text`
-    (`page_text`) may be passed when already computed.
+    True when the value overlaps one the target's page states (in any spelling) or one its labels give, even a
+    label the page contradicts (a reader sees "Form Factor: Bumper" on the page of B06XZTVYH9 and reads "any form
+    factor but bumper" as ruling it out), is a kind of one or what one is a kind of (FieldSpec.kinds: "Plastic" of
+    a TPU case), or the target's title, bullets or description say it ("Funny" of a meme case whose bullet reads
+    "Funny trick or treat design"). `mine` (`page_values`) and `text` (`page_text`) may be passed when already
+    computed; `product` is a products.parquet row (its "details" a list of key/value records).
     """
-    mine = page_values(product, spec) if mine is None else mine
+    mine = [*(page_values(product, spec) if mine is None else mine), *detail_options(product, spec)]
     text = page_text(product) if text is None else text
     return (_overlaps(value, mine, table) or _same_kind(value, mine, spec, table)
             or any(f" {n} " in text for sp in table.spellings(value) if (n := normalize(sp))))

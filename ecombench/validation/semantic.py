@@ -375,6 +375,10 @@ def answer_set_masks(rubrics: list[Any], within: list[Any], index: AnswerSets, t
     return masks, len(universe)
 
 
+# How many of the products the other rubrics leave must carry an excluded value (fewer when fewer are left).
+MIN_CARRIED = 2
+
+
 def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, target: dict[str, Any],
                       keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3) -> list[str]:
     """Excluded values for negative rubric `rubric_id` that exclude something ("exclusions that bite").
@@ -384,9 +388,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     exclusion is stated there, beside the product type, so it rules out products of that type the rest
     of the query admits); ("query", "persona", "clarification") asks that it cut the final answer set,
     which on the shared data leaves almost no negative_constraint task (measured on the shared data, CHANGELOG.md).
-    Returns the rubric's own excluded values that
-    some such product carries, then other values of the same field those products carry (most products
-    first, then alphabetical), never one that describes the target (`describes_target`: its own options, a kind
+    Returns the rubric's own excluded values that some such products carry (MIN_CARRIED of them, or all when
+    fewer are left), then other values of the same field those products carry (most products first, then
+    alphabetical), never one that describes the target (`describes_target`: its own options or labels, a kind
     of them, a word its page says), at most `keep`. Empty
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
     A value the product type implies or does not take (`ecombench.stages.type_values.type_value_problem`: a form factor
@@ -418,6 +422,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
             if clean.lower() not in seen and not describes_target(clean, target, spec, index.table, mine, text):
                 seen.add(clean.lower())
                 carried[clean] += 1
+    # A value only one of them carries is a stray label of that type ("802.11a" on one of 57 mice), not a kind of
+    # product a shopper of it rules out.
+    carried = Counter({c: n for c, n in carried.items() if n >= min(MIN_CARRIED, len(left))})
     entity = next((str(r["expected_value"]) for r in plain if r["info_source"] == "query" and r["type"] in RUBRIC_TYPES
                    and phrasing_of(r["type"]).query_role == "subject"), None)
     if entity is not None:

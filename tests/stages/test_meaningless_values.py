@@ -222,6 +222,10 @@ def test_an_exclusion_never_rules_out_what_the_target_is(full_catalog, stats, ne
     ("B094F17ZWP", "Material", "Plastic", True),   # "Flexible TPU": a plastic
     ("B094F17ZWP", "Material", "Leather", False),
     ("B08HGL52CP", "Theme", "Religious", False),
+    # LUVVITT armor case: its label says Form Factor "Bumper" (its bullets say "slim", which contradicts the label
+    # as a fact), and "any form factor but basic case or bumper" (negative_constraint-266f684b4ddd) was read false
+    ("B06XZTVYH9", "Form Factor", "Bumper", True),
+    ("B06XZTVYH9", "Form Factor", "Basic Case", False),
 ])
 def test_an_exclusion_that_the_target_page_describes_is_never_chosen_at_stage_4_either(full_catalog, asin, field,
                                                                                        value, rules_out):

@@ -95,3 +95,23 @@ def test_an_exclusion_never_names_only_the_product_type(full_catalog):
     values = biting_exclusions(rubrics, "r3", full_catalog.index, full_catalog.product(target))
     assert values and "case" not in [v.lower() for v in values]
     assert "Basic Case" in values  # a kind of case is still a fair exclusion
+
+
+def test_an_exclusion_never_takes_a_value_one_product_of_the_query_carries(full_catalog):
+    # B0957PJW3X, a Bluetooth mouse: "Really, any connectivity but 802.11a or wired" (negative_constraint-
+    # 0cf7674f3a21) was read meaningless; one of the 57 mice the query leaves carries a Wi-Fi standard.
+    target = "B0957PJW3X"
+    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Mice",
+                "info_source": "query"},
+               {"id": "r2", "type": "negative_attribute", "field": "details.Connectivity Technology",
+                "expected_value": ["802.11a", "Wired"], "info_source": "query"}]
+    left = set(full_catalog.index.answer_set(rubrics[:1])) - {target}
+
+    def carrying(v: str) -> set[str]:
+        return left & set(full_catalog.index.answer_set(rubrics[:1] + [
+            {"type": "attribute_match", "field": "details.Connectivity Technology", "expected_value": v}]))
+
+    assert len(carrying("802.11a")) == 1  # the stray label is there: only the rule keeps it out
+    values = biting_exclusions(rubrics, "r2", full_catalog.index, full_catalog.product(target))
+    assert "Wired" in values and "802.11a" not in values
+    assert all(len(carrying(v)) >= 2 for v in values)
