@@ -94,6 +94,15 @@ GIFT_AFTER = frozenset("gift gifts present presents".split())
 # ("Christmas Day" is Christmas).
 OCCASION_WORDS = frozenset("day birthday birthdays christmas halloween easter thanksgiving wedding weddings "
                            "anniversary graduation valentine valentines hanukkah retirement housewarming".split())
+# Words after a value in a bullet's header that keep the header about the value: "[Unique Design]", "【Compact and
+# Stylish】", "[Wireless Charging Compatible]". Any other word makes the value a modifier of something else:
+# "【Space Saving Keyboard】" is no space theme, "Country of Origin:" no country theme, "Integrated Mesh Pocket" no
+# mesh material (a field's own cue words keep it too: "Bright Color"). A self-evident field's value heads what it
+# describes ("Adjustable Resistance", "Magnetic Backing"), so there any word may follow.
+HEADER_ITEM_WORDS = frozenset("and or design designs style styles look finish pattern patterns print prints theme "
+                              "themes decor decoration decorations compatible compatibility feature features "
+                              "function functions construction quality shape edition series technology case cases "
+                              "cover".split())
 # What opens the part of a title that names the device an accessory fits; what opens a variant after it.
 DEVICE_OPENERS = ("for", "compatible with", "compatible for", "fits", "fit for", "fit", "designed for",
                   "made for", "works with", "work with", "replacement for", "suitable for")
@@ -611,11 +620,19 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     # QL label printers", "Apple TV mount", "Universal Compatibility:"), not its maker: there it counts only with
     # the field's cue ("Upstart Battery brand"); the title and the details name the maker.
     by_header_or_evidence = ~((pl.col("field") == "Brand") & (pl.col("source") != "title"))
+    # The word after the value in the header (HEADER_ITEM_WORDS): "" where the value ends it.
+    header_after = (pl.col("header").str.split(pl.col("norm")).list.get(1, null_on_oob=True).str.strip_chars()
+                    .str.split(" ").list.first().fill_null(""))
+    one_word_cues = cues.filter(~pl.col("cue").str.contains(" ")).select("field", pl.col("cue").alias("_after"),
+                                                                        pl.lit(True).alias("_own_cue"))
+    m = (m.with_columns(header_after.alias("_after")).join(one_word_cues, on=["field", "_after"], how="left")
+         .with_columns((pl.col("_after").is_in(["", *HEADER_ITEM_WORDS]) | pl.col("_own_cue").fill_null(False)
+                        | pl.col("field").is_in(evident_fields)).alias("header_item")).drop("_after", "_own_cue"))
     m = (m.join(field_cues, on="_mid", how="left")
          .with_columns(pl.col("field_cued").fill_null(False)
                        # a value in a bullet's header ("[Wireless Charging Compatible]:") labels the product
                        | (pl.col("header").str.contains(pl.col("norm"), literal=True).fill_null(False)
-                          & by_header_or_evidence)
+                          & pl.col("header_item") & by_header_or_evidence)
                        | (pl.col("field").is_in(evident_fields) & ~pl.col("norm").is_in(list(vocabulary.common))
                           & by_header_or_evidence)))
     # A title value opening with a number is a size or a model code unless the field table lists it ("2.4G").

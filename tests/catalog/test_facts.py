@@ -166,6 +166,25 @@ def test_each_for_part_of_a_title_names_what_the_product_serves(full_catalog):
     assert _facts(full_catalog, "B0BBPTY7Y7", "Operating System") == {}
 
 
+@pytest.mark.parametrize(("asin", "field", "value", "why"), [
+    # FKZ keyboard, bullet "【Space Saving Keyboard】... ideal for relieving space": a persona's "Space" theme
+    # (product_search-b4344851027c) was read false
+    ("B097GB732N", "Theme", "Space", "a space-saving keyboard"),
+    # "Country of Origin: France" heads a bullet of a perfume
+    ("B00127YMEA", "Theme", "Country", "a country of origin"),
+])
+def test_a_value_that_modifies_another_word_of_a_bullet_header_is_no_fact(full_catalog, asin, field, value, why):
+    assert value not in _facts(full_catalog, asin, field), why
+
+
+@pytest.mark.parametrize(("asin", "field", "value", "header"), [
+    ("B0CB9XYR1W", "Style", "Unique", "Unique Design"),
+    ("B0826GR14P", "Form Factor", "Wallet", "Multi-Functional Wallet Case"),
+])
+def test_a_bullet_header_about_the_value_still_states_it(full_catalog, asin, field, value, header):
+    assert _facts(full_catalog, asin, field).get(value) == "stated", header
+
+
 def test_the_word_that_opens_a_device_name_is_no_pattern(full_catalog):
     # YOOBSTAR case: "Case for Samsung Galaxy A42 5G CASE,Galaxy A42 CASE, Cartoon Cute 3D ...": after the comma
     # "Galaxy A42" is still the phone; the cartoon is the pattern.
