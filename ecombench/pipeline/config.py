@@ -129,7 +129,9 @@ class BuildConfig(BaseModel):
         default=MIN_VALUE_SUPPORT, ge=1,
         description="An attribute value must be carried by at least this many catalog products in its field "
                     "(stages/vocabulary.py; placeholders and the product's own model are always dropped).")
-    max_attempts: int = Field(default=3, ge=1, le=10, description="Split/verbalise attempts per candidate.")
+    max_attempts: int = Field(default=10, ge=1, le=20, description="Split/verbalise attempts per candidate, each "
+                              "drawing the features, split and text anew (on the shared data 3 attempts accept "
+                              "103 of 800 candidates, 10 accept 132).")
     max_clarification_turns: int = Field(default=10, ge=1, le=10, description="Clarification turns a task allows "
                                          "an agent (its max_clarification_turns).")
     partition: SplitConfig = Field(default_factory=SplitConfig, description="Three-source split ratios and minimums.")

@@ -312,3 +312,22 @@ def test_a_department_in_the_possessive_is_stated_by_the_title(full_catalog, asi
 ])
 def test_a_department_word_in_another_role_in_the_title_is_no_fact(full_catalog, asin):
     assert _facts(full_catalog, asin, "Department") == {}
+
+
+@pytest.mark.parametrize(("asin", "title"), [
+    ("B078HY3VYN", "HOBIBEAR Kids Breathable Knit Sneakers Lightweight Mesh Athletic Running Shoes"),
+    ("B0BN2T97YR", "Jsbaby Kids Smart Watch for Kids Girls Cute,Kids Smart Watch Learing Toy with 15 Games,..."),
+])
+def test_a_title_naming_a_childs_product_states_its_age_range(full_catalog, asin, title):
+    # review_driven-2248cd7e7185 (the sneakers) was read unpublishable: nothing said the shoe is a child's.
+    assert _facts(full_catalog, asin, "Age Range (Description)").get("Kids") == "stated", title
+    assert "title" in next(f["sources"] for f in full_catalog.product(asin)["facts"]
+                           if f["field"] == "Age Range (Description)" and f["value"] == "Kids")
+
+
+@pytest.mark.parametrize(("asin", "title"), [
+    ("B08FD3YV7V", "Baptism Gifts for Boys Girls Baby ... I Am A Child of God Embroidered ..."),
+    ("B082M15K21", "Star Wars The Mandalorian The Child Snack Time PopSockets PopGrip ..."),
+])
+def test_a_title_word_for_a_child_in_another_role_states_no_age_range(full_catalog, asin, title):
+    assert "Child" not in _facts(full_catalog, asin, "Age Range (Description)"), title
