@@ -231,6 +231,11 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
         return _use_kind(value), {}
     if spec.name == "Occasion":
         return _occasion_kind(value), {}
+    if spec.name == "Age Range (Description)":
+        # "Kids", "Toddlers", "Adults" name a group, said bare: "It's for kids.", not "It's for a kids."
+        words = value.lower().split()
+        return ("group" if len(words) == 1 and words[0] not in ("kid", "child", "adult") and
+                any(lemma != words[0] for lemma in lemmas(words[0]) if lemma) else "plain"), {}
     if spec.name in _SHAPE_OR_THEME:
         # "heart" and "star" are shapes as nouns ("heart-shaped"); "square" and "round" describe; a theme "Funny"
         # or "Vintage" describes, "Animals" or "Christmas" is what it shows

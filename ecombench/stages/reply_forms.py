@@ -82,8 +82,10 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Ink Color": {"plain": ("I want it to write in {value}.", "{value} ink, please; that's what I use.",
                             "The ink should be {value}.")},
     "Sport Type": {"plain": ("It's for {value}.", "I'll use it for {value}.", "I need it for {value}.")},
+    # "group": a plural that names who it is for ("kids", "toddlers")
     "Age Range (Description)": {"plain": ("It's for a {value}.", "The person using it is a {value}.",
                                           "It has to suit a {value}."),
+                                "group": ("It's for {value}.", "It's meant for {value}.", "It has to suit {value}."),
                                 "age": ("It's for {age}.", "I'm buying it for {age}.", "It has to suit {age}.")},
     "Manufacturer recommended age": {"plain": ("The recommended age is {value}.", "It should be meant for {value}."),
                                      "age": ("It's for {age}.", "I'm buying it for {age}.",

@@ -67,8 +67,8 @@ def test_usable_fields_leave_out_what_the_type_does_not_take(full_catalog, knowl
 @pytest.mark.parametrize(("asin", "field", "value", "problem"), [
     # "Outdoor Quad Camping Chair ... by GigaTent": nearly every chair stating where it is used says outdoor.
     ("B00D6B1IVK", "Indoor/Outdoor Usage", "Outdoor", "value_implied_by_type"),
-    # "GUM Crayola Twistables Kids Toothbrush with Fun Twisting Head": few toothbrushes state a theme.
-    ("B083VW4MGZ", "Theme", "Fun", "field_rare_for_type"),
+    # Marc Anthony Argan Oil Volume Hair Spray, label Hair Type "Frizzy": few hair sprays state a hair type.
+    ("B01DUXS848", "Hair Type", "Frizzy", "field_rare_for_type"),
     # Flags B01LZPZJ9L: few flags state a shape, and "Rectangular" is what a flag is.
     ("B01LZPZJ9L", "Shape", "Rectangular", "field_rare_for_type"),
 ])

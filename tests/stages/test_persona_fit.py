@@ -110,8 +110,9 @@ def test_a_kids_product_without_an_age_rubric_still_gets_a_household_with_childr
 
 
 @pytest.mark.parametrize("asin, found", [
-    # "Avia Avi Factor Slip On Girls' Sneakers - ... Running Shoes for Girls": the title's "Girls" is the requirement
-    ("B0BKWFQW9S", ("Department", "Girls")),
+    # "Avia Avi Factor Slip On Girls' Sneakers - ... Running Shoes for Girls - Toddler/Little Kid/Big Kid": the
+    # title's age words come first (its "Girls" is a requirement too)
+    ("B0BKWFQW9S", ("Age Range (Description)", "Kid")),
     # "200 Pack White Plastic Balloon Clips ...": only a bullet's "kid's birthday party" says Kid (a reverted rule
     # drew "It has to suit a kid." from it)
     ("B08CSDDDZ8", None),

@@ -47,6 +47,9 @@ def test_a_recommended_age_reads_as_an_age(value, reply):
     ("13+", "It's for ages 13 and up."),
     ("Kid", "It's for a kid."),
     ("Adult", "It's for an adult."),
+    # a group said bare: "The person using it is a kids." was read unnatural (negative_constraint-e3c1661b128d)
+    ("Kids", "It's for kids."),
+    ("Toddlers", "It's for toddlers."),
 ])
 def test_an_age_range_reads_as_an_age_or_a_person(value, reply):
     assert _reply("details.Age Range (Description)", value) == reply

@@ -105,8 +105,8 @@ def test_entangled_values_stay_in_the_query(rich_catalog, intents, asin, fields)
 
 @pytest.mark.parametrize(("asin", "fields"), [
     # B07G5JL4C6 ("White" colour and ink) and B0781MBQ2B's "Crystal" material and theme served before product
-    # facts: their pages state no such ink and theme, so those labels are no facts and the test proved nothing.
-    ("B06XP6B6XM", {"details.Color", "details.Ink Color"}),      # "Gold" colour and "Gold" ink
+    # facts: their pages state no such ink and theme, so those labels are no facts and the test proved nothing;
+    # B06XP6B6XM's "Gold" ink came from a bullet header ("Premium Indigo and Gold Party Supplies"), no ink colour.
     ("B0781MBQ2B", {"details.Scent", "details.Finish Type"}),    # "Natural" scent and finish (its title)
 ])
 def test_one_value_in_two_fields_becomes_one_feature(rich_catalog, intents, asin, fields):
