@@ -885,6 +885,7 @@ def extract_facts(products: pl.DataFrame, table: FieldTable, vocabulary: FactVoc
                  .with_columns(surface(pl.col("value")).alias("norm"))
                  .join(canonical, on=["field", "norm"], how="left")
                  .with_columns(pl.coalesce("canonical", "value").alias("value")).drop("canonical", "norm"))
+    all_facts = _label_first(all_facts, table)
     all_facts = _single_valued_conflicts(all_facts, vocabulary)
     all_facts = _exclusive_conflicts(all_facts)
     all_facts = _absence_conflicts(all_facts, segments, table)
@@ -912,6 +913,26 @@ def _fitted_facts(products: pl.DataFrame, vocabulary: FactVocabulary, table: Fie
                           pl.lit(True).alias("cued"), pl.lit(False).alias("imitation"))
             .with_columns(pl.col("norm").str.slice(window, pl.col("end") - window + CONTEXT_CHARS).str.strip_chars()
                           .alias("evidence")))
+
+
+def _label_first(facts: pl.DataFrame, table: FieldTable) -> pl.DataFrame:
+    """Facts less the values only a title adds in a `FieldSpec.label_first` field of a product labelled in it.
+
+    "CafePress Black Lab Mug" (B088PK1TR1, label "White/Blue Inside") names a dog, not the mug's colour; a bullet or
+    the description stating the value still makes it a fact. Only labels whose values the vocabulary knows count: a
+    design name ("Midnight Green", "Rose Gold Rainbow Butterfly") says less than the title's colour.
+    """
+    fields = [s.name for s in table.detail_fields() if s.label_first]
+    if not fields:
+        return facts
+    indexed = facts.with_row_index("_i")
+    labels = indexed.filter(pl.col("field").is_in(fields) & (pl.col("source") == "details")).select(
+        "row", "field", "value").unique()
+    title_only = (indexed.filter(pl.col("field").is_in(fields) & (pl.col("source") == "title")
+                                 & (pl.col("polarity") == STATED))
+                  .join(labels.select("row", "field").unique(), on=["row", "field"], how="semi")
+                  .join(labels, on=["row", "field", "value"], how="anti"))
+    return indexed.join(title_only.select("_i"), on="_i", how="anti").drop("_i")
 
 
 def _single_valued_conflicts(facts: pl.DataFrame, vocabulary: FactVocabulary) -> pl.DataFrame:

@@ -59,6 +59,9 @@ class FieldSpec:
         self_evident: a value of the field said anywhere in the page describes the product ("waterproof").
         label_alone: a value only the `details` label states may be drawn as a requirement (reviewed; False where
             the labels list what a product might be given for rather than what it is: Occasion).
+        label_first: where a product carries a label for the field, a value only its title adds is no fact
+            (reviewed; Color: titles name designs and variants in colour words, "CafePress Black Lab Mug" of a white
+            mug).
         measure: values are measurements, read from text only when they hold a number.
         text_values: values a page may state though too few labels carry them to be learned (reviewed): read in
             text like the learned ones, so a page saying "repositionable" contradicts a label "Single Use".
@@ -95,6 +98,7 @@ class FieldSpec:
     compatibility: bool = False
     self_evident: bool = False
     label_alone: bool = True
+    label_first: bool = False
     measure: bool = False
     text_values: tuple[str, ...] = ()
     absence_values: tuple[str, ...] = ()
@@ -276,6 +280,7 @@ def _load_field_table(path: str) -> FieldTable:
                 compatibility=bool(row.get("compatibility", False)),
                 self_evident=bool(row.get("self_evident", False)),
                 label_alone=bool(row.get("label_alone", True)),
+                label_first=bool(row.get("label_first", False)),
                 measure=bool(row.get("measure", False)),
                 text_values=tuple(row.get("text_values", ())),
                 absence_values=tuple(row.get("absence_values", ())),

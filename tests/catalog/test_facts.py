@@ -331,3 +331,13 @@ def test_a_title_naming_a_childs_product_states_its_age_range(full_catalog, asin
 ])
 def test_a_title_word_for_a_child_in_another_role_states_no_age_range(full_catalog, asin, title):
     assert "Child" not in _facts(full_catalog, asin, "Age Range (Description)"), title
+
+
+@pytest.mark.parametrize(("asin", "value", "title"), [
+    ("B072R11NR1", "Chocolate", "3D Clutch Purse Handbag Polycarbonate Chocolate Mold (label Color: Clear)"),
+    ("B09C2VHRC9", "Coffee", "Black & Decker 12 Cup Stainless Coffee Maker with Vortex Technology (label BLACK)"),
+    ("B01IFTY55I", "Crimson", "Guard Dog Collegiate Hybrid Case ... Alabama Crimson Tide (label Black)"),
+])
+def test_a_colour_only_the_title_adds_to_a_colour_label_is_no_fact(full_catalog, asin, value, title):
+    facts = _facts(full_catalog, asin, "Color")
+    assert value not in facts and "stated" in facts.values(), title
