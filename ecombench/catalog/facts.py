@@ -653,8 +653,14 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
     possessive = ((pl.col("field") == "Department") & (pl.col("source") == "title") & ~gift
                   & ((pl.col("post") == "s") | pl.col("norm").str.ends_with(" s ")
                      | pl.col("norm").str.strip_chars().is_in(list(POSSESSIVE_SPELLINGS))))
+    # Outside the device part, a compatibility value of the title must name a device model: "Apple Watch SE" names
+    # the watch itself, and "SE" alone is no phone it fits.
+    compat_values = vocabulary.values.filter(pl.col("field").is_in(compat)).select("norm", "value").unique("norm")
+    device_norms = [n for n, v in compat_values.iter_rows() if names_device(v)]
+    loose_device = pl.col("field").is_in(compat) & ~pl.col("norm").is_in(device_norms)
     title_ok = ((pl.col("source") == "title") & pl.col("field").is_in(list(vocabulary.title_fields() - {"Brand"}))
-                & ~in_device_part & ~gift & (~pl.col("norm").str.contains(r"^ \d") | pl.col("reviewed")))
+                & ~in_device_part & ~gift & (~pl.col("norm").str.contains(r"^ \d") | pl.col("reviewed"))
+                & ~loose_device)
     # An age word in the title says whom the product is for, where the field's other title mentions do not (a list
     # of wearers aside): 32 Age Range title mentions agree with a label 3 % of the time on the shared catalog, most
     # of them gift lists ("Gifts for Women Men Kids").

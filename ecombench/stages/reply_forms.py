@@ -72,10 +72,11 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
                                      "thing": ("It's mostly for the {value}.", "I'll mainly use it for the {value}.",
                                                "I need it for the {value}.")},
     "Room Type": {"plain": ("It's for the {value}.", "It's going in the {value}.", "I'll put it in the {value}.")},
-    # "plain": an event one gives presents for ("a birthday gift", "a Christmas gift": said before a noun it takes
-    # "a" whether it is a holiday or not); "thing": a countable event or place ("a picnic", "a coffee shop");
-    # "season": a season, a use or who it is for, said bare ("for spring", "for travel", "for women")
-    "Occasion": {"plain": ("It's a {value} gift.", "I'm buying it as a {value} present.",
+    # "plain": an event people celebrate ("a birthday celebration": said before a noun it takes "a" whether it is a
+    # holiday or not), never "a birthday present": party supplies and a room's decor are no gift; "thing": a
+    # countable event or place ("a picnic", "a coffee shop"); "season": a season, a use or who it is for, said bare
+    # ("for spring", "for travel", "for women")
+    "Occasion": {"plain": ("It's for a {value} celebration.", "I'll use it for a {value} celebration.",
                            "It's meant for a {value} celebration."),
                  "thing": ("It's for a {value}.", "I'll use it at a {value}.", "I need it for a {value}."),
                  "season": ("It's for {value}.", "I'll use it for {value}.", "It's meant for {value}.")},

@@ -341,3 +341,9 @@ def test_a_title_word_for_a_child_in_another_role_states_no_age_range(full_catal
 def test_a_colour_only_the_title_adds_to_a_colour_label_is_no_fact(full_catalog, asin, value, title):
     facts = _facts(full_catalog, asin, "Color")
     assert value not in facts and "stated" in facts.values(), title
+
+
+def test_a_compatibility_word_of_the_title_that_names_no_device_is_no_fact(full_catalog):
+    # "Apple Watch SE (GPS, 40mm) ...": "SE" is the watch's own model; a persona's phone_model "SE"
+    # (negative_constraint-322a8ec572a5) was read false.
+    assert "SE" not in _facts(full_catalog, "B09JL61FPN", "Compatible Phone Models")

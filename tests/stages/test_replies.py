@@ -199,7 +199,10 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
     ("details.Occasion", "Spring", ("gift", "present", "celebration", "a spring")),
     ("details.Occasion", "Coffee Shop", ("gift", "present", "celebration")),
     ("details.Occasion", "Picnic", ("gift", "present", "for picnic")),
-    ("details.Occasion", "Birthday", ("for birthday",)),
+    # "I'm buying it as a birthday present." of party supplies, "... a Thanksgiving present." of a sofa's pillow
+    # covers (review of the shared build, session 17): a celebration, not a gift
+    ("details.Occasion", "Birthday", ("for birthday", "gift", "present")),
+    ("details.Occasion", "Thanksgiving", ("gift", "present")),
     ("details.Occasion", "Everyday", ("gift", "present", "celebration")),  # a word ending in "day" is no holiday
     # "One thing it really must have: an easy to install." (review of the shared build, session 14)
     ("details.Special Feature", "Easy to Install", ("an easy", "have: easy", "with easy")),
