@@ -275,10 +275,6 @@ def extract_features(
                 # a word of the device it fits is no theme or use of its own ("Galaxy" of a Galaxy J3 case)
                 bad.update({o: "names_device" for o in options
                             if o not in bad and any(contains_phrase(d, o) for d in devices)})
-            if spec.compatibility:
-                # the product's own maker is no device it fits ("XiaoMi" of a Xiaomi watch's title)
-                maker = normalize(product.get("store") or "")
-                bad.update({o: "own_maker" for o in options if o not in bad and maker and normalize(o) == maker})
             if device and names_a_device:
                 # the device it fits, not a kind, series or fragment the page also names ("OnePlus" of a OnePlus
                 # 10 Pro case, "12 Pro" beside "iPhone 12 Pro")
