@@ -179,7 +179,7 @@ def reply_states(reply: str, value: Any, field: str) -> bool:
 # A value that describes the product ("Waterproof", "Scratch Resistant", "Wired") rather than naming a part or a
 # thing it has ("Kickstand", "Card Slots", "Built-in Screen Protector", "Bluetooth"), told by its last word.
 _ADJECTIVE = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful|ic|al|ous|safe|sided|slim|solar|"
-                        r"out|ing|[^e]ry|y)$", re.IGNORECASE)
+                        r"out|ing|[^e]ry|y|^compact|^soft|^strong|^nonstick)$", re.IGNORECASE)
 _NOUN_WORDS = frozenset({"charging", "lighting", "padding", "lining", "stitching", "embroidery", "battery", "memory",
                          "body", "key", "display", "tray", "strap", "cord", "pocket", "alarm", "design", "stand"})
 # "Easy to Install": a reply read "One thing it really must have: an easy to install."
@@ -194,8 +194,8 @@ def reads_as_adjective(value: str) -> bool:
 
     >>> [reads_as_adjective(v) for v in ("Shock-Absorbent", "Microwave Safe", "Card Slots", "Wireless Charging")]
     [True, True, False, False]
-    >>> reads_as_adjective("Easy to Install")
-    True
+    >>> reads_as_adjective("Easy to Install"), reads_as_adjective("Compact")
+    (True, True)
     """
     words = re.split(r"[\s-]+", value.strip().lower())
     last = words[-1] if words else ""

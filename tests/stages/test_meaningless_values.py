@@ -226,6 +226,9 @@ def test_an_exclusion_never_rules_out_what_the_target_is(full_catalog, stats, ne
     # as a fact), and "any form factor but basic case or bumper" (negative_constraint-266f684b4ddd) was read false
     ("B06XZTVYH9", "Form Factor", "Bumper", True),
     ("B06XZTVYH9", "Form Factor", "Basic Case", False),
+    # "Transparent Protective Case ... (iPhone XR) Black": "nothing in clear" (negative_constraint-b4e79846fe07) was
+    # read false; clear and transparent are one colour (fields.toml value aliases)
+    ("B08CHN67L5", "Color", "Clear", True),
 ])
 def test_an_exclusion_that_the_target_page_describes_is_never_chosen_at_stage_4_either(full_catalog, asin, field,
                                                                                        value, rules_out):

@@ -206,6 +206,8 @@ def test_a_profile_reply_points_to_the_profile_or_states_the_value_never_denies(
     ("details.Occasion", "Everyday", ("gift", "present", "celebration")),  # a word ending in "day" is no holiday
     # "One thing it really must have: an easy to install." (review of the shared build, session 14)
     ("details.Special Feature", "Easy to Install", ("an easy", "have: easy", "with easy")),
+    # "I really need it to have a compact." (review of the shared build, session 17)
+    ("details.Special Feature", "Compact", ("a compact", "with compact")),
     # "The shape should be heart." of a poodle ornament, "Something with funny on it." of a mug (reviews of the
     # shared build, session 16): a shape named by a noun, a theme that describes
     ("details.Shape", "Heart", ("be heart", "a heart one", "heart in shape")),
