@@ -655,8 +655,8 @@ def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float
     """({rubric field: salience for the target's type} or None without type statistics, the fields always drawn).
 
     The device an accessory fits is always drawn: a shopper names the phone first. So is the department or age
-    saying the target is a child's or a teen's, where its title or label does (`young_wearer_fact`; stage 2 keeps
-    that field however few products of the type state it): a shopper buying girls' running shoes says so.
+    saying the target is a child's or a teen's, where its title or label does (`young_wearer_fact`) and the field
+    is a requirement of its type: a shopper buying girls' running shoes says so.
     """
     specs = {spec.rubric_field: spec for spec in ctx.table.detail_fields()}
     required = frozenset(f.field for f in state.features if f.field in specs and specs[f.field].compatibility)

@@ -27,7 +27,6 @@ from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
-from ecombench.stages.persona_fit import young_wearer_fact
 from ecombench.stages.product_naming import names_department
 from ecombench.stages.reviews import extract_opinions
 from ecombench.stages.type_values import type_value_problem
@@ -246,9 +245,6 @@ def extract_features(
     compat = frozenset(spec.name for spec in table.detail_fields() if spec.compatibility)
     device_fields = frozenset(spec.rubric_field for spec in table.detail_fields() if spec.compatibility)
     names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
-    # A child's product says so whatever share of its type does (girls' running shoes among adults' ones): the field
-    # of `young_wearer_fact` is no field rare for the type.
-    young_field = (young_wearer_fact(product) or ("", ""))[0]
     devices = [v for s, raws, _, _ in cleaned if s.compatibility for v in raws]  # every device the page names
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
@@ -269,7 +265,7 @@ def extract_features(
                         if o not in bad and names_department(spec.rubric_field, o, product.get("categories"),
                                                               product.get("main_category"))})
             device = spec.compatibility and (type_stats is None or type_stats.fits_devices(entity, compat))
-            if entity and type_stats is not None and not device and spec.name != young_field:
+            if entity and type_stats is not None and not device:
                 bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))})
             if spec.not_wanted:  # "Hand Wash Only": what an owner may not do, never what a shopper asks for

@@ -103,16 +103,3 @@ def test_the_products_own_maker_is_no_device_it_fits(full_catalog, stats):
                    if f["field"] == "Compatible Phone Models")
     features, _ = _features(full_catalog, stats, asin)
     assert PHONE not in features
-
-
-@pytest.mark.parametrize("asin", [
-    # "HOBIBEAR Kids Breathable Knit Sneakers ... Running Shoes": review_driven-2248cd7e7185 never said the shoe is a
-    # child's (read unpublishable), though its title's "Kids" is an age range fact
-    "B078HY3VYN",
-    # "Avia Avi Factor Slip On Girls' Sneakers ... (Toddler/Little Kid/Big Kid)"
-    "B0BKWFQW9S",
-])
-def test_a_childs_age_range_is_a_feature_however_few_products_of_its_type_state_one(full_catalog, stats, asin):
-    field = "details.Age Range (Description)"
-    features, rejected = _features(full_catalog, stats, asin)
-    assert field in features, rejected.get(field)
