@@ -97,7 +97,11 @@ def _words(text: str) -> list[str]:
         if _NUMBER.match(t) and nxt in _UNITS:
             i += 2
             continue
-        if (t.isalpha() and len(t) <= 2 and t not in _NOT_PREFIX and _WHOLE.match(nxt) and later not in _UNITS
+        # a letter model opens a model too before a number of three digits or more ("x360", "x220": no "iPhone X" is
+        # followed by one), unless a number comes before it (a resolution or a size: "1920x1080")
+        after_number = bool(i and _NUMBER.match(toks[i - 1]))
+        opens = t not in _NOT_PREFIX or (t in LETTER_MODELS and len(nxt) >= 3 and not after_number)
+        if (t.isalpha() and len(t) <= 2 and opens and _WHOLE.match(nxt) and later not in _UNITS
                 and not (nxt in ("4", "5") and later == "g") and not _YEAR.match(nxt)):
             model, i = t + nxt, i + 2
         elif _NUMBER.match(t) and nxt not in _UNITS:

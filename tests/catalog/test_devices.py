@@ -89,3 +89,21 @@ def test_a_maker_without_its_series_takes_the_series_its_labels_name(shared):
     learned = learn_maker_series(values)
     for maker in ("samsung", "google", "motorola", "apple"):
         assert learned[maker].most_common(1)[0][0] == MAKER_SERIES[maker]
+
+
+@pytest.mark.parametrize(("value", "model"), [
+    # MightySkins "Skin Compatible with HP Spectre x360 2-in-1 13.3\" (2015)" (B013RMY6OS): read as the models "x" and
+    # "360", no device, its task never named the laptop (negative_constraint-4a6f6cf8e476, read unpublishable)
+    ("HP Spectre x360", "x360"),
+    ("ThinkPad X220", "x220"),
+    ("iPhone X", "x"),
+    ("iPhone X 256GB", "x"),
+])
+def test_a_letter_model_before_a_long_number_opens_a_model(value, model):
+    assert [d.model for d in device_models(value)] == [model]
+
+
+@pytest.mark.parametrize("value", ["1920x1080", "FHD 1920x1080 LCD LED Display", "1440x900"])
+def test_a_resolution_opens_no_model_at_its_x(value):
+    # "Screen Replacement for N156HGE-EAL Rev C1 FHD 1920x1080" (B07W9FHM55)
+    assert not any(d.model.startswith("x") and d.model[1:].isdigit() for d in device_models(value))
