@@ -103,6 +103,12 @@ def test_the_head_ends_before_for_and_compatible_with():
                                                                                    "EERO 6 Mesh WiFi System"]
 
 
+def test_a_full_width_bracket_ends_a_head_as_a_bracket_does(real, typed):
+    # "SUANPOT for iPhone 8 Plus/7 Plus 5.5 Wallet case 【RFID Blocking】【9 Card Slot】【Pocket】,...": typed "Blocking
+    # Card" from the bracket labels, read wrong in a hand check of 30 types (session 17)
+    assert typed(real, "B0B8YMS9B2") == "Cases"
+
+
 def test_a_product_line_before_a_colon_is_not_the_type(real, typed):
     # B075R8PDHC "Funko POP! TV: Marvel Vs Capcom - Captain Marvel Vs Chun-Li Collectible Figure" was asked for
     # as "a TV" in a build of issue #12's first version.
