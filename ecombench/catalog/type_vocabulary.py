@@ -41,8 +41,8 @@ from ecombench.text import STOPWORDS, tokens
 OVERRIDE_TABLE = Path(__file__).resolve().parent.parent / "tables" / "product_types.toml"
 
 # Where a title's head ends: what follows names the fitted device, a feature or a variant.
-HEAD_END = re.compile(r"\s*(?:[,|;:()\[\]{}+【】（）]| [-–—] |\b(?:for|compatible with|compatible for|fits|fit for|with|w/|"
-                      r"includes?|including|made for|designed for|works with|by|not fit)\b)\s*", re.IGNORECASE)
+HEAD_END = re.compile(r"\s*(?:[,|;:()\[\]{}+【】（）]| [-–—] |\b(?:for|compatible with|compatible for|fits|fit for|"
+                      r"with|w/|includes?|including|made for|designed for|works with|by|not fit)\b)\s*", re.IGNORECASE)
 LINE_LABEL = re.compile(r"^\s*(?:\S+\s+){0,3}\S+:\s+")  # "Funko POP! TV: Marvel ..." names a product line
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
