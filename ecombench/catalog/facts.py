@@ -38,6 +38,7 @@ How the page is read (all of it polars over whole columns, Python only once per 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -155,6 +156,11 @@ class FactVocabulary:
         min_title_rate: see `title_rates`.
         common: value norms found in the text of at least COMMON_SHARE of the catalog's products ("base",
             "light", "water"): read from a bullet or paragraph only with a cue word, never as self-evident.
+        title_counts: field -> (title mentions of products that carry a label for the field, those the label
+            agrees with): what `title_rates` are computed from.
+        mention_products: value norm -> products whose title, bullets or description mention it: what `common`
+            is computed from.
+        products: the products `title_counts` and `mention_products` count over (0: no counts kept).
     """
 
     values: pl.DataFrame
@@ -162,6 +168,9 @@ class FactVocabulary:
     title_rates: dict[str, float] = field(default_factory=dict)
     min_title_rate: float = 0.3
     common: frozenset[str] = frozenset()
+    title_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    mention_products: dict[str, int] = field(default_factory=dict)
+    products: int = 0
 
     def title_fields(self) -> frozenset[str]:
         """Fields whose title mentions are facts."""
@@ -1309,8 +1318,8 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
     The base's values are read too, where the own vocabulary has no value of that spelling, and a value stays in
     the fields that carry it most in both catalogs' labels together (OWNER_SHARE); a field the catalog's
     own labels never state (`labelled` holds those they do) takes the base's single-valued verdict; title rates
-    are the own ones, and the base's for fields the catalog's own labels could not measure. A catalog whose pages
-    carry no labels (the shared electronics file with reviews) is read with the values another catalog learned.
+    and common words are learned later from both catalogs' counts (`_with_counts`). A catalog whose pages carry
+    no labels (the shared electronics file with reviews) is read with the values another catalog learned.
 
     Args:
         own: `learn_vocabulary` of the catalog (title rates and common words not yet learned).
@@ -1343,8 +1352,8 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
         slices: the catalog's products in consecutive frames (ProductSlices; the passes ask for LABEL_COLUMNS,
             TEXT_COLUMNS and TEXT_COLUMNS with parent_asin).
         table: the field table.
-        base: another catalog's vocabulary read beneath this one's (`with_base`), its common words common here too;
-            None reads only this one's.
+        base: another catalog's vocabulary read beneath this one's (`with_base`), its title agreement and mention
+            counts added to this one's (`_with_counts`); None reads only this one's.
         each: called with each slice's facts as they are read (rows numbered in the whole catalog).
         file: where to write the facts (parquet): each slice's are written to a part beside it as they are read
             and the file from the parts, so no more than a slice's facts are in memory; None keeps them in memory.
@@ -1372,11 +1381,8 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
         df_counts.append(owned_strings(mentions.filter(pl.col("source") != "store").group_by("norm")
                                        .agg(pl.col("row").n_unique().alias("n"))))
         offset += frame.height
-    vocabulary = FactVocabulary(values=vocabulary.values, single_valued=vocabulary.single_valued,
-                                title_rates={**vocabulary.title_rates,
-                                             **_title_rates(pl.concat(title_counts) if title_counts else None)},
-                                common=_common(pl.concat(df_counts) if df_counts else None, n_products)
-                                | (base.common if base is not None else frozenset()))
+    vocabulary = _with_counts(vocabulary, _summed_title_counts(title_counts), _summed_mentions(df_counts),
+                              n_products, base)
     facts = []
     parts = _FactParts(file) if file is not None else None
     offset = 0
@@ -1444,18 +1450,57 @@ def _title_agreement(mentions: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFra
             .group_by("field").agg(pl.len().alias("n"), pl.col("agree").fill_null(False).sum().alias("agree")))
 
 
-def _title_rates(counts: pl.DataFrame | None, min_mentions: int = 30) -> dict[str, float]:
-    if counts is None or counts.is_empty():
+def _summed_title_counts(parts: list[pl.DataFrame]) -> dict[str, tuple[int, int]]:
+    """`_title_agreement` of each slice -> field -> (mentions, agreeing), summed over the slices."""
+    if not parts:
         return {}
-    summed = counts.group_by("field").agg(pl.col("n").sum(), pl.col("agree").sum()).filter(pl.col("n") >= min_mentions)
-    return {f: round(a / n, 4) for f, n, a in summed.select("field", "n", "agree").sort("field").iter_rows()}
+    summed = pl.concat(parts).group_by("field").agg(pl.col("n").sum(), pl.col("agree").sum()).sort("field")
+    return {f: (int(n), int(a)) for f, n, a in summed.select("field", "n", "agree").iter_rows()}
 
 
-def _common(counts: pl.DataFrame | None, n_products: int, share: float = COMMON_SHARE) -> frozenset[str]:
-    if counts is None or counts.is_empty() or not n_products:
+def _summed_mentions(parts: list[pl.DataFrame]) -> dict[str, int]:
+    """(norm, n) products mentioning each norm, per slice -> norm -> products, summed over the slices."""
+    if not parts:
+        return {}
+    summed = pl.concat(parts).group_by("norm").agg(pl.col("n").sum()).sort("norm")
+    return {norm: int(n) for norm, n in summed.iter_rows()}
+
+
+def _title_rates(counts: Mapping[str, tuple[int, int]], min_mentions: int = 30) -> dict[str, float]:
+    """Per field with at least `min_mentions` title mentions, the share of them its label agrees with."""
+    return {f: round(a / n, 4) for f, (n, a) in sorted(counts.items()) if n >= min_mentions}
+
+
+def _common(mention_products: Mapping[str, int], n_products: int, share: float = COMMON_SHARE) -> frozenset[str]:
+    """Norms mentioned by at least `share` of `n_products` products."""
+    if not n_products:
         return frozenset()
-    summed = counts.group_by("norm").agg(pl.col("n").sum())
-    return frozenset(summed.filter(pl.col("n") >= share * n_products).get_column("norm").to_list())
+    return frozenset(norm for norm, n in mention_products.items() if n >= share * n_products)
+
+
+def _with_counts(vocabulary: FactVocabulary, title_counts: dict[str, tuple[int, int]],
+                 mention_products: dict[str, int], n_products: int, base: FactVocabulary | None) -> FactVocabulary:
+    """`vocabulary` with its title rates and common words, from this catalog's counts and the base's.
+
+    With a base that kept its counts (`FactVocabulary.products`), the counts of both catalogs are added before the
+    rates and common words are computed, as for one catalog of both: a new category's pages are read as a build
+    over both would read them. A file of phone cases alone finds "scratch resistant" in 2 % of its pages, which
+    makes it a common word read only with a cue, though in a catalog of both it is not. A base without counts
+    (stored before they were kept) lends its title rates to fields this catalog cannot measure and its common words.
+    """
+    if base is not None and base.products:
+        title_counts = {f: (title_counts.get(f, (0, 0))[0] + base.title_counts.get(f, (0, 0))[0],
+                            title_counts.get(f, (0, 0))[1] + base.title_counts.get(f, (0, 0))[1])
+                        for f in sorted(set(title_counts) | set(base.title_counts))}
+        mention_products = {n: mention_products.get(n, 0) + base.mention_products.get(n, 0)
+                            for n in sorted(set(mention_products) | set(base.mention_products))}
+        n_products += base.products
+        rates, common = _title_rates(title_counts), _common(mention_products, n_products)
+    else:
+        rates = {**vocabulary.title_rates, **_title_rates(title_counts)}
+        common = _common(mention_products, n_products) | (base.common if base is not None else frozenset())
+    return dataclasses.replace(vocabulary, title_rates=rates, common=common, title_counts=title_counts,
+                               mention_products=mention_products, products=n_products)
 
 
 def write_vocabulary(vocabulary: FactVocabulary, folder: Path) -> list[str]:
@@ -1463,8 +1508,9 @@ def write_vocabulary(vocabulary: FactVocabulary, folder: Path) -> list[str]:
     vocabulary.values.write_parquet(folder / "fact_vocabulary.parquet")
     (folder / "fact_vocabulary.json").write_text(json.dumps({
         "single_valued": sorted(vocabulary.single_valued), "title_rates": vocabulary.title_rates,
-        "min_title_rate": vocabulary.min_title_rate, "common": sorted(vocabulary.common)}, indent=1) + "\n",
-        encoding="utf-8")
+        "min_title_rate": vocabulary.min_title_rate, "common": sorted(vocabulary.common),
+        "products": vocabulary.products, "title_counts": {f: list(c) for f, c in vocabulary.title_counts.items()},
+        "mention_products": vocabulary.mention_products}, indent=1) + "\n", encoding="utf-8")
     return ["fact_vocabulary.parquet", "fact_vocabulary.json"]
 
 
@@ -1477,4 +1523,7 @@ def read_vocabulary(folder: Path) -> FactVocabulary:
     meta = json.loads((folder / "fact_vocabulary.json").read_text(encoding="utf-8"))
     return FactVocabulary(values=pl.read_parquet(folder / "fact_vocabulary.parquet"),
                           single_valued=frozenset(meta["single_valued"]), title_rates=meta["title_rates"],
-                          min_title_rate=meta["min_title_rate"], common=frozenset(meta["common"]))
+                          min_title_rate=meta["min_title_rate"], common=frozenset(meta["common"]),
+                          title_counts={f: (int(c[0]), int(c[1])) for f, c in meta.get("title_counts", {}).items()},
+                          mention_products={n: int(c) for n, c in meta.get("mention_products", {}).items()},
+                          products=int(meta.get("products", 0)))

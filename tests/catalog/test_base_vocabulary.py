@@ -114,3 +114,25 @@ def test_the_base_type_evidence_types_titles_the_snapshot_alone_cannot(snapshots
     assert (alone["B0BZHYH5TM"], with_base["B0BZHYH5TM"]) == (None, "Player")
     untyped = [sum(t is None for t in types.values()) for types in (alone, with_base)]
     assert untyped[1] < untyped[0] // 2, untyped
+
+
+def test_title_rates_and_common_words_are_learned_from_both_catalogs_counts(snapshots, tmp_path):
+    labelled, bare = snapshots
+    table = load_field_table()
+    copy = tmp_path / "bare"
+    shutil.copytree(bare, copy)
+    copy_base_vocabulary(labelled, copy)
+    base, based = snapshot_facts(labelled, table).vocabulary, snapshot_facts(copy, table).vocabulary
+    sizes = [pl.scan_parquet(s / "products.parquet").select(pl.len()).collect().item() for s in (labelled, bare)]
+    assert (base.products, based.products) == (sizes[0], sum(sizes))
+    # Mentioned by 2 % of the electronics/beauty/office file's pages (its phone cases), a common word there, read
+    # only with a cue; over both files it is not common, as in one catalog of both.
+    assert {" sony ", " matte "} <= base.common and not {" sony ", " matte "} & based.common
+    # "Sony Extra Bass Bluetooth Headphones, ...": a brand in the title; a mouse's "nice matte coating"
+    assert "Sony" in _stated(snapshot_facts(copy, table), copy, "B0845ML6WD", "Brand")
+    assert "Matte" in _stated(snapshot_facts(copy, table), copy, "B086MNX5Y5", "Finish Type")
+    # Every title rate is the agreement of both catalogs' title mentions together.
+    for name, (n, agree) in based.title_counts.items():
+        own = base.title_counts.get(name, (0, 0))
+        assert n >= own[0] and agree >= own[1]
+        assert based.title_rates.get(name) == (round(agree / n, 4) if n >= 30 else None)
