@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from ecombench.catalog.bounds import wilson_bound
 from ecombench.catalog.devices import names_device
 from ecombench.catalog.facts import FACT_SCHEMA, STATED
 from ecombench.schemas.config import TypeRules
@@ -211,18 +212,6 @@ class TypeStats:
         """How much the type's shoppers care about a field: coverage times division (0 when unknown)."""
         row = self.field_stats(product_type, field)
         return 0.0 if row is None else float(row["coverage"]) * float(row["division"])
-
-
-def wilson_bound(share: pl.Expr, n: pl.Expr, z: float, *, upper: bool) -> pl.Expr:
-    """The Wilson score bound of a share estimated from `n` products, `z` standard errors above or below it.
-
-    (share + z^2/2n +- z * sqrt(share (1 - share) / n + z^2/4n^2)) / (1 + z^2/n); z = 0 gives the share itself.
-    Wilson, "Probable inference, the law of succession, and statistical inference", JASA 22 (1927).
-    """
-    z2n = z * z / n
-    centre = (share + z2n / 2) / (1 + z2n)
-    half = z * (share * (1 - share) / n + z2n / (4 * n)).sqrt() / (1 + z2n)
-    return centre + half if upper else centre - half
 
 
 def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules | None = None) -> TypeStats:

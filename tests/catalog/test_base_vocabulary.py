@@ -7,6 +7,7 @@ import shutil
 import polars as pl
 import pytest
 
+from ecombench.catalog.facts import FactVocabulary
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.snapshot import SnapshotError
 from ecombench.catalog.type_stats import type_groups
@@ -116,7 +117,7 @@ def test_the_base_type_evidence_types_titles_the_snapshot_alone_cannot(snapshots
     assert untyped[1] < untyped[0] // 2, untyped
 
 
-def test_title_rates_and_common_words_are_learned_from_both_catalogs_counts(snapshots, tmp_path):
+def test_title_rates_and_common_words_are_learned_from_both_catalogs_counts(shared, snapshots, tmp_path):
     labelled, bare = snapshots
     table = load_field_table()
     copy = tmp_path / "bare"
@@ -131,8 +132,24 @@ def test_title_rates_and_common_words_are_learned_from_both_catalogs_counts(snap
     # "Sony Extra Bass Bluetooth Headphones, ...": a brand in the title; a mouse's "nice matte coating"
     assert "Sony" in _stated(snapshot_facts(copy, table), copy, "B0845ML6WD", "Brand")
     assert "Matte" in _stated(snapshot_facts(copy, table), copy, "B086MNX5Y5", "Finish Type")
+    # The fields whose title mentions are facts are those of one snapshot of both files.
+    both = tmp_path / "both"
+    write_catalog_snapshot([shared / "meta_electronics_beauty_office.jsonl",
+                            shared / "with-reviews" / "meta_electronics_with_reviews.jsonl"], [], both)
+    assert based.title_fields() == snapshot_facts(both, table).vocabulary.title_fields()
     # Every title rate is the agreement of both catalogs' title mentions together.
     for name, (n, agree) in based.title_counts.items():
         own = base.title_counts.get(name, (0, 0))
         assert n >= own[0] and agree >= own[1]
         assert based.title_rates.get(name) == (round(agree / n, 4) if n >= 30 else None)
+
+
+def test_a_title_rate_near_the_threshold_is_judged_by_its_bound():
+    # Style's title mentions in the shared catalog (122 of 424 agree with a label) and in the home file read with
+    # the other two beneath it (121 of 400): one rate either side of 0.3, neither sure of 0.3; Theme's 516 of 1066 is.
+    counts = {"Style": (400, 121), "Theme": (1066, 516)}
+    vocabulary = FactVocabulary(values=pl.DataFrame(), title_rates={"Style": 0.3025, "Theme": 0.4841},
+                                title_counts=counts)
+    assert vocabulary.title_fields() == {"Theme"}
+    # a vocabulary stored without counts keeps judging by the rate
+    assert FactVocabulary(values=pl.DataFrame(), title_rates={"Style": 0.3025}).title_fields() == {"Style"}
