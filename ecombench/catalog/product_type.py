@@ -322,6 +322,13 @@ def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_to
     repeated = {lem for i, a in enumerate(lemma_runs) for b in lemma_runs[i + 1:] for lem in a & b}
     if (category and cat_tokens and repeated and keywords(category) <= keywords(run)
             and not lemmas(cat_tokens[-1]) & repeated):
+        # with the run's words before the category's that name a kind of it, as where the run ends in it
+        # ("Flower Nail Stickers Nail Decorations Decals" under "Stickers & Decals": "Nail Stickers")
+        words = run.split()
+        ends = [i + len(cat_tokens) for i in range(len(words) - len(cat_tokens) + 1)
+                if tuple(map(word_token, words[i:i + len(cat_tokens)])) == cat_tokens]
+        if ends and vocabulary is not None:
+            return _with_kind(" ".join(words[:ends[-1]]), segment, category, categories, vocabulary, not_entities)
         return category
     return phrase
 

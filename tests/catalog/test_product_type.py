@@ -148,6 +148,10 @@ def test_a_run_of_search_terms_takes_the_category_it_states(real, typed):
     # "... Portable Dust-proof Toothbrush Cases Toothbrushes Holder ..." (category Toothbrushes): the run ends in the
     # repeated word's category, so the run stays (its last three words).
     assert typed(real, "B0C5D7FXSR") == "Cases Toothbrushes Holder"
+    # "Flower Nail Stickers Nail Decorations Decals for Women Girls ..." under "Nail Art Accessories > Stickers &
+    # Decals": with the word before the category's noun that its path names, as where a run ends in it ("a sticker"
+    # in a task whose shopper never said nails)
+    assert typed(real, "B095WGPN4C") == "Nail Stickers"
 
 
 @pytest.mark.parametrize("asin, kind", [
