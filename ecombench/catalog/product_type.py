@@ -330,6 +330,26 @@ def _confirmed(run: str, phrase: str, segment: str, category: str | None, cat_to
         if ends and vocabulary is not None:
             return _with_kind(" ".join(words[:ends[-1]]), segment, category, categories, vocabulary, not_entities)
         return category
+    return _path_compound(phrase, segment, categories)
+
+
+def _path_compound(phrase: str, segment: str, categories: Sequence[str]) -> str:
+    """The phrase with the title word just before it where that word and the phrase's first make a pair of the path.
+
+    A modifier opening the phrase may be the second word of a compound a category of the path opens with: "MIO
+    Quest Heart Rate Watch" under "Heart Rate Monitors" is a "Heart Rate Watch", no "Rate Watch"; "Eau de Parfum
+    Spray" under "Eau de Parfum" stays as it is (the pair does not open the name). Up to `MAX_TYPE_WORDS` words.
+    """
+    words = phrase.split()
+    if not words or len(words) >= MAX_TYPE_WORDS:
+        return phrase
+    seg_words = WORD.findall(segment)
+    first = word_token(words[0])
+    pairs = {tuple(t[:2]) for c in categories if len(t := tokens(c)) > 1}
+    for i in range(1, len(seg_words)):
+        if seg_words[i:i + len(words)] == words and (word_token(seg_words[i - 1]), first) in pairs \
+                and _adjacent(seg_words[i - 1], seg_words[i], segment):
+            return f"{seg_words[i - 1]} {phrase}"
     return phrase
 
 

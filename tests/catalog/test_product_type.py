@@ -398,3 +398,14 @@ def test_compounds_are_learned_from_leaf_category_names():
 ])
 def test_a_noun_made_an_adjective_by_its_hyphen_is_no_type_noun(real, typed, asin, kind):
     assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B004AR79NA", "Heart Rate Watch"),  # "MIO Quest Heart Rate Watch(Black)" under "Heart Rate Monitors": "Rate Watch"
+    # "DREFEEL Hotel Quality 100% Natural Cotton White Duvet Cover King Size ..." under "Duvet Covers & Sets": "Cover"
+    ("B07CL6QHZ5", "Duvet Cover"),
+    # "Betty Crocker Countertop Pizza Maker, ..." under "Countertop Pizza Ovens": "Pizza Maker"
+    ("B07V3CCJJK", "Countertop Pizza Maker"),
+])
+def test_a_compound_a_category_of_the_path_opens_with_is_kept_whole(real, typed, asin, kind):
+    assert typed(real, asin) == kind
