@@ -345,7 +345,9 @@ def _path_compound(phrase: str, segment: str, categories: Sequence[str]) -> str:
         return phrase
     seg_words = WORD.findall(segment)
     first = word_token(words[0])
-    pairs = {tuple(t[:2]) for c in categories if len(t := tokens(c)) > 1}
+    # not the department's: "Cell Phones & Accessories" is said of every phone holder under it, and an entity rubric
+    # on "Cell Phone Holder" would fail those whose titles say "Phone Holder"
+    pairs = {tuple(t[:2]) for c in categories[1:] if len(t := tokens(c)) > 1}
     for i in range(1, len(seg_words)):
         if seg_words[i:i + len(words)] == words and (word_token(seg_words[i - 1]), first) in pairs \
                 and _adjacent(seg_words[i - 1], seg_words[i], segment):
