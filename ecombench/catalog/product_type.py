@@ -88,18 +88,21 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
     segment's words (`WORD`), end excluded.
     """
     nouns, modifiers = vocabulary.nouns, vocabulary.modifiers
-    words = WORD.findall(segment)
+    found = list(WORD.finditer(segment))
+    words = [m.group() for m in found]
     singular = [_noun_token(w, nouns, i == len(words) - 1) for i, w in enumerate(words)]
+    # A number between two words parts them: "Galaxy Note 20 Case Cover" holds no run "Note Case Cover".
+    parted = {i for i in range(1, len(found)) if _SPEC.search(segment[found[i - 1].end():found[i].start()])}
     # A rare head extends a run that it ends the segment after ("Hand Mixer Beaters").
     if len(singular) > 1 and singular[-1] in vocabulary.rare_heads and singular[-2] in nouns:
         nouns = nouns | {singular[-1]}
     runs, start = [], None
     for i, t in enumerate(singular + [""]):
-        if t in nouns and start is None:
-            start = i
-        elif t not in nouns and start is not None:
+        if start is not None and (t not in nouns or i in parted):
             runs.append((start, i))
             start = None
+        if t in nouns and start is None:
+            start = i
     # A noun followed by "included" is in the box, not the product ("Wireless Mouse Battery Included").
     runs = [(a, b - 1) if b < len(singular) and singular[b] in _INCLUDED else (a, b) for a, b in runs]
     runs = [(a, b) for a, b in runs if b > a]
@@ -109,9 +112,9 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
             or (a > 0 and singular[a - 1] in modifiers)]
     out = []
     for a, b in runs:
-        first = a - 1 if a > 0 and singular[a - 1] in modifiers else a
+        first = a - 1 if a > 0 and singular[a - 1] in modifiers and a not in parted else a
         short = max(a, b - MAX_TYPE_WORDS)
-        if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS:
+        if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS and short not in parted:
             short -= 1
         out.append((" ".join(_noun_part(w, nouns) for w in words[first:b]),
                     " ".join(_noun_part(w, nouns) for w in words[short:b]), first, b))

@@ -409,3 +409,13 @@ def test_a_noun_made_an_adjective_by_its_hyphen_is_no_type_noun(real, typed, asi
 ])
 def test_a_compound_a_category_of_the_path_opens_with_is_kept_whole(real, typed, asin, kind):
     assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    # "BAISRKE Galaxy Note 20 Case Cover with Built-in Screen Protector, ...": no "Note Case Cover"
+    ("B08FRD4BLH", "Case Cover"),
+    # "Maledan Compatible with Fitbit Charge 5 Bands Women Men, ...": no "Charge Bands"
+    ("B09P8B1NQH", "Bands"),
+])
+def test_a_number_between_two_words_parts_a_run_of_type_nouns(real, typed, asin, kind):
+    assert typed(real, asin) == kind
