@@ -57,7 +57,7 @@ from ecombench.catalog.details import (
     split_options,
     strip_markup,
 )
-from ecombench.catalog.devices import VARIANT_WORDS, names_device
+from ecombench.catalog.devices import VARIANT_WORDS, names_device, names_model
 from ecombench.catalog.fitted import fitted_device_facts, title_names_other_device
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import normalize
@@ -904,10 +904,11 @@ def _fitted_facts(products: pl.DataFrame, vocabulary: FactVocabulary, table: Fie
     """The devices the title and bullets say a product fits (ecombench.catalog.fitted), as text facts with evidence.
 
     Only for products whose labels name no device model, or whose title fits another device than every label names
-    (`mislabelled`: row): elsewhere a label is the stronger evidence.
+    (`mislabelled`: row): elsewhere a label is the stronger evidence. A label naming a line only ("Apple iPad",
+    "Apple Watch 38mm") says less than a title naming the model ("for iPad 6th Generation").
     """
     compat_labels = labels.filter(pl.col("field").is_in(compat))
-    named = [names_device(v) for v in compat_labels.get_column("value").to_list()]
+    named = [names_model(v) for v in compat_labels.get_column("value").to_list()]
     labelled = (compat_labels.filter(pl.Series(named, dtype=pl.Boolean)).select(pl.col("row").cast(pl.Int32))
                 .join(mislabelled.select(pl.col("row").cast(pl.Int32)), on="row", how="anti"))
     found = fitted_device_facts(products, vocabulary.values, table, labelled)

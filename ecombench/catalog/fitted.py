@@ -23,6 +23,7 @@ import polars as pl
 
 from ecombench.catalog.devices import (
     MAKER_SERIES,
+    SYSTEM_WORDS,
     VARIANT_WORDS,
     DeviceModel,
     device_models,
@@ -47,8 +48,6 @@ _QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack
 _SIZE = re.compile(r"^\d+(?:\.\d+)?\"?$")
 _LEADING = frozenset("your my the a an all any both most select selected only".split())
 _SIZE_UNITS = frozenset({"inch", "inches", "in", "mm", "cm", ""})
-# Words that make a "model" a system version, not a device: "iOS 13", "iPad OS 13", "Android 12".
-SYSTEM_WORDS = frozenset({"ios", "os", "ipados", "android", "windows", "macos"})
 
 
 @lru_cache(maxsize=65536)
@@ -120,7 +119,7 @@ def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
         part = _device_words(raw.strip())
         if not part and prefix:
             part = _device_words(f"{prefix} {raw.strip()}")
-        devices = _devices(part) if part else ()
+        devices = tuple(d for d in _devices(part) if not d.line) if part else ()  # a maker's line: no device here
         if not devices and named_maker and len(raw.split()) <= 3:
             maker = True  # "Fitbit Versa/Versa 2": a maker's series before its models
             continue
@@ -128,7 +127,7 @@ def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
         if not devices or not all(maker or _plausible(d, part, trusted, families) for d in devices):
             break
         trusted.update(d.series for d in devices if d.series)
-        out.extend(s for s in _one_each(part) if len(_devices(s)) == 1)
+        out.extend(s for s in _one_each(part) if len(_devices(s)) == 1 and not _devices(s)[0].line)
         words = part.split()
         first_model = next((i for i, w in enumerate(words) if any(c.isdigit() for c in w)), 0)
         prefix = " ".join(words[:first_model]) or prefix
@@ -183,7 +182,7 @@ def device_fields(values: pl.DataFrame, table: FieldTable) -> tuple[dict[str, st
     for field, value, products in rows.select("field", "value", "products").iter_rows():
         for d in _devices(value):
             overall[field] += int(products or 1)
-            if d.series:
+            if d.series and not d.line:  # a line is a series only where the catalog's titles make it one
                 by_series.setdefault(d.series, Counter())[field] += int(products or 1)
     by_family: dict[str, Counter[str]] = {}
     for series, counts in by_series.items():
