@@ -24,8 +24,9 @@ How the page is read (all of it polars over whole columns, Python only once per 
   mentions hold is learned from the products that carry a label (`learn_title_rates`).
 - **Fitted devices** (ecombench.catalog.fitted): where no label names a device model, the devices the title and
   bullets name after a device opener ("Compatible with Fitbit Charge 3 and Charge 4") are compatibility facts,
-  each spelled as the page spells it; after a negated opener ("NOT compatible with", "not for") they are
-  contradicted.
+  each spelled as the page spells it, and so are the device lines the catalog's titles name after a maker ("for
+  AirPods Pro": "Apple AirPods Pro"; ecombench.catalog.device_lines); after a negated opener ("NOT compatible
+  with", "not for") they are contradicted.
 - **Contradictions**: a negated mention ("not waterproof", "NOT compatible with S20 Ultra", "BPA free"), an
   imitation qualifier ("PU leather" against a label "Leather"), in a field whose labels hold one value per
   product, a title or cued value other than the label's (a "Plaid" title against the label Pattern "Solid"), and
@@ -56,6 +57,13 @@ from ecombench.catalog.details import (
     owned_strings,
     split_options,
     strip_markup,
+)
+from ecombench.catalog.device_lines import (
+    DeviceLine,
+    device_lines,
+    line_candidates,
+    line_mentions,
+    line_uses,
 )
 from ecombench.catalog.devices import VARIANT_WORDS, names_device, names_model
 from ecombench.catalog.fitted import fitted_device_facts, title_names_other_device
@@ -155,6 +163,7 @@ class FactVocabulary:
         min_title_rate: see `title_rates`.
         common: value norms found in the text of at least COMMON_SHARE of the catalog's products ("base",
             "light", "water"): read from a bullet or paragraph only with a cue word, never as self-evident.
+        device_lines: the device lines the catalog's titles name after a maker (ecombench.catalog.device_lines).
     """
 
     values: pl.DataFrame
@@ -162,6 +171,7 @@ class FactVocabulary:
     title_rates: dict[str, float] = field(default_factory=dict)
     min_title_rate: float = 0.3
     common: frozenset[str] = frozenset()
+    device_lines: frozenset[DeviceLine] = frozenset()
 
     def title_fields(self) -> frozenset[str]:
         """Fields whose title mentions are facts."""
@@ -911,9 +921,12 @@ def _fitted_facts(products: pl.DataFrame, vocabulary: FactVocabulary, table: Fie
     named = [names_model(v) for v in compat_labels.get_column("value").to_list()]
     labelled = (compat_labels.filter(pl.Series(named, dtype=pl.Boolean)).select(pl.col("row").cast(pl.Int32))
                 .join(mislabelled.select(pl.col("row").cast(pl.Int32)), on="row", how="anti"))
-    found = fitted_device_facts(products, vocabulary.values, table, labelled)
+    found = fitted_device_facts(products, vocabulary.values, table, labelled, vocabulary.device_lines)
     norm, value = surface(pl.col("text")), surface(pl.col("value")).str.strip_chars()
-    start = pl.col("norm").str.find(value, literal=True).fill_null(0).cast(pl.Int32)
+    # a line named without its maker ("for AirPods Pro": "Apple AirPods Pro") is found without it
+    unmade = value.str.replace(r"^\S+ ", "")
+    start = pl.coalesce(pl.col("norm").str.find(value, literal=True), pl.col("norm").str.find(unmade, literal=True),
+                        pl.lit(0)).cast(pl.Int32)
     window = pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0))
     return (found.with_columns(norm.alias("norm")).with_columns(start.alias("start"))
             .with_columns((pl.col("start") + value.str.len_bytes()).cast(pl.Int32).alias("end"),
@@ -1330,19 +1343,26 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
                         values.filter(pl.col("products") == 0)]).unique(["field", "norm"]).sort("field", "norm")
     single = own.single_valued | frozenset(f for f in base.single_valued if f not in labelled)
     return FactVocabulary(values=values, single_valued=single, title_rates={**base.title_rates, **own.title_rates},
-                          min_title_rate=own.min_title_rate, common=own.common)
+                          min_title_rate=own.min_title_rate, common=own.common,
+                          device_lines=_pooled_lines(own.device_lines, base.device_lines))
+
+
+def _pooled_lines(own: frozenset[DeviceLine], base: frozenset[DeviceLine]) -> frozenset[DeviceLine]:
+    """A catalog's own device lines and the base's it does not name itself."""
+    return own | frozenset(b for b in base if not any(o.words == b.words for o in own))
 
 
 def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabulary | None = None,
                     each: Callable[[pl.DataFrame], None] | None = None, file: Path | None = None) -> CatalogFacts:
     """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
 
-    Three passes over the slices: the labels (for the vocabulary), the mentions (for the title rates and the
-    common words, kept as counts), the facts.
+    Three passes over the slices: the labels and titles (for the vocabulary and the device lines' candidates), the
+    mentions (for the title rates and the common words, kept as counts, and the uses of the device lines), the
+    facts.
 
     Args:
-        slices: the catalog's products in consecutive frames (ProductSlices; the passes ask for LABEL_COLUMNS,
-            TEXT_COLUMNS and TEXT_COLUMNS with parent_asin).
+        slices: the catalog's products in consecutive frames (ProductSlices; the passes ask for LABEL_COLUMNS with
+            the title, TEXT_COLUMNS and TEXT_COLUMNS with parent_asin).
         table: the field table.
         base: another catalog's vocabulary read beneath this one's (`with_base`), its common words common here too;
             None reads only this one's.
@@ -1352,11 +1372,13 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
     """
     # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
     # slice's text, the whole catalog's, while the passes run.
-    labels = []
+    labels, mentions = [], []
     offset = 0
-    for frame in slices(LABEL_COLUMNS):
+    for frame in slices((*LABEL_COLUMNS, "title")):
         labels.append(owned_strings(label_options(frame, table).with_columns(pl.col("row") + offset)))
+        mentions.append(owned_strings(line_mentions(frame.get_column("title"))))
         offset += frame.height
+    candidates = line_candidates(pl.concat(mentions) if mentions else line_mentions(pl.Series([], dtype=pl.String)))
     n_products = offset
     # rechunk=False: the slices' labels are shared, not copied a second time.
     all_labels = pl.concat(labels, rechunk=False) if labels else label_options(pl.DataFrame(schema={"details": pl.List(
@@ -1364,20 +1386,25 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
     vocabulary = learn_vocabulary(all_labels, table)
     if base is not None:
         vocabulary = with_base(vocabulary, base, frozenset(all_labels.get_column("field").unique().to_list()))
-    title_counts, df_counts = [], []
+    title_counts, df_counts, uses = [], [], []
     offset = 0
     reader = SegmentReader(table)
     for frame in slices(TEXT_COLUMNS):
-        mentions = reader.mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
-        title_counts.append(owned_strings(_title_agreement(mentions, all_labels)))
-        df_counts.append(owned_strings(mentions.filter(pl.col("source") != "store").group_by("norm")
+        found = reader.mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
+        title_counts.append(owned_strings(_title_agreement(found, all_labels)))
+        df_counts.append(owned_strings(found.filter(pl.col("source") != "store").group_by("norm")
                                        .agg(pl.col("row").n_unique().alias("n"))))
+        text = [frame.get_column(c).explode().rename("text") for c in ("features", "description") if c in frame.columns]
+        uses.append(line_uses(pl.concat(text) if text else pl.Series("text", [], dtype=pl.String), candidates))
         offset += frame.height
+    lines = device_lines(candidates, pl.concat(uses) if uses else line_uses(pl.Series([], dtype=pl.String),
+                                                                              candidates))
     vocabulary = FactVocabulary(values=vocabulary.values, single_valued=vocabulary.single_valued,
                                 title_rates={**vocabulary.title_rates,
                                              **_title_rates(pl.concat(title_counts) if title_counts else None)},
                                 common=_common(pl.concat(df_counts) if df_counts else None, n_products)
-                                | (base.common if base is not None else frozenset()))
+                                | (base.common if base is not None else frozenset()),
+                                device_lines=_pooled_lines(lines, vocabulary.device_lines))
     facts = []
     parts = _FactParts(file) if file is not None else None
     offset = 0
@@ -1464,8 +1491,10 @@ def write_vocabulary(vocabulary: FactVocabulary, folder: Path) -> list[str]:
     vocabulary.values.write_parquet(folder / "fact_vocabulary.parquet")
     (folder / "fact_vocabulary.json").write_text(json.dumps({
         "single_valued": sorted(vocabulary.single_valued), "title_rates": vocabulary.title_rates,
-        "min_title_rate": vocabulary.min_title_rate, "common": sorted(vocabulary.common)}, indent=1) + "\n",
-        encoding="utf-8")
+        "min_title_rate": vocabulary.min_title_rate, "common": sorted(vocabulary.common),
+        "device_lines": [[d.words, d.maker, d.spelling, d.bare, list(d.continued)]
+                         for d in sorted(vocabulary.device_lines)]},
+        indent=1) + "\n", encoding="utf-8")
     return ["fact_vocabulary.parquet", "fact_vocabulary.json"]
 
 
@@ -1478,4 +1507,6 @@ def read_vocabulary(folder: Path) -> FactVocabulary:
     meta = json.loads((folder / "fact_vocabulary.json").read_text(encoding="utf-8"))
     return FactVocabulary(values=pl.read_parquet(folder / "fact_vocabulary.parquet"),
                           single_valued=frozenset(meta["single_valued"]), title_rates=meta["title_rates"],
-                          min_title_rate=meta["min_title_rate"], common=frozenset(meta["common"]))
+                          min_title_rate=meta["min_title_rate"], common=frozenset(meta["common"]),
+                          device_lines=frozenset(DeviceLine(w, m, s, b, tuple(c))
+                                                 for w, m, s, b, c in meta.get("device_lines", [])))
