@@ -52,7 +52,10 @@ _PHRASE_END = re.compile(r"[()\[\]{}【】:;!?|]|\.(?:\s|$)| [-–—] ")
 _PARTS = re.compile(r"\s*(?:[,，/&]|\band\b|\bor\b)\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9+]+")
 _MIXED = re.compile(r"(?=.*[a-z])(?=.*\d)")
-_QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack|ft|oz|lb|lbs|k)$|^[wlhd]\d+$")
+# "2D" and "3D" are dimensions ("3D Cute Silicone Cover"), other numbers before a "D" models ("Canon EOS 77D"); a
+# network ("2G") and a water rating ("IP68") are no model either.
+_QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack|ft|oz|lb|lbs|k)$|^[wlhd]\d+$"
+                       r"|^[23]d$|^[2-5]g$|^ip[x\d]\d$")
 _SIZE = re.compile(r"^\d+(?:\.\d+)?\"?$")
 # A screen size after a line, in the words `_WORD` leaves of it: "9.7 inch", "12.9''", "10.2" (a band's "41mm" is no
 # screen size: an Apple Watch band is made for the line, its size said apart).
@@ -210,7 +213,7 @@ def _plausible(device: DeviceModel, part: str, known_series: set[str], families:
     only; the shared catalog's know "ipad air" and "ipad pro", and "for iPad Mini 6" names a device as surely),
     unless a lower-case word that is no variant joins the family to its model ("iPhone have 8 sports modes"). A
     model code is a word mixing letters and digits ("S23", "PS5"), not "of 14" nor a quantity ("240V", "10th",
-    "W52"). A system version is no device, whatever series names it ("iPhone iOS 9.0+", "iPad OS 13").
+    "W52", "3D"). A system version is no device, whatever series names it ("iPhone iOS 9.0+", "iPad OS 13").
     """
     words = _WORD.findall(part)
     if {w.lower() for w in words} & SYSTEM_WORDS:

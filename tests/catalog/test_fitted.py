@@ -170,3 +170,25 @@ def test_a_label_naming_a_line_leaves_the_title_its_models(full_catalog):
     # B071JPG6T3: the label "apple ipad" names the line only; the title names the iPads it fits
     facts = _facts(full_catalog, "B071JPG6T3")
     assert {"apple ipad", "Apple iPad 6th", "iPad 5th"} <= set(facts)
+
+
+@pytest.mark.parametrize("text", [
+    # B09J83WPPW's and B09197MW1K's bullets: a water rating and a network
+    "Outdoor watches for men is IP68 waterproof,you can wear it when swim and record various data.",
+    "the watch can be used for calls with a 2G SIM card installed",
+])
+def test_a_rating_or_a_network_is_no_model_code(text):
+    assert all(devices == [] for _, devices in _read(text))
+
+
+def test_a_dimension_is_no_model_code(catalog_lines):
+    # B0B1HGJC84: the list goes on past the AirPods into the case's description
+    title = ("Compatible with AirPods 2/1 Case Noodles Cup, Kids Teens Girls Boys Women Kawaii Cartoon 3D Skin for "
+             "Airpod Case, Protective Silicone Character Funny Fashion Cute Cover for AirPods 2 1 （Noodles Cup）")
+    assert _read(title, lines=catalog_lines)[0] == (False, ["AirPods 2", "AirPods 1"])
+
+
+def test_a_number_before_d_is_a_camera_model():
+    # B07SKWXR5C: Canon's models end in "D"
+    title = "LP-E17 Battery Charger LC-E17 for Canon EOS M3, M5, M6, 77D, 200D, 750D, 760D, 800D, 8000D, 9000D"
+    assert {"77D", "200D", "9000D"} <= set(_read(title)[0][1])
