@@ -13,6 +13,12 @@ variant ("Pro", "Max", "Ultra", "Play") are its variant; a model without a serie
 it ("iPhone 7/8/SE"). A maker named without a series takes the series its labels name (`MAKER_SERIES`: "Samsung
 S23" is a "Galaxy S23"), a small reviewed table checked against the catalog's own labels by `learn_maker_series`
 (benchmarks/device_models.py prints what they show).
+
+A maker's line named without a number is a device too, the line itself: "Apple AirPods Pro" is the AirPods Pro
+(series and model "airpod", variant "pro"), neither the "Apple AirPods" nor the "AirPods Pro 2". Only after the
+maker's name: "iPad Pro" alone is a series as labels use it, and "Tablets" or "Cellphone" a kind, so a value without
+a maker names no line; ecombench.catalog.fitted names a line the catalog knows with its maker where a page leaves it
+out ("for Air Pod Pro").
 """
 
 from __future__ import annotations
@@ -28,12 +34,13 @@ from ecombench.text import UNIT_ALIASES, tokens
 # A maker's name, dropped from the series, and the series its compatibility labels name after it; "" where the
 # maker's own name serves ("TCL 30", "LG Stylo 3" keeps "stylo"). On the shared catalog's labels
 # (learn_maker_series): samsung -> galaxy 239 of 253, apple -> iphone 33 of 41, google -> pixel 30 of 37,
-# motorola -> moto 13 of 18, xiaomi -> redmi 6 of 6.
+# motorola -> moto 13 of 18, xiaomi -> redmi 6 of 6. Nintendo names its lines itself: the shared catalog's titles
+# write "Nintendo Switch" in 5 products, never a Nintendo series before it.
 MAKER_SERIES: dict[str, str] = {
     "samsung": "galaxy", "motorola": "moto", "google": "pixel", "apple": "iphone", "xiaomi": "redmi",
     "lg": "", "oneplus": "oneplus", "huawei": "", "nokia": "", "sony": "", "tcl": "", "alcatel": "", "zte": "",
     "htc": "", "blackberry": "", "asus": "", "lenovo": "", "oppo": "", "vivo": "", "realme": "", "honor": "",
-    "microsoft": "", "amazon": "", "garmin": "", "fitbit": "",
+    "microsoft": "", "amazon": "", "garmin": "", "fitbit": "", "nintendo": "",
 }
 # Words after a model that make another device of it: "Galaxy S21 Ultra" is no "Galaxy S21".
 VARIANT_WORDS = frozenset("ultra plus pro max mini xl lite fe play forge power stylus edge active neo prime go air "
@@ -52,7 +59,18 @@ _PLUS = re.compile(r"(?<=[A-Za-z0-9])\s?\+")
 # Letters that end a model ("6a", "6s", "6t", "10e"): between two numbers, any other letter opens the next model.
 _ENDINGS = frozenset("a s t e c r".split())
 _WHOLE = re.compile(r"^\d+$")
+# Words that make a "model" a system version, not a device: "iOS 13", "iPad OS 13", "Android 12".
+SYSTEM_WORDS = frozenset({"ios", "os", "ipados", "android", "windows", "macos"})
+# Words after a maker that name no line of its: a system ("Samsung Android"), a whole range ("Apple Watch Series",
+# "Huawei and all phones") or Amazon's cut-off "… See more".
+_NOT_LINE = SYSTEM_WORDS | frozenset("all any every other most more see series model models device devices "
+                                     "product products".split())
+# The words of a line after the maker's name at most, beside the maker's own series ("Galaxy Buds Live"): a longer
+# run is a description ("Apple Watch Magnetic Charging Dock").
+_LINE_WORDS = 2
 _UNITS = frozenset(UNIT_ALIASES.values())
+# Words after a number that make it a count, not a model: "AirPods Pro 4 Pairs", "Galaxy S10 2 Pack".
+_COUNTS = frozenset("pack pc pcs piece pair count ct set".split())
 # Short words that never open a model: letter models, makers, and variants that follow one ("3 XL", "S21 FE").
 _NOT_PREFIX = LETTER_MODELS | frozenset(MAKER_SERIES) | frozenset(w for w in VARIANT_WORDS if len(w) == 2)
 
@@ -64,6 +82,11 @@ class DeviceModel:
     series: str
     model: str
     variant: tuple[str, ...]
+
+    @property
+    def line(self) -> bool:
+        """Whether it is a line named without a number ("Apple AirPods Pro": model and series "airpod")."""
+        return self.model == self.series
 
     def same_device(self, other: DeviceModel) -> bool:
         """Same model and variant, and the same series where both state one ("S23" is a "Galaxy S23")."""
@@ -87,14 +110,14 @@ def _words(text: str) -> list[str]:
     opens a model ("s 23") and one letter after it ends one ("6 a"); between two numbers a letter ends the model
     before it ("6 a 6") when it is an ending letter that model did not open with ("s 23 s 23", "8 n 950");
     a letter before a year opens no model ("moto e 2020"); "5 g" is the network, a neutral word; a size
-    ("6.3 inch") is dropped; "+" after a model is its "Plus".
+    ("6.3 inch") or a count ("2 pack") is dropped; "+" after a model is its "Plus".
     """
     toks = list(tokens(_PLUS.sub(" plus ", text)))
     out: list[str] = []
     i = 0
     while i < len(toks):
         t, nxt, later = toks[i], _at(toks, i + 1), _at(toks, i + 2)
-        if _NUMBER.match(t) and nxt in _UNITS:
+        if _NUMBER.match(t) and (nxt in _UNITS or nxt in _COUNTS):
             i += 2
             continue
         # a letter model opens a model too before a number of three digits or more ("x360", "x220": no "iPhone X" is
@@ -139,6 +162,7 @@ def _parse(words: list[str]) -> list[DeviceModel]:
     found: list[DeviceModel] = []
     series_words: list[str] = []
     makers: list[str] = []
+    after_maker: list[str] = []  # the words since the last maker's name, while no model has followed it
     i = 0
     while i < len(words):
         w = words[i]
@@ -147,13 +171,18 @@ def _parse(words: list[str]) -> list[DeviceModel]:
             while end < len(words) and (words[end] in VARIANT_WORDS or _YEAR.match(words[end])):
                 end += 1
             found.append(DeviceModel(series_words[-1], w, tuple(sorted(set(words[i + 1:end])))))
-            series_words, makers, i = [], [], end
+            series_words, makers, after_maker, i = [], [], [], end
             continue
         if _YEAR.match(w):  # a release year names nothing on its own ("Galaxy S23 2023" is the S23)
             i += 1
             continue
         if not _is_model(w):
-            (makers if w in MAKER_SERIES else series_words).append(w)
+            if w in MAKER_SERIES:
+                makers.append(w)
+                after_maker = []
+            else:
+                series_words.append(w)
+                after_maker.append(w)
             i += 1
             continue
         own = " ".join(series_words[-3:])
@@ -165,8 +194,26 @@ def _parse(words: list[str]) -> list[DeviceModel]:
             end += 1
         if series or (any(c.isalpha() for c in w) and any(c.isdigit() for c in w)):  # "12", "XS" alone: no device
             found.append(DeviceModel(series, w, tuple(sorted(set(words[i + 1:end])))))
-        series_words, makers, i = [], [], end
-    return found
+        series_words, makers, after_maker, i = [], [], [], end
+    line = _line(makers[-1], after_maker) if makers and after_maker else None
+    return [*found, line] if line else found
+
+
+def _line(maker: str, words: list[str]) -> DeviceModel | None:
+    """The line a maker's name and the words after it name without a number ("apple airpod pro"), if they do.
+
+    The line's words come first, its variant words after them; none is the maker's numbered series alone ("Samsung
+    Galaxy", "Apple iPhone"), a letter ("Sony E", "LG G") or a word of `_NOT_LINE`.
+    """
+    cut = next((i for i, w in enumerate(words) if w in VARIANT_WORDS), len(words))
+    line, variant = words[:cut], words[cut:]
+    own = MAKER_SERIES.get(maker, "")
+    most = _LINE_WORDS + (1 if line[:1] == [own] else 0)
+    if (not line or len(line) > most or line == [own] or any(w not in VARIANT_WORDS for w in variant)
+            or any(len(w) < 2 or not w.isalpha() or w in _NOT_LINE for w in line)):
+        return None
+    name = " ".join(line)
+    return DeviceModel(name, name, tuple(sorted(set(variant))))
 
 
 def _letter_line(words: list[str], i: int, series_words: list[str]) -> bool:
@@ -185,6 +232,8 @@ def device_models(value: str) -> tuple[DeviceModel, ...]:
         ['iphone 14', 'iphone 14 max pro']
         >>> device_models("Samsung S23") == device_models("Galaxy S23 5G")
         True
+        >>> device_models("Apple AirPods Pro"), device_models("AirPods Pro")
+        ((DeviceModel(series='airpod', model='airpod', variant=('pro',)),), ())
     """
     return tuple(dict.fromkeys(_parse(_words(value))))
 
@@ -198,8 +247,13 @@ def spell_plus(value: str) -> str:
 
 
 def names_device(value: str) -> bool:
-    """Whether a compatibility value names a device model (not only a kind or a series: "Tablets", "iPhone")."""
+    """Whether a compatibility value names a device model or a maker's line, not a kind or a series ("Tablets")."""
     return bool(device_models(value))
+
+
+def names_model(value: str) -> bool:
+    """Whether a compatibility value names a device by its model: not of a line alone ("Apple Watch 38mm")."""
+    return any(not d.line for d in device_models(value))
 
 
 def device_holds(stated: str, required: str) -> bool | None:
@@ -210,6 +264,8 @@ def device_holds(stated: str, required: str) -> bool | None:
     Example:
         >>> device_holds("Samsung Galaxy S21 Ultra", "Samsung Galaxy S21"), device_holds("Galaxy S21 5G", "Samsung S21")
         (False, True)
+        >>> device_holds("Apple AirPods Pro", "Apple AirPods"), device_holds("Apple AirPods 2", "Apple AirPods Pro")
+        (False, False)
     """
     want = device_models(required)
     if not want:

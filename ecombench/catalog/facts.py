@@ -24,8 +24,9 @@ How the page is read (all of it polars over whole columns, Python only once per 
   mentions hold is learned from the products that carry a label (`learn_title_rates`).
 - **Fitted devices** (ecombench.catalog.fitted): where no label names a device model, the devices the title and
   bullets name after a device opener ("Compatible with Fitbit Charge 3 and Charge 4") are compatibility facts,
-  each spelled as the page spells it; after a negated opener ("NOT compatible with", "not for") they are
-  contradicted.
+  each spelled as the page spells it, and so are the device lines the catalog's titles name after a maker ("for
+  AirPods Pro": "Apple AirPods Pro"; ecombench.catalog.device_lines); after a negated opener ("NOT compatible
+  with", "not for") they are contradicted.
 - **Contradictions**: a negated mention ("not waterproof", "NOT compatible with S20 Ultra", "BPA free"), an
   imitation qualifier ("PU leather" against a label "Leather"), in a field whose labels hold one value per
   product, a title or cued value other than the label's (a "Plaid" title against the label Pattern "Solid"), and
@@ -59,7 +60,14 @@ from ecombench.catalog.details import (
     split_options,
     strip_markup,
 )
-from ecombench.catalog.devices import VARIANT_WORDS, names_device
+from ecombench.catalog.device_lines import (
+    DeviceLine,
+    device_lines,
+    line_candidates,
+    line_mentions,
+    line_uses,
+)
+from ecombench.catalog.devices import VARIANT_WORDS, names_device, names_model
 from ecombench.catalog.fitted import fitted_device_facts, title_names_other_device
 from ecombench.tables.fields import FieldSpec, FieldTable
 from ecombench.text import normalize
@@ -167,6 +175,7 @@ class FactVocabulary:
         mention_products: value norm -> products whose title, bullets or description mention it: what `common`
             is computed from.
         products: the products `title_counts` and `mention_products` count over (0: no counts kept).
+        device_lines: the device lines the catalog's titles name after a maker (ecombench.catalog.device_lines).
     """
 
     values: pl.DataFrame
@@ -177,6 +186,7 @@ class FactVocabulary:
     title_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     mention_products: dict[str, int] = field(default_factory=dict)
     products: int = 0
+    device_lines: frozenset[DeviceLine] = frozenset()
 
     def title_fields(self) -> frozenset[str]:
         """Fields whose title mentions are facts: agreement at least `min_title_rate`, TITLE_MARGIN_Z to spare.
@@ -932,15 +942,19 @@ def _fitted_facts(products: pl.DataFrame, vocabulary: FactVocabulary, table: Fie
     """The devices the title and bullets say a product fits (ecombench.catalog.fitted), as text facts with evidence.
 
     Only for products whose labels name no device model, or whose title fits another device than every label names
-    (`mislabelled`: row): elsewhere a label is the stronger evidence.
+    (`mislabelled`: row): elsewhere a label is the stronger evidence. A label naming a line only ("Apple iPad",
+    "Apple Watch 38mm") says less than a title naming the model ("for iPad 6th Generation").
     """
     compat_labels = labels.filter(pl.col("field").is_in(compat))
-    named = [names_device(v) for v in compat_labels.get_column("value").to_list()]
+    named = [names_model(v) for v in compat_labels.get_column("value").to_list()]
     labelled = (compat_labels.filter(pl.Series(named, dtype=pl.Boolean)).select(pl.col("row").cast(pl.Int32))
                 .join(mislabelled.select(pl.col("row").cast(pl.Int32)), on="row", how="anti"))
-    found = fitted_device_facts(products, vocabulary.values, table, labelled)
+    found = fitted_device_facts(products, vocabulary.values, table, labelled, vocabulary.device_lines)
     norm, value = surface(pl.col("text")), surface(pl.col("value")).str.strip_chars()
-    start = pl.col("norm").str.find(value, literal=True).fill_null(0).cast(pl.Int32)
+    # a line named without its maker ("for AirPods Pro": "Apple AirPods Pro") is found without it
+    unmade = value.str.replace(r"^\S+ ", "")
+    start = pl.coalesce(pl.col("norm").str.find(value, literal=True), pl.col("norm").str.find(unmade, literal=True),
+                        pl.lit(0)).cast(pl.Int32)
     window = pl.max_horizontal(pl.col("start") - CONTEXT_CHARS, pl.lit(0))
     return (found.with_columns(norm.alias("norm")).with_columns(start.alias("start"))
             .with_columns((pl.col("start") + value.str.len_bytes()).cast(pl.Int32).alias("end"),
@@ -1357,19 +1371,26 @@ def with_base(own: FactVocabulary, base: FactVocabulary, labelled: frozenset[str
                         values.filter(pl.col("products") == 0)]).unique(["field", "norm"]).sort("field", "norm")
     single = own.single_valued | frozenset(f for f in base.single_valued if f not in labelled)
     return FactVocabulary(values=values, single_valued=single, title_rates={**base.title_rates, **own.title_rates},
-                          min_title_rate=own.min_title_rate, common=own.common)
+                          min_title_rate=own.min_title_rate, common=own.common,
+                          device_lines=_pooled_lines(own.device_lines, base.device_lines))
+
+
+def _pooled_lines(own: frozenset[DeviceLine], base: frozenset[DeviceLine]) -> frozenset[DeviceLine]:
+    """A catalog's own device lines and the base's it does not name itself."""
+    return own | frozenset(b for b in base if not any(o.words == b.words for o in own))
 
 
 def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabulary | None = None,
                     each: Callable[[pl.DataFrame], None] | None = None, file: Path | None = None) -> CatalogFacts:
     """`build_catalog_facts` over a catalog given in slices: only one slice's text is in memory at a time.
 
-    Three passes over the slices: the labels (for the vocabulary), the mentions (for the title rates and the
-    common words, kept as counts), the facts.
+    Three passes over the slices: the labels and titles (for the vocabulary and the device lines' candidates), the
+    mentions (for the title rates and the common words, kept as counts, and the uses of the device lines), the
+    facts.
 
     Args:
-        slices: the catalog's products in consecutive frames (ProductSlices; the passes ask for LABEL_COLUMNS,
-            TEXT_COLUMNS and TEXT_COLUMNS with parent_asin).
+        slices: the catalog's products in consecutive frames (ProductSlices; the passes ask for LABEL_COLUMNS with
+            the title, TEXT_COLUMNS and TEXT_COLUMNS with parent_asin).
         table: the field table.
         base: another catalog's vocabulary read beneath this one's (`with_base`), its title agreement and mention
             counts added to this one's (`_with_counts`); None reads only this one's.
@@ -1379,11 +1400,13 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
     """
     # What is kept of a slice is copied out of it (`owned_strings`): polars strings are views that would pin every
     # slice's text, the whole catalog's, while the passes run.
-    labels = []
+    labels, mentions = [], []
     offset = 0
-    for frame in slices(LABEL_COLUMNS):
+    for frame in slices((*LABEL_COLUMNS, "title")):
         labels.append(owned_strings(label_options(frame, table).with_columns(pl.col("row") + offset)))
+        mentions.append(owned_strings(line_mentions(frame.get_column("title"))))
         offset += frame.height
+    candidates = line_candidates(pl.concat(mentions) if mentions else line_mentions(pl.Series([], dtype=pl.String)))
     n_products = offset
     # rechunk=False: the slices' labels are shared, not copied a second time.
     all_labels = pl.concat(labels, rechunk=False) if labels else label_options(pl.DataFrame(schema={"details": pl.List(
@@ -1391,17 +1414,22 @@ def facts_in_slices(slices: ProductSlices, table: FieldTable, base: FactVocabula
     vocabulary = learn_vocabulary(all_labels, table)
     if base is not None:
         vocabulary = with_base(vocabulary, base, frozenset(all_labels.get_column("field").unique().to_list()))
-    title_counts, df_counts = [], []
+    title_counts, df_counts, uses = [], [], []
     offset = 0
     reader = SegmentReader(table)
     for frame in slices(TEXT_COLUMNS):
-        mentions = reader.mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
-        title_counts.append(owned_strings(_title_agreement(mentions, all_labels)))
-        df_counts.append(owned_strings(mentions.filter(pl.col("source") != "store").group_by("norm")
+        found = reader.mentions(product_segments(frame), vocabulary).with_columns(pl.col("row") + offset)
+        title_counts.append(owned_strings(_title_agreement(found, all_labels)))
+        df_counts.append(owned_strings(found.filter(pl.col("source") != "store").group_by("norm")
                                        .agg(pl.col("row").n_unique().alias("n"))))
+        text = [frame.get_column(c).explode().rename("text") for c in ("features", "description") if c in frame.columns]
+        uses.append(line_uses(pl.concat(text) if text else pl.Series("text", [], dtype=pl.String), candidates))
         offset += frame.height
+    lines = device_lines(candidates, pl.concat(uses) if uses else line_uses(pl.Series([], dtype=pl.String),
+                                                                              candidates))
     vocabulary = _with_counts(vocabulary, _summed_title_counts(title_counts), _summed_mentions(df_counts),
                               n_products, base)
+    vocabulary = dataclasses.replace(vocabulary, device_lines=_pooled_lines(lines, vocabulary.device_lines))
     facts = []
     parts = _FactParts(file) if file is not None else None
     offset = 0
@@ -1529,7 +1557,10 @@ def write_vocabulary(vocabulary: FactVocabulary, folder: Path) -> list[str]:
         "single_valued": sorted(vocabulary.single_valued), "title_rates": vocabulary.title_rates,
         "min_title_rate": vocabulary.min_title_rate, "common": sorted(vocabulary.common),
         "products": vocabulary.products, "title_counts": {f: list(c) for f, c in vocabulary.title_counts.items()},
-        "mention_products": vocabulary.mention_products}, indent=1) + "\n", encoding="utf-8")
+        "mention_products": vocabulary.mention_products,
+        "device_lines": [[d.words, d.maker, d.spelling, d.bare, list(d.continued)]
+                         for d in sorted(vocabulary.device_lines)]},
+        indent=1) + "\n", encoding="utf-8")
     return ["fact_vocabulary.parquet", "fact_vocabulary.json"]
 
 
@@ -1545,4 +1576,6 @@ def read_vocabulary(folder: Path) -> FactVocabulary:
                           min_title_rate=meta["min_title_rate"], common=frozenset(meta["common"]),
                           title_counts={f: (int(c[0]), int(c[1])) for f, c in meta.get("title_counts", {}).items()},
                           mention_products={n: int(c) for n, c in meta.get("mention_products", {}).items()},
-                          products=int(meta.get("products", 0)))
+                          products=int(meta.get("products", 0)),
+                          device_lines=frozenset(DeviceLine(w, m, s, b, tuple(c))
+                                                 for w, m, s, b, c in meta.get("device_lines", [])))

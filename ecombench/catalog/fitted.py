@@ -11,6 +11,12 @@ Galaxy S8") contradicts the device instead of stating it.
 "for" opens many phrases that name no device ("for Kids 3-5", "for Bedroom 52 x 84"), so a device counts only when
 the catalog's compatibility labels know its series, a maker's name precedes it ("Fitbit Charge 3") or its model
 mixes letters and digits ("S23", "PS5").
+
+A line named without a number ("for AirPods Pro", "Compatible with Apple Watch") is a device where the catalog
+knows it as a maker's line: its titles name it after the maker's name, without a number, in a few products
+(ecombench.catalog.device_lines). Such a line is read after an opener with the maker, and without it
+where the catalog's text writes it as a name ("AirPods", "iPad"), not as a common noun ("watch", "switch"); its fact
+names the maker ("Apple AirPods Pro"), as ecombench.catalog.devices reads a line.
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from functools import lru_cache
 
 import polars as pl
 
+from ecombench.catalog.device_lines import DeviceLine
 from ecombench.catalog.devices import (
     MAKER_SERIES,
+    SYSTEM_WORDS,
     VARIANT_WORDS,
     DeviceModel,
     device_models,
@@ -30,6 +38,7 @@ from ecombench.catalog.devices import (
     spell_plus,
 )
 from ecombench.tables.fields import FieldTable
+from ecombench.text import tokens
 
 # What opens the device part ("compatible with Fitbit Charge 3"), longest first so "fit for" wins over "for".
 OPENERS = ("compatible with", "compatible for", "designed for", "made for", "works with", "work with",
@@ -43,12 +52,16 @@ _PHRASE_END = re.compile(r"[()\[\]{}【】:;!?|]|\.(?:\s|$)| [-–—] ")
 _PARTS = re.compile(r"\s*(?:[,，/&]|\band\b|\bor\b)\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9+]+")
 _MIXED = re.compile(r"(?=.*[a-z])(?=.*\d)")
-_QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack|ft|oz|lb|lbs|k)$|^[wlhd]\d+$")
+# "2D" and "3D" are dimensions ("3D Cute Silicone Cover"), other numbers before a "D" models ("Canon EOS 77D"); a
+# network ("2G") and a water rating ("IP68") are no model either.
+_QUANTITY = re.compile(r"^\d+(?:v|w|mm|cm|in|mah|gb|tb|hz|th|st|nd|rd|s|pcs|pack|ft|oz|lb|lbs|k)$|^[wlhd]\d+$"
+                       r"|^[23]d$|^[2-5]g$|^ip[x\d]\d$")
 _SIZE = re.compile(r"^\d+(?:\.\d+)?\"?$")
+# A screen size after a line, in the words `_WORD` leaves of it: "9.7 inch", "12.9''", "10.2" (a band's "41mm" is no
+# screen size: an Apple Watch band is made for the line, its size said apart).
+_SCREEN = re.compile(r"^\d+(?: \d)?(?: (?:inch|inches|in))?(?: |$)(?!mm)", re.IGNORECASE)
 _LEADING = frozenset("your my the a an all any both most select selected only".split())
 _SIZE_UNITS = frozenset({"inch", "inches", "in", "mm", "cm", ""})
-# Words that make a "model" a system version, not a device: "iOS 13", "iPad OS 13", "Android 12".
-SYSTEM_WORDS = frozenset({"ios", "os", "ipados", "android", "windows", "macos"})
 
 
 @lru_cache(maxsize=65536)
@@ -90,37 +103,51 @@ def _one_each(part: str) -> list[str]:
     return [_device_words(" ".join(words[a:b])) for a, b in zip(cuts, [*cuts[1:], len(words)])]
 
 
-def device_spellings(phrase: str, known_series: frozenset[str]) -> list[str]:
+def device_spellings(phrase: str, known_series: frozenset[str],
+                     lines: frozenset[DeviceLine] = frozenset()) -> list[str]:
     """The devices a phrase after an opener names, each as the page spells it, in order (`_spellings`).
 
     Example:
         >>> device_spellings("Fitbit Charge 3 and Charge 4, Breathable Sport Band", frozenset())
         ['Fitbit Charge 3', 'Charge 4']
+        >>> airpods = DeviceLine("airpod", "Apple", "AirPods", bare=True)
+        >>> device_spellings("Air Pod Pro", frozenset(), frozenset({airpods}))
+        ['Apple AirPods Pro']
     """
-    return list(_spellings(phrase, known_series))
+    return list(_spellings(phrase, known_series, lines))
 
 
 # Kept across calls: a catalog read in slices meets the same phrases in every slice.
 @lru_cache(maxsize=65536)
-def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
+def _spellings(phrase: str, known_series: frozenset[str], lines: frozenset[DeviceLine]) -> tuple[str, ...]:
     """The devices a phrase after an opener names, each as the page spells it, in order.
 
     The phrase is cut into parts at list separators; a part with no series of its own takes the words before the
     previous part's model ("iPhone 14, 14 Pro" -> "iPhone 14", "iPhone 14 Pro"). Reading stops at the first part
     that names no device ("... Charge 3, Breathable Sport Band"). A maker's name or a series the phrase already
-    named makes its later devices count ("Fitbit Charge 3 and Charge 4").
+    named makes its later devices count ("Fitbit Charge 3 and Charge 4"). A part that names no model but opens
+    with one of the catalog's `lines` names that line, spelled with its maker (`_line_at`); a line read without
+    its maker makes its numbered models count ("AirPods Pro/2/1").
     """
     out: list[str] = []
     prefix = ""
-    trusted = set(known_series)
-    families = frozenset(_family(s) for s in known_series)
+    bare = {line.words for line in lines if line.bare}
+    trusted = set(known_series) | bare
+    families = frozenset(_family(s) for s in known_series | bare)
     maker = False
+    named_lines: set[DeviceLine] = set()
     for raw in _PARTS.split(phrase):
         named_maker = bool({w.lower() for w in _WORD.findall(raw)} & set(MAKER_SERIES))
         part = _device_words(raw.strip())
         if not part and prefix:
             part = _device_words(f"{prefix} {raw.strip()}")
-        devices = _devices(part) if part else ()
+        devices = tuple(d for d in _devices(part) if not d.line) if part else ()
+        line = None if devices else _line_at(raw, lines, named_lines)
+        if line is not None:
+            named_lines.add(line[0])
+            out.append(line[1])
+            prefix, maker = line[2], maker or named_maker
+            continue
         if not devices and named_maker and len(raw.split()) <= 3:
             maker = True  # "Fitbit Versa/Versa 2": a maker's series before its models
             continue
@@ -128,11 +155,50 @@ def _spellings(phrase: str, known_series: frozenset[str]) -> tuple[str, ...]:
         if not devices or not all(maker or _plausible(d, part, trusted, families) for d in devices):
             break
         trusted.update(d.series for d in devices if d.series)
-        out.extend(s for s in _one_each(part) if len(_devices(s)) == 1)
+        for spelling in _one_each(part):
+            named = _devices(spelling)
+            if len(named) == 1 and not named[0].line:
+                out.append(spelling)
+            elif len(named) == 1 and (among := _line_at(spelling, lines, named_lines)) is not None:
+                out.append(among[1])  # a line among the models: "Garmin Venu" of "Garmin Venu Venu 2", not the
+                # maker's other words ("Sony TV" of "Sony TV XBR-85Z8H")
         words = part.split()
         first_model = next((i for i, w in enumerate(words) if any(c.isdigit() for c in w)), 0)
         prefix = " ".join(words[:first_model]) or prefix
     return tuple(dict.fromkeys(out))
+
+
+def _line_at(part: str, lines: frozenset[DeviceLine], named: set[DeviceLine]) -> tuple[DeviceLine, str, str] | None:
+    """The line a part opens with, if one of `lines`: "Air Pod Pro" is the line "Apple AirPods" with "Pro".
+
+    The maker's name may stand before the line; without it the line must be `DeviceLine.bare` or one the phrase
+    named already ("for Nintendo Switch, Switch Lite").
+
+    Returns:
+        (line, its spelling with the maker and the part's variant words, the part's words for the line):
+        (AirPods, "Apple AirPods Pro", "Air Pod"); None when the part opens with no line.
+    """
+    words = _WORD.findall(spell_plus(part))
+    while words and words[0].lower() in _LEADING:
+        words = words[1:]
+    for line in sorted(lines):
+        start = 1 if words and words[0].lower() == line.maker.lower() else 0
+        if not (start or line.bare or line in named):
+            continue
+        size = next((n for n in range(1, 4) if "".join(tokens(" ".join(words[start:start + n])))
+                     == line.words.replace(" ", "")), 0)
+        if not size:
+            continue
+        variants = []
+        for w in words[start + size:]:
+            if w.lower() not in VARIANT_WORDS:
+                break
+            variants.append(w.capitalize() if w.islower() else w)
+        after = words[start + size + len(variants):]
+        if _SCREEN.match(" ".join(after)) or (after and after[0].lower() in line.continued):
+            return None  # "iPad Pro 9.7 inch", "Venu Sq": a model of the line or another line, which this reads not
+        return line, " ".join([line.name, *variants]), " ".join(words[start:start + size])
+    return None
 
 
 def _family(series: str) -> str:
@@ -145,12 +211,14 @@ def _plausible(device: DeviceModel, part: str, known_series: set[str], families:
 
     A series of a family the catalog's labels know counts too (`families`: the labels name some of a line's series
     only; the shared catalog's know "ipad air" and "ipad pro", and "for iPad Mini 6" names a device as surely),
-    unless it names a system version ("iPhone iOS 9.0+", "iPad OS 13") or a lower-case word that is no variant
-    joins the family to its model ("iPhone have 8 sports modes"). A model code is a word mixing letters and digits
-    ("S23", "PS5"), not "of 14" nor a quantity ("240V", "10th", "W52").
+    unless a lower-case word that is no variant joins the family to its model ("iPhone have 8 sports modes"). A
+    model code is a word mixing letters and digits ("S23", "PS5"), not "of 14" nor a quantity ("240V", "10th",
+    "W52", "3D"). A system version is no device, whatever series names it ("iPhone iOS 9.0+", "iPad OS 13").
     """
     words = _WORD.findall(part)
-    in_family = (_family(device.series) in families and not {w.lower() for w in words} & SYSTEM_WORDS
+    if {w.lower() for w in words} & SYSTEM_WORDS:
+        return False
+    in_family = (_family(device.series) in families
                  and all(w[0].isupper() or w in VARIANT_WORDS for w in words
                          if w.lower() in device.series.split()[1:]))
     return bool(device.series in known_series or in_family
@@ -183,7 +251,7 @@ def device_fields(values: pl.DataFrame, table: FieldTable) -> tuple[dict[str, st
     for field, value, products in rows.select("field", "value", "products").iter_rows():
         for d in _devices(value):
             overall[field] += int(products or 1)
-            if d.series:
+            if d.series and not d.line:  # a line is a series only where the catalog's titles make it one
                 by_series.setdefault(d.series, Counter())[field] += int(products or 1)
     by_family: dict[str, Counter[str]] = {}
     for series, counts in by_series.items():
@@ -195,7 +263,7 @@ def device_fields(values: pl.DataFrame, table: FieldTable) -> tuple[dict[str, st
 
 
 def fitted_device_facts(products: pl.DataFrame, values: pl.DataFrame, table: FieldTable,
-                        labelled: pl.DataFrame) -> pl.DataFrame:
+                        labelled: pl.DataFrame, lines: frozenset[DeviceLine] = frozenset()) -> pl.DataFrame:
     """Facts of the devices the title and bullets say a product fits, for rows no label names a device of.
 
     Args:
@@ -203,6 +271,7 @@ def fitted_device_facts(products: pl.DataFrame, values: pl.DataFrame, table: Fie
         values: the fact vocabulary's values (which field names which series).
         table: the field table.
         labelled: (row) of the products whose labels name a device model already.
+        lines: the catalog's device lines (ecombench.catalog.device_lines), read as devices too.
 
     Returns:
         (row, field, value, polarity, source, segment, text): `text` is the segment's raw text.
@@ -222,19 +291,53 @@ def fitted_device_facts(products: pl.DataFrame, values: pl.DataFrame, table: Fie
                .with_columns(pl.int_range(pl.len(), dtype=pl.Int32).over("row").alias("segment"))
                .select("row", pl.lit("feature").alias("source"), "segment", pl.col("features").alias("text")))
     segments = pl.concat([title, bullets]).filter(pl.col("text").str.contains(r"(?i)\b(?:for|with|fits)\b"))
-    found: list[tuple[str, str, str, str]] = []
+    found: list[tuple[str, str, str, str, bool]] = []
     for text in segments.get_column("text").unique().sort().to_list():
         for _, phrase, negated in phrases(text):
-            for spelling in device_spellings(phrase, known):
+            spellings = device_spellings(phrase, known, lines)
+            exact = {line for s in spellings for d in _devices(s) if not d.line or d.variant for line in _lines_of(d)}
+            for spelling in spellings:
                 series = _devices(spelling)[0].series
                 field = fields.get(series) or fields.get(_family(series), default)
-                found.append((text, field, spelling, "contradicted" if negated else "stated"))
+                found.append((text, field, spelling, "contradicted" if negated else "stated", series in exact))
     if not found:
         return pl.DataFrame(schema=schema)
     hits = pl.DataFrame(found, schema={"text": pl.String, "field": pl.String, "value": pl.String,
-                                       "polarity": pl.String}, orient="row")
-    return segments.join(hits, on="text").select(list(schema)).unique(["row", "field", "value", "polarity", "source",
-                                                                        "segment"]).sort("row", "segment", "value")
+                                       "polarity": pl.String, "listed": pl.Boolean}, orient="row")
+    facts = (segments.join(hits, on="text").select(*schema, "listed").sort("listed", descending=True)
+             .unique(["row", "field", "value", "polarity", "source", "segment"], keep="first")
+             .sort("row", "segment", "value"))
+    return _without_vaguer_lines(facts).drop("listed")
+
+
+def _lines_of(device: DeviceModel) -> set[str]:
+    """The lines a device belongs to: "airpod pro" and "airpod" of the AirPods Pro 2."""
+    return {device.series, _family(device.series), device.series.rsplit(" ", 1)[0]}
+
+
+def _without_vaguer_lines(facts: pl.DataFrame) -> pl.DataFrame:
+    """Facts less a bare line the product's page states more exactly: (row, value, polarity, listed) and more.
+
+    A bullet's "our covers for Airpods case" says "Apple AirPods" of a case its title fits to the AirPods Pro
+    (B0811QZXPD), and "Band for Fitbit Versa Smart Watch" a band its title fits to the Versa 3 (B0BN9T2GTF): a line
+    with no variant yields to a stated device of the same line with a variant or a number, unless a phrase lists
+    both (`listed`: "Compatible with Samsung Galaxy Buds Plus/Galaxy Buds" names two devices).
+    """
+    stated = facts.filter(pl.col("polarity") == "stated")
+    bare = {(row, value) for row, value, listed in stated.select("row", "value", "listed").iter_rows()
+            if not listed and (d := _devices(value)) and d[0].line and not d[0].variant}
+    if not bare:
+        return facts
+    exact: dict[int, set[str]] = {}
+    for row, value in stated.filter(pl.col("row").is_in([r for r, _ in bare])).select("row", "value").iter_rows():
+        for device in _devices(value):
+            if not device.line or device.variant:
+                exact.setdefault(row, set()).update(_lines_of(device))
+    vaguer = [(row, value) for row, value in sorted(bare) if _devices(value)[0].series in exact.get(row, set())]
+    listed = stated.filter(pl.col("listed")).select("row", "value").unique()
+    drop = (pl.DataFrame(vaguer, schema={"row": pl.Int32, "value": pl.String}, orient="row")
+            .join(listed, on=["row", "value"], how="anti").with_columns(pl.lit("stated").alias("polarity")))
+    return facts.join(drop, on=["row", "value", "polarity"], how="anti")
 
 
 def _plain(text: str) -> str:

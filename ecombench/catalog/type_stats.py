@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from ecombench.catalog.bounds import wilson_bound
-from ecombench.catalog.devices import names_device
+from ecombench.catalog.devices import names_model
 from ecombench.catalog.facts import FACT_SCHEMA, STATED
 from ecombench.schemas.config import TypeRules
 from ecombench.text import tokens
@@ -149,8 +149,9 @@ class TypeStats:
     def device_share(self, product_type: str | None, fields: frozenset[str]) -> float | None:
         """Share of the type's products naming a device model in one of `fields` (the compatibility fields).
 
-        The largest over the fields of the products stating a value that names a device
-        (ecombench.catalog.devices.names_device), at most those stating the field; None when no group decides.
+        The largest over the fields of the products stating a value that names a device by its model
+        (ecombench.catalog.devices.names_model), at most those stating the field; None when no group decides. A line
+        named alone says more loosely what a product works with ("Mouse for iPad"): it makes no type an accessory.
         """
         group = self.group_of(product_type)
         if group is None:
@@ -163,7 +164,7 @@ class TypeStats:
                 continue
             if (group, field) not in cache:
                 values = self.values.filter((pl.col("type") == group) & (pl.col("field") == field))
-                named = sum(p for v, p in values.select("value", "products").iter_rows() if names_device(v))
+                named = sum(p for v, p in values.select("value", "products").iter_rows() if names_model(v))
                 cache[(group, field)] = min(named, int(row["stating"])) / max(int(row["products"]), 1)
             best = max(best, cache[(group, field)])
         return best

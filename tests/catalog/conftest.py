@@ -25,3 +25,14 @@ def sample_lines() -> list[bytes]:
     """Raw lines of the bundled sample metadata (real records)."""
     with gzip.open(SAMPLE_META, "rb") as fh:
         return fh.read().splitlines(keepends=True)
+
+
+@pytest.fixture(scope="module")
+def catalog_lines(full_catalog):
+    """The device lines of the snapshot of every shared file (ecombench.catalog.device_lines), as its facts read."""
+    import polars as pl
+
+    from ecombench.catalog.device_lines import learn_device_lines
+
+    products = pl.read_parquet(full_catalog.path / "products.parquet", columns=["title", "features", "description"])
+    return learn_device_lines(products)

@@ -10,10 +10,12 @@ import pytest
 
 from ecombench.catalog.devices import (
     MAKER_SERIES,
+    DeviceModel,
     device_holds,
     device_models,
     learn_maker_series,
     names_device,
+    names_model,
     spell_plus,
 )
 from ecombench.text import normalize
@@ -107,3 +109,49 @@ def test_a_letter_model_before_a_long_number_opens_a_model(value, model):
 def test_a_resolution_opens_no_model_at_its_x(value):
     # "Screen Replacement for N156HGE-EAL Rev C1 FHD 1920x1080" (B07W9FHM55)
     assert not any(d.model.startswith("x") and d.model[1:].isdigit() for d in device_models(value))
+
+
+@pytest.mark.parametrize(("value", "line", "variant"), [
+    ("Nintendo Switch", "switch", ()),  # B0748NBHP5's label
+    ("Apple Watch 38mm", "watch", ()),  # B07LB62ZD5's label: the band's size names no model
+    ("LG Tribute Royal", "tribute royal", ()),  # B083G65M25's label
+    ("Apple AirPods Pro", "airpod", ("pro",)),
+    ("Samsung Galaxy Buds+", "galaxy bud", ("plus",)),
+])
+def test_a_makers_line_named_without_a_number_is_a_device(value, line, variant):
+    assert device_models(value) == (DeviceModel(line, line, variant),)
+    assert names_device(value) and not names_model(value)
+
+
+@pytest.mark.parametrize(("stated", "required"), [
+    ("Apple AirPods Pro", "Apple AirPods"),  # B0811QZXPD's case fits the Pro, not the AirPods 1 and 2
+    ("Apple AirPods 2", "Apple AirPods Pro"),
+    ("Apple AirPods", "Apple AirPods 2"),
+    ("Nintendo Switch Lite", "Nintendo Switch"),
+    ("Apple Watch", "Samsung Galaxy Watch"),
+])
+def test_a_line_is_neither_another_variant_nor_a_numbered_model_of_it(stated, required):
+    assert device_holds(stated, required) is False
+
+
+def test_a_line_holds_in_any_spelling():
+    assert device_holds("Apple AirPod Pro", "Apple AirPods PRO")
+    assert device_holds("Samsung Galaxy Buds Plus", "Samsung Galaxy Buds+")
+
+
+@pytest.mark.parametrize("value", [
+    "2019 Airpod Pro",  # B099QV6HRM's label: no maker names the line
+    "Samsung Galaxy", "Apple iPhone", "Google Pixel",  # a maker's numbered series
+    "Sony E",  # B00IDV455Y's "Compatible Mountings" label: a lens mount, a letter
+    "Samsung Android",  # a system
+    "Apple Watch Magnetic Charging Dock",  # B0C36M43V1's label: a description, not a line
+    "Huawei and all phones.| Apple iPhone",  # a part of B092W3XDV5's label
+])
+def test_words_after_a_maker_that_name_no_line_are_no_device(value):
+    assert not names_device(value)
+
+
+def test_a_count_after_a_number_is_no_model():
+    # B07M5QDL2H: "ALXCD Earbud Cover Replacement for AirPods Pro, 4 Pairs ..."
+    assert device_models("AirPods Pro 4 Pairs") == ()
+    assert device_models("Galaxy S10 2 Pack") == (DeviceModel("galaxy", "s10", ()),)
