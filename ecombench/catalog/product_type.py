@@ -28,6 +28,7 @@ from typing import Any
 
 import polars as pl
 
+from ecombench.catalog.devices import VARIANT_WORDS
 from ecombench.catalog.type_vocabulary import (
     HEAD_END,
     LINE_LABEL,
@@ -52,6 +53,9 @@ _SPEC = re.compile(r"\d")
 # Words between a run naming the category and a later last run that make the head a list of search terms
 # (`_category_run`); an accessory follows its device's noun closer ("Toothbrush Replacement Heads").
 LISTED_GAP = 3
+# Variant words of device models (ecombench.catalog.devices.VARIANT_WORDS) that name no kind of product: no category
+# name of the shared catalog holds them ("active", "air", "mini", "play" and "power" do: "Air Purifiers").
+DEVICE_VARIANTS = frozenset({"pro", "max", "plus", "ultra", "lite"}) & VARIANT_WORDS
 # Words after a noun that say it comes with the product.
 _INCLUDED = frozenset({"included", "include", "includes", "incl", "inclusive"})
 
@@ -111,10 +115,15 @@ def segment_runs(segment: str, vocabulary: TypeVocabulary) -> list[tuple[str, st
     runs = [(a, b) for a, b in runs if b - a > 1 or singular[a] not in vocabulary.collectives
             or (a > 0 and singular[a - 1] in modifiers)]
     out = []
+    # A device's variant word after the device's name is the device's, not a kind of the product: "AirPods Pro
+    # Case" is a case, no "Pro Case".
+    of_device = {i for i in range(1, len(words)) if singular[i] in DEVICE_VARIANTS and words[i - 1][:1].isupper()
+                 and i not in parted}
     for a, b in runs:
-        first = a - 1 if a > 0 and singular[a - 1] in modifiers and a not in parted else a
+        first = a - 1 if a > 0 and singular[a - 1] in modifiers and a not in parted and a - 1 not in of_device else a
         short = max(a, b - MAX_TYPE_WORDS)
-        if short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS and short not in parted:
+        if (short > 0 and singular[short - 1] in modifiers and b - short < MAX_TYPE_WORDS and short not in parted
+                and short - 1 not in of_device):
             short -= 1
         out.append((" ".join(_noun_part(w, nouns) for w in words[first:b]),
                     " ".join(_noun_part(w, nouns) for w in words[short:b]), first, b))

@@ -10,9 +10,10 @@ import json
 import polars as pl
 import pytest
 
-from ecombench.catalog.product_type import product_type, product_types
+from ecombench.catalog.product_type import DEVICE_VARIANTS, product_type, product_types
 from ecombench.catalog.type_vocabulary import TypeOverride, TypeVocabulary, agent_noun, heads, learn_type_vocabulary
 from ecombench.tables.fields import load_field_table
+from ecombench.text import tokens
 from tests.conftest import SHARED
 
 NOT_ENTITIES = load_field_table().fields["title"].placeholders
@@ -419,3 +420,17 @@ def test_a_compound_a_category_of_the_path_opens_with_is_kept_whole(real, typed,
 ])
 def test_a_number_between_two_words_parts_a_run_of_type_nouns(real, typed, asin, kind):
     assert typed(real, asin) == kind
+
+
+@pytest.mark.parametrize("asin, kind", [
+    ("B09GV976TF", "Cover"),  # "Risehigh AirPods Pro Cover, Premium Silicone ...": "Pro Cover"
+    ("B09NR2LD2H", "Case Cover"),  # "LALAPOPO for Cute AirPods Pro Case Cover, ...": "Pro Case Cover"
+])
+def test_a_device_variant_after_the_device_is_no_kind_of_the_product(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+def test_the_device_variants_name_no_category_of_the_shared_catalog(real):
+    words = {t for rec in real.values() for c in rec.get("categories") or [] for t in tokens(c)}
+    assert DEVICE_VARIANTS and not DEVICE_VARIANTS & words
+    assert {"air", "power", "mini"} <= words  # the variant words that do name kinds ("Air Purifiers")
