@@ -141,10 +141,30 @@ class TypeStats:
         row = self._values.get((group, field, value))  # type: ignore[attr-defined]
         if row is not None and row["share_high"] >= self.rules.implied_share:
             return "value_implied_by_type"
-        in_text = row["in_text"] if row is not None and row["products"] >= MIN_VALUE_PRODUCTS else field_row["in_text"]
-        if in_text < self.rules.min_in_text:
+        if self._in_text(group, field, value) < self.rules.min_in_text:
             return "value_not_in_pages"
         return None
+
+    def _in_text(self, group: str, field: str, value: str) -> float:
+        """Share of the group's products stating the value whose title, bullets or description state it.
+
+        A value fewer than MIN_VALUE_PRODUCTS products state is judged by its field's share; a field no product
+        states, 0.
+        """
+        row = self._values.get((group, field, value))  # type: ignore[attr-defined]
+        if row is not None and row["products"] >= MIN_VALUE_PRODUCTS:
+            return float(row["in_text"])
+        field_row = self._fields.get((group, field))  # type: ignore[attr-defined]
+        return 0.0 if field_row is None else float(field_row["in_text"])
+
+    def labels_borne_out(self, product_type: str | None, field: str, value: str) -> bool:
+        """Whether the type's pages put the value in words often enough for a label alone to carry a cue.
+
+        True when the share of the type's products stating it whose text states it (`_in_text`) reaches
+        rules.min_cue_in_text, or when no group decides for the type.
+        """
+        group = self.group_of(product_type)
+        return group is None or self._in_text(group, field, value) >= self.rules.min_cue_in_text
 
     def device_share(self, product_type: str | None, fields: frozenset[str]) -> float | None:
         """Share of the type's products naming a device model in one of `fields` (the compatibility fields).

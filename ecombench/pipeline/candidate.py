@@ -314,7 +314,7 @@ def _plan_split(state: CandidateState, ctx: BuildContext, selected: list[Feature
     intent = state.intent
     tangled = entangled_fields(selected)  # a value repeated elsewhere in the query cannot stay implicit
     cueable = sorted(f.field for f in selected if f.kind == "detail" and f.field not in tangled
-                     and _cue(ctx, intent, f.field, f.value, state.product_type))
+                     and _cue(ctx, intent, f.field, f.value, state.product_type) and _cue_fits(state, ctx, f))
     # Up to max_implicit implicit requirements where cues allow, at least intent.implicit.
     implicit = frozenset(gen.sample(cueable, min(max(intent.implicit, intent.max_implicit), len(cueable))))
     # Support of each feature the split may hide: how many catalog products satisfy it alone.
@@ -667,6 +667,22 @@ def _salience(state: CandidateState, ctx: BuildContext) -> tuple[dict[str, float
         return None, required
     return ({f.field: ctx.type_stats.salience(state.product_type, specs[f.field].name)
              for f in state.features if f.field in specs}, required)
+
+
+def _cue_fits(state: CandidateState, ctx: BuildContext, feature: Feature) -> bool:
+    """Whether a cue may describe the target by this feature's value.
+
+    A cue tells the agent what the product is like, so where the type's pages seldom put a labelled value in words
+    (`TypeStats.labels_borne_out`), the target's own title, bullets or description must state it: a details label
+    "Modern" on a cartoon undersea kids' shower curtain (B07Q3VDYM7) made "with clean lines and a sleek, up-to-date
+    look". Without type statistics every cue fits.
+    """
+    spec = ctx.table.by_rubric_field(feature.field)
+    if ctx.type_stats is None or ctx.type_stats.labels_borne_out(state.product_type, spec.name, str(feature.value)):
+        return True
+    stated, _ = page_facts(state.product, spec)
+    return any(f["value"] == feature.value and set(f.get("sources") or [f.get("source")]) - {"details"}
+               for f in stated)
 
 
 def _cue(ctx: BuildContext, intent: IntentSpec, field_name: str, value: Any, product_type: str | None,

@@ -66,6 +66,10 @@ class TypeRuleSettings(BaseModel):
         default=TypeRules.min_in_text, ge=0, le=1,
         description="A value whose stating products put it in their title, bullets or description less often "
                     "than this share is no requirement of the type (value_not_in_pages).")
+    min_cue_in_text: float = Field(
+        default=TypeRules.min_cue_in_text, ge=0, le=1,
+        description="A value whose stating products put it in their title, bullets or description less often than "
+                    "this share is said through a cue only where the target's own page text states it.")
     min_device_share: float = Field(
         default=TypeRules.min_device_share, ge=0, le=1,
         description="A type whose products name a device model in a compatibility field at least this often is a "

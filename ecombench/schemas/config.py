@@ -54,6 +54,11 @@ class TypeRules:
             field) that the title, bullets or description of fewer than this share of the type's products stating it
             put in words is no requirement of the type: a label no page text bears out ("Powder Coated" finish of
             vinyl decals).
+        min_cue_in_text: a cue describes the product to the agent ("with clean lines and a sleek, up-to-date look"),
+            so a value whose labels the page text of fewer than this share of the type's products stating it bears
+            out carries a cue only where the target's own title, bullets or description state it: Style "Modern"
+            of curtains is put in words by 2 of 17 (a label on a cartoon kids' curtain); Material "Polyester" of
+            curtains by 6 of 29.
         min_device_share: a type is a device accessory (its compatibility values are the device it fits, always
             among its requirements) when at least this share of its products name a device model there; for any
             other type a compatibility field follows the rules above ("PC" of a mouse is implied, a phone model
@@ -68,5 +73,6 @@ class TypeRules:
     min_coverage: float = 0.2
     min_products: int = 30
     min_in_text: float = 0.1
+    min_cue_in_text: float = 0.15
     min_device_share: float = 0.1
     margin_z: float = 1.0

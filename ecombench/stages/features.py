@@ -27,6 +27,7 @@ from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
+from ecombench.stages.persona_fit import young_wearer_fact
 from ecombench.stages.product_naming import names_department
 from ecombench.stages.reviews import extract_opinions
 from ecombench.stages.type_values import type_value_problem
@@ -223,7 +224,9 @@ def extract_features(
         type_stats: the catalog's per-type statistics (ecombench.catalog.type_stats); with them, options that the
             product's type implies, fields its products rarely state and values absent from its products' pages
             are dropped (`TypeStats.problem`), except the device a device accessory fits (`TypeStats.fits_devices`),
-            where a compatibility option naming a device model is kept and those naming none are dropped.
+            where a compatibility option naming a device model is kept and those naming none are dropped, and the
+            child's age or department a title or label states (ecombench.stages.persona_fit.young_wearer_fact),
+            however rare the field is for the type.
         opinion_phrases: the catalog's review opinion phrases (ecombench.stages.reviews.learn_opinion_phrases);
             with them, a review opinion is one of those its reviews state, not a whole clause.
 
@@ -246,6 +249,7 @@ def extract_features(
     device_fields = frozenset(spec.rubric_field for spec in table.detail_fields() if spec.compatibility)
     names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
     devices = [v for s, raws, _, _ in cleaned if s.compatibility for v in raws]  # every device the page names
+    young = young_wearer_fact(product)
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
         prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
@@ -266,8 +270,13 @@ def extract_features(
                                                               product.get("main_category"))})
             device = spec.compatibility and (type_stats is None or type_stats.fits_devices(entity, compat))
             if entity and type_stats is not None and not device:
-                bad.update({o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
-                                                                                                   o))})
+                problems = {o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
+                                                                                                   o))}
+                if young is not None and young[0] == spec.name and problems.get(young[1]) == "field_rare_for_type":
+                    # Pages of adults' running shoes never say "adult": the age is rare for the type because the usual
+                    # wearer goes unsaid, and a child's pair is the one that says it (`young_wearer_fact`).
+                    del problems[young[1]]
+                bad.update(problems)
             if spec.not_wanted:  # "Hand Wash Only": what an owner may not do, never what a shopper asks for
                 bad.update({o: "not_wanted" for o in options if o not in bad
                             and any(contains_phrase(o, w) for w in spec.not_wanted)})

@@ -277,3 +277,16 @@ def test_an_occasion_in_a_list_of_occasions_is_no_theme(full_catalog, asin, them
     sources = [f["sources"] for f in full_catalog.product(asin)["facts"]
                if f["field"] == "Theme" and f["value"] == "Christmas"]
     assert any("title" in s for s in sources) is theme_from_title
+
+
+@pytest.mark.parametrize("asin", ["B078HY3VYN", "B0BKWFQW9S"])
+def test_a_childs_age_is_drawn_though_the_type_rarely_states_an_age(full_catalog, stats, asin):
+    # HOBIBEAR Kids ... Running Shoes; Avia ... Girls' Sneakers ... Running Shoes for Girls - Toddler, Little Kid:
+    # 12 of 137 running shoes state an age (adults' pairs never say "adult"), so the field is rare for the type,
+    # yet a shopper buying these says they are for a child (a reviewer read both tasks without it as missing
+    # what the product is).
+    age = "details.Age Range (Description)"
+    assert stats.problem("Running Shoes", "Age Range (Description)", "Kids") == "field_rare_for_type"
+    assert _drawn(full_catalog, stats, asin, age) & {"Kids", "Kid"}
+    # an adult's pair stating no age draws none
+    assert not _drawn(full_catalog, stats, "B07CK85DB6", age)
