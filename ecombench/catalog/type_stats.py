@@ -157,6 +157,14 @@ class TypeStats:
         field_row = self._fields.get((group, field))  # type: ignore[attr-defined]
         return 0.0 if field_row is None else float(field_row["in_text"])
 
+    def value_products(self, product_type: str | None, field: str, value: str) -> int | None:
+        """How many products of the type's group state the value; None when no group decides."""
+        group = self.group_of(product_type)
+        if group is None:
+            return None
+        row = self._values.get((group, field, value))  # type: ignore[attr-defined]
+        return 0 if row is None else int(row["products"])
+
     def labels_borne_out(self, product_type: str | None, field: str, value: str) -> bool:
         """Whether the type's pages put the value in words often enough for a label alone to carry a cue.
 

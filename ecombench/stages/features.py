@@ -25,7 +25,7 @@ from ecombench.catalog.details import (
 from ecombench.catalog.devices import device_holds, device_models, names_device
 from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
-from ecombench.catalog.type_stats import TypeStats
+from ecombench.catalog.type_stats import MIN_VALUE_PRODUCTS, TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.stages.persona_fit import young_wearer_fact
 from ecombench.stages.product_naming import names_department
@@ -129,6 +129,12 @@ def _drawable(facts: list[dict[str, Any]], spec: FieldSpec) -> list[dict[str, An
             and set(f.get("sources") or [f["source"]]) - alone]
 
 
+def _labelled_only(product: dict[str, Any], spec: FieldSpec) -> frozenset[str]:
+    """The field's values that only the product's details label states (none for a product without facts)."""
+    return frozenset(f["value"] for f in _drawable(product.get("facts") or [], spec)
+                     if set(f.get("sources") or [f["source"]]) == {"details"})
+
+
 def _strength(fact: dict[str, Any]) -> tuple[int, str]:
     sources = list(fact.get("sources") or [fact["source"]])
     rank = 0 if len(sources) >= 2 else 1 if "details" in sources else 2 if "title" in sources else 3
@@ -226,7 +232,11 @@ def extract_features(
             are dropped (`TypeStats.problem`), except the device a device accessory fits (`TypeStats.fits_devices`),
             where a compatibility option naming a device model is kept and those naming none are dropped, and the
             child's age or department a title or label states (ecombench.stages.persona_fit.young_wearer_fact),
-            however rare the field is for the type.
+            however rare the field is for the type. A value only the details label states that fewer than
+            `MIN_VALUE_PRODUCTS` products of the type state has no text share of its own to judge it by and is
+            dropped too ("rare_label_only"): on the shared data such labels were more often a seller's slip (Pattern
+            "Checkered" of a damask shower curtain, Material "Metal" of a fabric one, Age "Baby" of a queen
+            comforter set) than a trait; brands and measures are rare by nature and stay.
         opinion_phrases: the catalog's review opinion phrases (ecombench.stages.reviews.learn_opinion_phrases);
             with them, a review opinion is one of those its reviews state, not a whole clause.
 
@@ -260,6 +270,7 @@ def extract_features(
         if spec.catch_all and len(set(page_values(product, spec))) >= spec.catch_all:
             dropped[spec.rubric_field] = "catch_all"  # "for living room, bedroom, office": it goes anywhere
             continue
+        labelled_only = _labelled_only(product, spec)
         if options and (value_support is not None or rejected_values is not None):
             options, bad = usable_values(spec, options, value_support, product, min_value_support)
             if entity:  # "a kitchen rug for the kitchen", "a coffee mug to use for coffee": the type says it already
@@ -277,6 +288,10 @@ def extract_features(
                     # wearer goes unsaid, and a child's pair is the one that says it (`young_wearer_fact`).
                     del problems[young[1]]
                 bad.update(problems)
+                if spec.name != "Brand" and not spec.measure:  # brands and sizes are rare by nature
+                    bad.update({o: "rare_label_only" for o in options if o not in bad and o in labelled_only
+                                and (n := type_stats.value_products(entity, spec.name, o)) is not None
+                                and n < MIN_VALUE_PRODUCTS})
             if spec.not_wanted:  # "Hand Wash Only": what an owner may not do, never what a shopper asks for
                 bad.update({o: "not_wanted" for o in options if o not in bad
                             and any(contains_phrase(o, w) for w in spec.not_wanted)})

@@ -290,3 +290,23 @@ def test_a_childs_age_is_drawn_though_the_type_rarely_states_an_age(full_catalog
     assert _drawn(full_catalog, stats, asin, age) & {"Kids", "Kid"}
     # an adult's pair stating no age draws none
     assert not _drawn(full_catalog, stats, "B07CK85DB6", age)
+
+
+@pytest.mark.parametrize(("asin", "field", "value"), [
+    ("B00AF5S5R0", "details.Pattern", "Checkered"),  # InterDesign Damask Fabric Shower Curtain: the pattern is damask
+    ("B00AF5S5R0", "details.Material", "Metal"),  # ... of the same fabric curtain: its grommets are metal
+    ("B07WSK3JW1", "details.Age Range (Description)", "Baby"),  # a queen 4 piece comforter set
+])
+def test_a_label_few_products_of_the_type_carry_and_the_page_never_says_is_not_drawn(full_catalog, stats, asin,
+                                                                                     field, value):
+    name = field.removeprefix("details.")
+    assert [f["sources"] for f in full_catalog.product(asin)["facts"]
+            if f["field"] == name and f["value"] == value] == [["details"]]
+    assert _rejected(full_catalog, stats, asin)[field][value] == "rare_label_only"
+    assert value not in _drawn(full_catalog, stats, asin, field)
+
+
+def test_a_value_few_products_of_the_type_carry_is_drawn_where_the_title_says_it(full_catalog, stats):
+    # pureaqu Luxury Flower Pattern Embroidered ... Curtains: 2 curtains state the theme "Flower", this one in its title
+    assert stats.value_products("Curtains", "Theme", "Flower") < 3
+    assert "Flower" in _drawn(full_catalog, stats, "B07CSK41GV", "details.Theme")
