@@ -357,7 +357,8 @@ def lock(state: CandidateState, ctx: BuildContext) -> list[Finding]:
         for f in [f for f in assignment.query + assignment.persona + assignment.clarification if f.kind == "negative"]:
             rid = next(r.id for r in rubrics if r.field == f.field and r.type == "negative_attribute")
             values = biting_exclusions(rubrics, rid, ctx.catalog, state.product,
-                                       min_support=ctx.config.min_value_support)
+                                       min_support=ctx.config.min_value_support, type_stats=ctx.type_stats,
+                                       product_type=state.product_type)
             if not values or (final and values != list(f.value)):
                 return [Finding("exclusion_excludes_nothing", f"no product the other rubrics leave has another "
                                 f"{f.field} than the target's: excluding {f.value} rules out nothing",

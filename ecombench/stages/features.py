@@ -328,7 +328,8 @@ def extract_features(
             features.append(Feature(name, "numeric", bound, table.fields[name].sources, str(product.get(name))))
     features = _drop_repeated_values(features, dropped)
     if intent.negatives:
-        features = _make_negatives(features, product, intent, table, rng, vocabulary or {})
+        features = _make_negatives(features, product, intent, table, rng, vocabulary or {},
+                                   entity if type_stats is not None else None, type_stats)
     if intent.voucher:
         budget = generate_budget(product.get("price") or 0.0, rng)
         if budget is None:
@@ -409,7 +410,8 @@ def describes_target(value: str, product: dict[str, Any], spec: FieldSpec, table
 
 
 def _make_negatives(features: list[Feature], product: dict[str, Any], intent: IntentSpec, table: FieldTable,
-                    rng: random.Random, vocabulary: dict[str, dict[str, list[str]]]) -> list[Feature]:
+                    rng: random.Random, vocabulary: dict[str, dict[str, list[str]]], entity: str | None = None,
+                    type_stats: TypeStats | None = None) -> list[Feature]:
     """Turn 1..intent.negatives detail features into negative ones.
 
     The excluded values are real values of the same field among products of the target's
@@ -417,7 +419,11 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     value, a value contained in it or one containing it, in any spelling (fixes reference
     §15.13, whose negative rubrics could be empty), a kind of it or what it is a kind of ("Plastic" of a TPU case,
     FieldSpec.kinds), nor a value its title, bullets or description say ("Funny" of a "funny trick or treat"
-    meme case: reviewers read the exclusion as ruling out the target).
+    meme case: reviewers read the exclusion as ruling out the target). With the type's statistics (`type_stats`, of
+    the product type `entity`), only values the type's pages put in words (`TypeStats.labels_borne_out`): no page of
+    a phone case says "basic case" or "flip" (Form Factor labels of 32 and 49 cases, none in their text), so neither
+    shopper nor agent can tell whether a case is one, and reviewers read "any form factor but basic case or flip" of
+    a slim clear case as ruling out the target.
     """
     local = vocabulary.get(product.get("main_category") or "(none)", {})
     pool = [f for f in features if f.kind == "detail" and f.field.removeprefix("details.") in intent.negative_fields]
@@ -429,10 +435,16 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
             break
         spec = table.by_rubric_field(f.field)
         mine, text = page_values(product, spec), page_text(product)
-        others = [v for v in local.get(spec.name, []) if not describes_target(v, product, spec, table, mine, text)]
-        if len(others) < 2:
+        others = [v for v in local.get(spec.name, []) if not describes_target(v, product, spec, table, mine, text)
+                  and (type_stats is None or type_stats.labels_borne_out(entity, spec.name, v))]
+        # one spelling of a value, not two: "any material but 100% cotton or cotton" read as unnatural
+        distinct: list[str] = []
+        for v in others:
+            if not any(contains_phrase(v, k) or contains_phrase(k, v) for k in distinct):
+                distinct.append(v)
+        if len(distinct) < 2:
             continue
-        excluded = sorted(rng.sample(others[:10], 2), key=str.lower)
+        excluded = sorted(rng.sample(distinct[:10], 2), key=str.lower)
         swaps[f.field] = Feature(f.field, "negative", excluded, f.sources, f.raw)
     return [swaps.get(f.field, f) if f.kind == "detail" else f for f in features]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ecombench.answers.index import AnswerSets
 from ecombench.catalog.facts import page_values
+from ecombench.catalog.type_stats import TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
 from ecombench.hashing import digest
 from ecombench.lemmas import states_cue, states_phrase
@@ -27,6 +28,7 @@ from ecombench.stages.stating import _unstated, product_type_drift, states_rubri
 from ecombench.stages.type_values import type_value_problem
 from ecombench.stages.vocabulary import value_problems
 from ecombench.tables.fields import FieldTable
+from ecombench.text import contains_phrase
 from ecombench.validation.leakage import reply_reveals
 
 
@@ -380,7 +382,8 @@ MIN_CARRIED = 2
 
 
 def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, target: dict[str, Any],
-                      keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3) -> list[str]:
+                      keep: int = 2, sources: tuple[str, ...] = ("query",), min_support: int = 3,
+                      type_stats: TypeStats | None = None, product_type: str | None = None) -> list[str]:
     """Excluded values for negative rubric `rubric_id` that exclude something ("exclusions that bite").
 
     The products the other rubrics of `sources` leave are the ones the exclusion must rule out among: an
@@ -395,7 +398,10 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     when no product the other rubrics leave has another value of the field (the exclusion cannot bite).
     A value the product type implies or does not take (`ecombench.stages.type_values.type_value_problem`: a form factor
     "Case" of a case, Age Range "Adult" of a chair) is never excluded: "a case ... any form factor but case is
-    fine" contradicts itself.
+    fine" contradicts itself. With the catalog's per-type statistics, a value the type's pages seldom put in words
+    is never excluded either (`TypeStats.labels_borne_out` for `product_type`): no phone case's page says "basic
+    case" or "flip", and reviewers read "any form factor but basic case or flip" of a slim clear case as ruling
+    out the target. Nor is one spelling of a value excluded beside another ("100% cotton or cotton").
 
     Args:
         rubrics: the task's rubrics (dicts or typed models).
@@ -406,6 +412,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
         sources: whose rubrics (besides this one) decide the products the exclusion must bite among.
         min_support: an excluded value is a value a shopper would state too (ecombench.stages.vocabulary.value_problems
             with this min_value_support): no one-off brand string ("AIDITIYMI").
+        type_stats: the catalog's per-type statistics (ecombench.catalog.type_stats), or None.
+        product_type: the target's product type, which `type_stats` judge the values for.
     """
     plain = [_as_dict(r) for r in rubrics]
     negative = next(r for r in plain if r["id"] == rubric_id)
@@ -429,6 +437,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
                    and phrasing_of(r["type"]).query_role == "subject"), None)
     if entity is not None:
         carried = Counter({c: n for c, n in carried.items() if not type_value_problem(negative["field"], c, entity)})
+    if type_stats is not None:
+        carried = Counter({c: n for c, n in carried.items()
+                           if type_stats.labels_borne_out(product_type, spec.name, c)})
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
@@ -449,7 +460,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
         supports = index.supports([rubric(v) for v in window])
         stated = [v for v, n in zip(window, supports) if not value_problems(spec, v, n, None, min_support)]
         for v, found in zip(stated, index.answer_sets([others + [rubric(v)] for v in stated], limit=3)):
-            if len(chosen) < keep and any(a != target.get("parent_asin") for a in found):
+            if (len(chosen) < keep and any(a != target.get("parent_asin") for a in found)
+                    and not any(contains_phrase(v, c) or contains_phrase(c, v) for c in chosen)):
                 chosen.append(v)
     return sorted(chosen, key=str.lower)
 

@@ -310,3 +310,28 @@ def test_a_value_few_products_of_the_type_carry_is_drawn_where_the_title_says_it
     # pureaqu Luxury Flower Pattern Embroidered ... Curtains: 2 curtains state the theme "Flower", this one in its title
     assert stats.value_products("Curtains", "Theme", "Flower") < 3
     assert "Flower" in _drawn(full_catalog, stats, "B07CSK41GV", "details.Theme")
+
+
+@pytest.mark.parametrize("asin", ["B0BZYFY69Q", "B06XZTVYH9"])
+def test_no_exclusion_of_a_form_factor_no_case_page_puts_in_words(full_catalog, stats, negative_vocabulary, asin):
+    # ZHIYIWU ... Galaxy S23 Case ... Clear Shockproof; LUVVITT [Emoji] Armor Case: "any form factor but basic case
+    # or flip" was read as ruling out the targets, and no case page says "basic case" or "flip"
+    assert not stats.labels_borne_out("Cases", "Form Factor", "Basic Case")
+    assert not stats.labels_borne_out("Cases", "Form Factor", "Flip")
+    assert not _excluded(full_catalog, stats, negative_vocabulary, asin, "details.Form Factor") & {"Basic Case", "Flip"}
+
+
+def test_an_exclusion_never_names_one_value_twice(full_catalog, stats, negative_vocabulary):
+    # pureaqu ... Embroidered Semi Sheer Voile Curtains: "Any material but 100% cotton or cotton is fine." was read as
+    # unnatural; both are in the category's vocabulary of materials
+    from ecombench.text import contains_phrase
+
+    pairs = []
+    for seed in range(60):
+        features, _ = extract_features(full_catalog.product("B07CSK41GV"), load_intents()["negative_constraint"],
+                                       full_catalog.table, rng(seed, "negatives-test", "B07CSK41GV"),
+                                       vocabulary=negative_vocabulary, value_support=ValueSupport(full_catalog.index),
+                                       type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
+        pairs += [f.value for f in features if f.kind == "negative"]
+    assert pairs
+    assert not [p for p in pairs if contains_phrase(p[0], p[1]) or contains_phrase(p[1], p[0])]

@@ -115,3 +115,23 @@ def test_an_exclusion_never_takes_a_value_one_product_of_the_query_carries(full_
     values = biting_exclusions(rubrics, "r2", full_catalog.index, full_catalog.product(target))
     assert "Wired" in values and "802.11a" not in values
     assert all(len(carrying(v)) >= 2 for v in values)
+
+
+def test_an_exclusion_takes_only_values_the_types_pages_put_in_words(full_catalog):
+    # ZHIYIWU ... Galaxy S23 Case ... Clear Shockproof (B0BZYFY69Q): "any form factor but basic case or flip" was read
+    # as ruling out the slim clear case itself; no case page of the shared data says "basic case" or "flip"
+    # (Form Factor labels of 32 and 49 cases), "wallet" is said by 10 of 15 wallet cases.
+    from ecombench.pipeline.config import TypeRuleSettings
+    from ecombench.validation.catalog_stats import catalog_knowledge
+
+    known = catalog_knowledge(full_catalog.path, full_catalog.table)
+    stats = known.type_stats.with_rules(TypeRuleSettings().rules(catalog_products=known.product_types.height))
+    rubrics = [{"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Cases",
+                "info_source": "query"},
+               {"id": "r2", "type": "negative_attribute", "field": "details.Form Factor",
+                "expected_value": ["Basic Case", "Flip"], "info_source": "query"}]
+    target = full_catalog.product("B0BZYFY69Q")
+    assert {"Basic Case", "Flip"} <= set(biting_exclusions(rubrics, "r2", full_catalog.index, target))
+    values = biting_exclusions(rubrics, "r2", full_catalog.index, target, type_stats=stats, product_type="Cases")
+    assert values and not {"Basic Case", "Flip"} & set(values)
+    assert all(stats.labels_borne_out("Cases", "Form Factor", v) for v in values)
