@@ -166,10 +166,12 @@ class TypeStats:
         return 0 if row is None else int(row["products"])
 
     def labels_borne_out(self, product_type: str | None, field: str, value: str) -> bool:
-        """Whether the type's pages put the value in words often enough for a label alone to carry a cue.
+        """Whether the type's pages put the value in words often enough to say it without the target's own text.
 
-        True when the share of the type's products stating it whose text states it (`_in_text`) reaches
-        rules.min_cue_in_text, or when no group decides for the type.
+        A label alone then carries a cue (ecombench.pipeline.candidate), and a shopper may exclude the value
+        (ecombench.stages.features, ecombench.validation.semantic.biting_exclusions): True when the share of the
+        type's products stating it whose text states it (`_in_text`) reaches rules.min_cue_in_text, or when no group
+        decides for the type.
         """
         group = self.group_of(product_type)
         return group is None or self._in_text(group, field, value) >= self.rules.min_cue_in_text

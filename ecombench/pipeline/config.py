@@ -69,7 +69,8 @@ class TypeRuleSettings(BaseModel):
     min_cue_in_text: float = Field(
         default=TypeRules.min_cue_in_text, ge=0, le=1,
         description="A value whose stating products put it in their title, bullets or description less often than "
-                    "this share is said through a cue only where the target's own page text states it.")
+                    "this share is said through a cue only where the target's own page text states it, and is "
+                    "never an excluded value.")
     min_device_share: float = Field(
         default=TypeRules.min_device_share, ge=0, le=1,
         description="A type whose products name a device model in a compatibility field at least this often is a "

@@ -58,7 +58,8 @@ class TypeRules:
             so a value whose labels the page text of fewer than this share of the type's products stating it bears
             out carries a cue only where the target's own title, bullets or description state it: Style "Modern"
             of curtains is put in words by 2 of 17 (a label on a cartoon kids' curtain); Material "Polyester" of
-            curtains by 6 of 29.
+            curtains by 6 of 29. Nor is a value below it excluded ("any form factor but basic case or flip": no
+            phone case's page says either).
         min_device_share: a type is a device accessory (its compatibility values are the device it fits, always
             among its requirements) when at least this share of its products name a device model there; for any
             other type a compatibility field follows the rules above ("PC" of a mouse is implied, a phone model
