@@ -43,6 +43,7 @@ from ecombench.catalog.facts import CatalogFacts, extract_facts, label_options
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.knowledge import KNOWLEDGE_COLUMNS, ProductKnowledge, read_knowledge, write_knowledge
 from ecombench.catalog.product_type import product_types
+from ecombench.pipeline.build import code_digest
 from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.tables.fields import load_field_table
 from ecombench.validation.catalog_stats import catalog_knowledge, snapshot_knowledge, write_catalog_stats
@@ -171,12 +172,31 @@ def untyped(knowledge: ProductKnowledge, asins: set[str]) -> int:
                                           & pl.col("product_type").is_null()).height
 
 
+def check_work_dir(work: Path) -> None:
+    """Create `work`, or check that what it holds was made by this code (its snapshots and builds are reused).
+
+    The code's digest (ecombench.pipeline.build.code_digest) is kept in `work`/code_digest.txt. A dir made by other
+    code, or by a version of this script that kept no digest, is refused with a one-line message: a run that reused a
+    dir left from an earlier session reported that session's snapshots.
+    """
+    stamp, digest = work / "code_digest.txt", code_digest()
+    if work.exists() and any(work.iterdir()):
+        found = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else "none"
+        if found != digest:
+            sys.exit(f"leave_one_out: --work {work} holds snapshots and builds of other code (digest {found[:12]}, "
+                     f"this code {digest[:12]}); give a new --work or remove it")
+        return
+    work.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full-catalog", type=Path, required=True, help="snapshot of every shared file")
     parser.add_argument("--full-build", type=Path, required=True,
                         help="a build over it with --oracle-check and default settings (its --out or split version)")
-    parser.add_argument("--work", type=Path, required=True, help="where the snapshots and builds go (reused)")
+    parser.add_argument("--work", type=Path, required=True,
+                        help="where the snapshots and builds go (reused by a later run of the same code)")
     parser.add_argument("--only", default=None, help="one held-out file name (default: every shared file)")
     parser.add_argument("--own", action="store_true",
                         help="also build over F alone with the knowledge learned from F itself (what a build of a "
@@ -186,7 +206,7 @@ def main() -> None:
                              "(`ecombench ingest --vocabulary-from`: how a new category is added to a catalog)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    args.work.mkdir(parents=True, exist_ok=True)
+    check_work_dir(args.work)
     os.environ.setdefault("ECOMBENCH_ARTIFACTS", str(args.work / "artifacts"))
     held_files = [f for f in FILES if not args.only or f.name == args.only]
     # Every leave-one-out build first: the full build may still be running meanwhile.
