@@ -17,10 +17,13 @@ the target's type and on a field rare for it (benchmarks/task_quality.py; both b
 the full build read, stored at ingest or in the cache of ECOMBENCH_ARTIFACTS), `no_product_type` rejections,
 and F's products that the knowledge leaves untyped.
 
-Two more ways to build over F alone, for comparison: `--own`, with the knowledge learned from F itself (what
-`ecombench ingest` of a new file gives), and `--base`, F ingested with the others' fact vocabulary beneath its
+More ways to build over F alone, for comparison: `--own`, with the knowledge learned from F itself (what
+`ecombench ingest` of a new file gives); `--base`, F ingested with the others' fact vocabulary beneath its
 own (`ecombench ingest --vocabulary-from <snapshot of the others>`: how a new category is added to a catalog
-one has, its types and per-type statistics learned from F, its pages read with the values both learned).
+one has, its types and per-type statistics learned from F, its pages read with the values both learned); and
+`--tables`, every learned table from the others (F's products typed with their type vocabulary, F's facts read
+with their fact vocabulary) and the per-type statistics counted over F's own products as so typed and read: the
+statistics of the snapshot being built, from tables that never saw it.
 
     .venv/bin/python benchmarks/leave_one_out.py --full-catalog /work/bench/cat-shared \
         --full-build /work/bench/splits-device-5/sample/v1 --work /work/bench/loo [--json out.json]
@@ -29,6 +32,7 @@ one has, its types and per-type statistics learned from F, its pages read with t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -43,6 +47,7 @@ from ecombench.catalog.facts import CatalogFacts, extract_facts, label_options
 from ecombench.catalog.ingest import write_catalog_snapshot
 from ecombench.catalog.knowledge import KNOWLEDGE_COLUMNS, ProductKnowledge, read_knowledge, write_knowledge
 from ecombench.catalog.product_type import product_types
+from ecombench.catalog.type_stats import learn_type_stats
 from ecombench.pipeline.build import code_digest
 from ecombench.pipeline.config import TypeRuleSettings
 from ecombench.tables.fields import load_field_table
@@ -119,18 +124,35 @@ def applied_knowledge(products: pl.DataFrame, learned: ProductKnowledge) -> Prod
                             product_types=typed, type_stats=learned.type_stats)
 
 
-def loo_snapshot(held: Path, work: Path) -> Path:
-    """A copy of F's snapshot whose stored knowledge is learned without F."""
+def own_statistics(knowledge: ProductKnowledge) -> ProductKnowledge:
+    """`knowledge` with its per-type statistics counted over its own facts and product types (same rules)."""
+    stats = learn_type_stats(knowledge.facts.facts, knowledge.product_types, knowledge.type_stats.rules)
+    return dataclasses.replace(knowledge, type_stats=stats)
+
+
+def loo_snapshot(held: Path, work: Path, statistics: str = "others") -> Path:
+    """A copy of F's snapshot whose stored knowledge is learned without F.
+
+    statistics: "others" keeps the others' per-type statistics (`loo-` dir); "own" counts them over F's products as
+    typed and read with the others' tables (`tables-` dir).
+    """
     source = held_out_snapshot(held, work)
-    out = work / f"loo-{held.stem}"
+    out = work / f"{'loo' if statistics == 'others' else 'tables'}-{held.stem}"
     if (out / "stats" / "loo.json").is_file():
         return out
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(source, out)
     products = pl.read_parquet(out / "products.parquet", columns=list(KNOWLEDGE_COLUMNS))
-    write_knowledge(applied_knowledge(products, others_knowledge(held, work)), out / "stats")
-    (out / "stats" / "loo.json").write_text(json.dumps({"learned_without": held.name}) + "\n", encoding="utf-8")
+    knowledge = applied_knowledge(products, others_knowledge(held, work))
+    write_knowledge(own_statistics(knowledge) if statistics == "own" else knowledge, out / "stats")
+    (out / "stats" / "loo.json").write_text(json.dumps({"learned_without": held.name, "statistics": statistics})
+                                            + "\n", encoding="utf-8")
     return out
+
+
+def tables_snapshot(held: Path, work: Path) -> Path:
+    """`loo_snapshot` with the per-type statistics counted over F itself."""
+    return loo_snapshot(held, work, statistics="own")
 
 
 def split_version(build: Path) -> Path:
@@ -204,6 +226,9 @@ def main() -> None:
     parser.add_argument("--base", action="store_true",
                         help="also build over F alone, ingested with the others' fact vocabulary beneath its own "
                              "(`ecombench ingest --vocabulary-from`: how a new category is added to a catalog)")
+    parser.add_argument("--tables", action="store_true",
+                        help="also build over F alone with every learned table from the others and the per-type "
+                             "statistics counted over F's products as typed and read with them")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     check_work_dir(args.work)
@@ -212,7 +237,7 @@ def main() -> None:
     # Every leave-one-out build first: the full build may still be running meanwhile.
     versions = {held: build(loo_snapshot(held, args.work), args.work / f"splits-loo-{held.stem}", args.work)
                 for held in held_files}
-    extra = {"own": held_out_snapshot, "base": base_snapshot}
+    extra = {"own": held_out_snapshot, "base": base_snapshot, "tables": tables_snapshot}
     modes = [m for m in extra if getattr(args, m)]
     builds = {(m, held): build(extra[m](held, args.work), args.work / f"splits-{m}-{held.stem}", args.work)
               for m in modes for held in held_files}
