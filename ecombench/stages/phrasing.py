@@ -157,7 +157,7 @@ class AttributeMatchPhrasing(RubricPhrasing):
 
     def query_phrase_v2(self, rubric: RubricLike, table: FieldTable, rng: Any) -> str:
         """The value as a shopper writes it ("made of faux leather", "for a 6-month-old")."""
-        return attribute_phrase(rubric.field, str(rubric.expected_value), table)
+        return attribute_phrase(rubric.field, str(rubric.expected_value), table, rng)
 
 
 @register_phrasing

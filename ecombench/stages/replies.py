@@ -226,7 +226,7 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
     if spec.name == "Size" and _COUNT.search(value):
         return "count", {}
     if spec.name == "Product Care Instructions":
-        return _care_kind(value), {}
+        return care_kind(value), {}
     if spec.name in _USE_FIELDS:
         return _use_kind(value), {}
     if spec.name == "Occasion":
@@ -309,7 +309,7 @@ def _occasion_kind(value: str) -> str:
     return "thing" if low.split()[-1:] and low.split()[-1] in _EVENT_NOUNS else "season"
 
 
-def _care_kind(value: str) -> str:
+def care_kind(value: str) -> str:
     """The kind of a care instruction, so its reply reads as English.
 
     "adjective" ("Dishwasher Safe", "Machine Washable"), "label" (words that are no action: "Hand Wash Only",

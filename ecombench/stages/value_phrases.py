@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from lemminflect import getAllLemmas, getInflection
 
 from ecombench.stages.product_naming import singular_noun
-from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, department_said, speech_case
+from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, care_kind, department_said, speech_case
 from ecombench.tables.fields import FieldTable
 from ecombench.text import fill, fix_articles, join_words, normalize
 
@@ -142,7 +142,26 @@ def _frame_type(said: str) -> str:
     return f"of the {said} type"
 
 
-def attribute_phrase(field: str, value: str, table: FieldTable) -> str:
+# How a query says a care instruction that is an action ("Machine Wash"): each keeps the value's words.
+CARE_ACTIONS = ("that you can {value}", "that's safe to {value}", "that I can {value}")
+
+
+def _care(value: str, said: str, table_phrase: str, rng: random.Random | None) -> str:
+    """A care instruction as something done to the product or a property of it, keeping its words (stage 7 reads them).
+
+    "that you can machine wash" (Machine Wash; `rng` draws among CARE_ACTIONS, None takes the first), "that's
+    dishwasher safe"; a label that is no action ("Water") keeps the table's phrase. A reviewer read "a cover
+    labelled machine wash" as unnatural.
+    """
+    kind = care_kind(value)
+    if kind == "adjective":
+        return f"that's {said}"
+    if kind == "plain":
+        return (rng.choice(CARE_ACTIONS) if rng is not None else CARE_ACTIONS[0]).format(value=said)
+    return fill(table_phrase, said)
+
+
+def attribute_phrase(field: str, value: str, table: FieldTable, rng: random.Random | None = None) -> str:
     """A detail value as a shopper writes it.
 
     "made of faux leather", "for ages 4 to 12", "for a 6-month-old", "with a 17-inch screen",
@@ -152,6 +171,7 @@ def attribute_phrase(field: str, value: str, table: FieldTable) -> str:
         field: the rubric field ("details.Material").
         value: the rubric's expected value.
         table: the field table (its query phrase where PHRASES has none).
+        rng: the verbalisation's plan generator, where a value has several wordings; None takes the first.
     """
     spec = table.by_rubric_field(field)
     if spec.name in AGE_FIELDS:
@@ -172,6 +192,8 @@ def attribute_phrase(field: str, value: str, table: FieldTable) -> str:
         return _frame_type(said)
     if spec.name == "Mounting Type":
         return _mounting(value, spec.query_phrase)
+    if spec.name == "Product Care Instructions":
+        return _care(value, said, spec.query_phrase, rng)
     if spec.name == "Department":
         said = department_said(said)
     return fill(PHRASES.get(spec.name, spec.query_phrase), said)

@@ -15,6 +15,7 @@ which calls stages/value_phrases.py and stages/product_naming.py); the checks th
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 
 from ecombench.rubrics import RubricLike, plain_value
@@ -189,8 +190,22 @@ def join_clauses(parts: list[str]) -> str:
     """Phrases after the product noun, joined: "a and b"; with a serial comma when a phrase holds a comma.
 
     "with no added perfume, since smells give me headaches, and without any corners" (without the
-    comma the second cue would read as part of the first's reason).
+    comma the second cue would read as part of the first's reason). Relative clauses ("that ...") come after the
+    other phrases and are joined only with each other: "a sign made of metal that mounts on a wall", not "a sign
+    made of metal and that mounts on a wall" (reviewers read that coordination as broken grammar).
     """
+    relative = [p for p in parts if RELATIVE.match(p)]
+    plain = [p for p in parts if not RELATIVE.match(p)]
+    if plain and relative:
+        return f"{_joined(plain)} {_joined(relative)}"
+    return _joined(parts)
+
+
+# What opens a relative clause after the product noun: a cue ("that goes up on a hook"), a property ("that's soft").
+RELATIVE = re.compile(r"(?:that|which|who)\b", re.IGNORECASE)
+
+
+def _joined(parts: list[str]) -> str:
     if len(parts) > 1 and any("," in p for p in parts):
         return ", ".join(parts[:-1]) + ", and " + parts[-1]
     return join_words(parts)

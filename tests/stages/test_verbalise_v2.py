@@ -221,7 +221,26 @@ def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
             "without any corners, shaped like a full moon"]
     assert join_clauses(cues) == ("with no added perfume, since smells give me headaches, and without any corners, "
                                   "shaped like a full moon")
-    assert join_clauses(["made of paper", "that mounts on a wall"]) == "made of paper and that mounts on a wall"
+
+
+def test_relative_clauses_follow_the_other_phrases_and_join_only_each_other():
+    # Queries of the shared-data build f19f that reviewers read as broken grammar: B00466OF46 "a scratch resistant
+    # sign that goes up on a hook or a nail and made by SignMission", B071KZGSXJ "a sign made of metal and that
+    # mounts on a wall"
+    from ecombench.stages.verbalise_v2 import join_clauses
+
+    assert (join_clauses(["that goes up on a hook or a nail", "made by SignMission"])
+            == "made by SignMission that goes up on a hook or a nail")
+    assert join_clauses(["made of metal", "that mounts on a wall"]) == "made of metal that mounts on a wall"
+    assert join_clauses(["that closes all the way across", "that dries quickly"]) == (
+        "that closes all the way across and that dries quickly")
+    rubrics = [rubric("r1", "entity_match", "title", "Signs"),
+               rubric("r2", "attribute_match", "details.Special Feature", "Scratch Resistant"),
+               rubric("r3", "attribute_match", "details.Brand", "SignMission"),
+               rubric("r4", "attribute_match", "details.Mounting Type", "Wall Mount")]
+    queries = [write_query_v2(rubrics, TABLE, random.Random(s)) for s in range(8)]
+    assert not any(re.search(r"\band (?:that|made)\b", q) for q in queries)
+    assert all(check_sources(task_of(rubrics, q), TABLE) == [] for q in queries)
 
 
 @pytest.mark.parametrize("field, value, said", [
@@ -232,6 +251,10 @@ def test_cues_holding_a_comma_are_joined_with_a_serial_comma():
     ("Special Feature", "Drop Protection", "with drop protection"), ("Special Feature", "Alarm", "with an alarm"),
     ("Special Feature", "Soft", "that's soft"), ("Special Feature", "Easy To Use", "that's easy to use"),
     ("Special Feature", "Kickstand", "with a kickstand"), ("Special Feature", "Card Slots", "with card slots"),
+    # B09MBKBJ2G (f19f): "I'm after a cover labelled machine wash." read as unnatural
+    ("Product Care Instructions", "Machine Wash", "that you can machine wash"),
+    ("Product Care Instructions", "Dishwasher Safe", "that's dishwasher safe"),
+    ("Product Care Instructions", "Wipe Clean", "that you can wipe clean"),
 ])
 def test_mounting_and_features_read_as_speech_and_stage_7_still_finds_them(field, value, said):
     from ecombench.stages.value_phrases import attribute_phrase
