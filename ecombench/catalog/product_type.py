@@ -30,6 +30,7 @@ import polars as pl
 
 from ecombench.catalog.devices import VARIANT_WORDS
 from ecombench.catalog.type_vocabulary import (
+    FITS_NEXT,
     HEAD_END,
     LINE_LABEL,
     WORD,
@@ -186,7 +187,7 @@ def type_candidates(title: str, categories: tuple[str, ...], vocabulary: TypeVoc
         if spec and not _names_category(run, segment, category, cat_tokens):
             continue  # a spec's noun is the product only where the category names it too
         if not later and cat_tokens and tokens(run)[-1:] != cat_tokens[-1:]:
-            run, phrase = _category_run(segment, vocabulary, cat_tokens) or (run, phrase)
+            run, phrase = _category_run(segment, vocabulary, cat_tokens, _fits_next(title, segment)) or (run, phrase)
         phrase_tokens = tokens(phrase)
         variant = phrase_tokens if later and phrase_tokens and not lemmas(phrase_tokens[-1]) & ends else ()
         kind = _confirmed(run, phrase, segment, category, cat_tokens, categories, vocabulary, not_entities)
@@ -273,13 +274,25 @@ def _fits_stated(kind: str | None, stated: str, title: str) -> bool:
     return any(lemmas(w) & cat_noun for i in starts for w in words[max(i - 2, 0):i])
 
 
-def _category_run(segment: str, vocabulary: TypeVocabulary, cat_tokens: tuple[str, ...]) -> tuple[str, str] | None:
-    """The last (run, phrase) ending in the category's noun, `LISTED_GAP` words or more before the last run; or None.
+def _fits_next(title: str, segment: str) -> bool:
+    """Whether the title goes on after `segment` with what the product fits ("... Heads for Philips Sonicare")."""
+    at = title.find(segment)
+    return at >= 0 and bool(FITS_NEXT.match(title[at + len(segment):]))
+
+
+def _category_run(segment: str, vocabulary: TypeVocabulary, cat_tokens: tuple[str, ...],
+                  fits_next: bool = False) -> tuple[str, str] | None:
+    """The last (run, phrase) ending in the category's noun before the last run, where that names the product; or None.
 
     A head that lists search terms names the product where its category does: "State of Texas Flag Lanyard ...
     Pass ID Holder Mens Womens Kids Adult Detachable Breakaway Snap Buckle" under "Badge Holders" is an ID holder,
     not a buckle. An accessory names its device just before itself ("Toothbrush Replacement Heads", "Mouse Feet
-    Skates" under "Toothbrushes", "Gaming Mice"): it stays the accessory. A run that holds the category's whole
+    Skates for Logitech" under "Toothbrushes", "Gaming Mice"): it stays the accessory where its noun names
+    accessories in the catalog (`TypeVocabulary.accessories`), "replacement" stands between them or the title goes
+    on with what it fits (`fits_next`), unless `LISTED_GAP` words or more part them.
+    A later run close after the category's noun is otherwise a spec, a motif or a pack ("Laptop FHD Display" under
+    "Laptops", "Ornament Santas Bumper Car" under "Hanging Ornaments", "Jute Twine Large Ball"): the category's run
+    names the product. A run that holds the category's whole
     name among more search terms names it too ("... Euro Square Throw Pillow Cover Cushion Case 26x26 Inches One
     Sided Print" under "Throw Pillow Covers" is a pillow cover, not a print), unless the head says its last noun
     twice: that noun is the product, the category what it fits ("Mechanical Keyboard Keycap Transparent Keycap ...
@@ -289,12 +302,15 @@ def _category_run(segment: str, vocabulary: TypeVocabulary, cat_tokens: tuple[st
     last_start = runs[-1][2] if runs else 0
     size = len(cat_tokens)
     # a noun the head says twice is the product ("Mechanical Keyboard Keycap Transparent Keycap ... Mountain Keycap")
-    last_noun = lemmas(word_token(runs[-1][0].split()[-1])) if runs else set()
+    last_noun_token = word_token(runs[-1][0].split()[-1]) if runs else ""
+    last_noun = lemmas(last_noun_token) if runs else set()
     repeated = any(lemmas(word_token(w)) & last_noun for run, *_ in runs[:-1] for w in run.split())
     for run, phrase, first, end in reversed(runs[:-1]):
         words = run.split()
         run_tokens = [word_token(w) for w in words]
-        if run_tokens[-1:] == list(cat_tokens[-1:]) and last_start - end >= LISTED_GAP:
+        between = {word_token(w) for w in WORD.findall(segment)[end:last_start + 1]}
+        accessory = fits_next or "replacement" in between or last_noun_token in vocabulary.accessories
+        if run_tokens[-1:] == list(cat_tokens[-1:]) and (last_start - end >= LISTED_GAP or not accessory):
             return run, phrase
         # the category's whole name inside a longer run of search terms: "... Throw Pillow Cover Cushion Case 26x26
         # Inches One Sided Print" under "Throw Pillow Covers" is a pillow cover

@@ -43,6 +43,9 @@ OVERRIDE_TABLE = Path(__file__).resolve().parent.parent / "tables" / "product_ty
 # Where a title's head ends: what follows names the fitted device, a feature or a variant.
 HEAD_END = re.compile(r"\s*(?:[,|;:()\[\]{}+【】（）]| [-–—] |\b(?:for|compatible with|compatible for|fits|fit for|"
                       r"with|w/|includes?|including|made for|designed for|works with|by|not fit)\b)\s*", re.IGNORECASE)
+# What says, after a title's head, what the product fits ("... Heads for Philips Sonicare", "... Case (Compatible").
+FITS_NEXT = re.compile(r"(?i)^\s*[,(\[]?\s*(?:for|compatible with|compatible for|fits?|fit for|designed for|made for|"
+                       r"works with|replacement for)\b")
 LINE_LABEL = re.compile(r"^\s*(?:\S+\s+){0,3}\S+:\s+")  # "Funko POP! TV: Marvel ..." names a product line
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
@@ -70,6 +73,11 @@ class TypeThresholds:
             unit or a count ("oz", "pack", "pcs"), not a type.
         collective_share: from this share of the distinct titles holding a type noun, "<noun> of <number>"
             follows it ("Set of 4"): a collective noun, a type only with the nouns before it ("Socket Set").
+        accessory_stores, accessory_share: a type noun names an accessory when the title heads of this many
+            stores, and this share of the stores whose heads end in it, end in it and go on with what the product
+            fits ("... Replacement Heads for Philips Sonicare"). Measured on the shared catalog: band 39 of 47
+            stores, head 19 of 28, case 132 of 259, cable 16 of 38, switch 4 of 13; against ball 2 of 10, pot 3 of
+            16, ornament 5 of 36, flag 3 of 32, jar 1 of 11, display, candle, seed 0.
     """
 
     head_stores: int = 3
@@ -79,6 +87,8 @@ class TypeThresholds:
     modifier_stores: int = 3
     max_number_share: float = 0.5
     collective_share: float = 0.1
+    accessory_stores: int = 2
+    accessory_share: float = 0.25
 
 
 def heads(title: str) -> list[str]:
@@ -142,6 +152,8 @@ class TypeVocabulary:
             end of a head (`ecombench.catalog.product_type.segment_runs`).
         compounds: "<word> <noun>" pairs (tokens) ending a leaf category name of the catalog ("candlestick holder",
             "electric toothbrush"): a word the title puts before a generic noun that says which kind it is.
+        accessories: type nouns that name an accessory of another product ("head", "band", "case"): titles heading
+            with them go on with what the product fits (`TypeThresholds.accessory_share`).
     """
 
     nouns: frozenset[str]
@@ -149,6 +161,7 @@ class TypeVocabulary:
     collectives: frozenset[str] = frozenset()
     rare_heads: frozenset[str] = frozenset()
     compounds: frozenset[str] = frozenset()
+    accessories: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -156,10 +169,10 @@ class TypeVocabulary:
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
 
     def to_json(self) -> dict[str, list[str]]:
-        """{"nouns", "modifiers", "collectives", "rare_heads", "compounds"}: each a sorted list of words."""
+        """{"nouns", "modifiers", "collectives", "rare_heads", "compounds", "accessories"}: sorted lists of words."""
         return {"nouns": sorted(self.nouns), "modifiers": sorted(self.modifiers),
                 "collectives": sorted(self.collectives), "rare_heads": sorted(self.rare_heads),
-                "compounds": sorted(self.compounds)}
+                "compounds": sorted(self.compounds), "accessories": sorted(self.accessories)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TypeVocabulary:
@@ -167,7 +180,8 @@ class TypeVocabulary:
         return cls(nouns=frozenset(data["nouns"]), modifiers=frozenset(data["modifiers"]),
                    collectives=frozenset(data.get("collectives", ())),
                    rare_heads=frozenset(data.get("rare_heads", ())),
-                   compounds=frozenset(data.get("compounds", ())))
+                   compounds=frozenset(data.get("compounds", ())),
+                   accessories=frozenset(data.get("accessories", ())))
 
     @classmethod
     def of_override(cls, override: TypeOverride | None = None) -> TypeVocabulary:
@@ -198,13 +212,18 @@ def title_words(titles: pl.DataFrame) -> pl.DataFrame:
     """Per distinct title: the head's last word and the one before it, every word, the words after a number.
 
     Columns title, end, before (raw words; None for a head of one word, usually a brand or a model name),
-    words, after_number (lower-case words: the type of "8 oz" or "3 Pack" is neither) and of_number (those
-    followed by "of" and a number: "Set of 4").
+    words, after_number (lower-case words: the type of "8 oz" or "3 Pack" is neither), of_number (those
+    followed by "of" and a number: "Set of 4") and fits (the title goes on after its head with what the product
+    fits: "... Heads for Philips Sonicare").
     """
-    head = head_expr(pl.col("title")).str.replace(_TRAILING, "")
+    first = head_expr(pl.col("title"))
+    head = first.str.replace(_TRAILING, "")
     low = pl.col("title").fill_null("").str.to_lowercase()
+    after = pl.col("title").fill_null("").str.slice(pl.col("title").fill_null("").str.find(first, literal=True)
+                                                    + first.str.len_bytes())
     return titles.select(
         "title",
+        after.str.contains(FITS_NEXT.pattern).fill_null(False).alias("fits"),
         head.str.extract(f"\\s({_WORD_RE})$", 1).alias("end"),
         head.str.extract(f"({_WORD_RE})\\s+{_WORD_RE}$", 1).alias("before"),
         low.str.extract_all(r"[a-z]+").list.unique().alias("words"),
@@ -315,10 +334,11 @@ class TypeEvidence:
         def norm(column: str) -> pl.Expr:
             return pl.col(column).replace_strict(normal, default=None, return_dtype=pl.String)
 
-        ends = per_title.select("title", norm("end").alias("end"), norm("before").alias("before"))
+        ends = per_title.select("title", norm("end").alias("end"), norm("before").alias("before"), "fits")
         with_store = titles.join(ends, on="title", how="left")
         head = (with_store.filter(pl.col("end").is_not_null()).group_by(pl.col("end").alias("word"))
-                .agg(pl.col("store").n_unique().alias("head_stores"), pl.col("title").n_unique().alias("head_titles")))
+                .agg(pl.col("store").n_unique().alias("head_stores"), pl.col("title").n_unique().alias("head_titles"),
+                     pl.col("store").filter(pl.col("fits")).n_unique().alias("fits_stores")))
         before = (with_store.filter(pl.col("before").is_not_null()).group_by(pl.col("before").alias("word"))
                   .agg(pl.col("store").n_unique().alias("before_stores")))
 
@@ -365,14 +385,16 @@ class TypeEvidence:
         evidence = self.evidence()
         if base is not None:
             counts = [pl.col(c).sum().cast(pl.Int64) for c in EVIDENCE_COUNTS]
+            # a base stored before a count was kept counts 0 for it
             evidence = (pl.concat([evidence.select("word", *EVIDENCE_COUNTS),
-                                   base.select("word", *(pl.col(c).cast(pl.Int64) for c in EVIDENCE_COUNTS))])
+                                   base.select("word", *((pl.col(c) if c in base.columns else pl.lit(0)).cast(pl.Int64)
+                                                         .alias(c) for c in EVIDENCE_COUNTS))])
                         .group_by("word").agg(counts).sort("word"))
         return decide(evidence, override or load_type_override(), self.thresholds)
 
 
 EVIDENCE_COUNTS = ("head_stores", "head_titles", "titles", "before_stores", "category_stores",
-                   "category_before_stores", "value_stores", "after_number", "of_number")
+                   "category_before_stores", "value_stores", "after_number", "of_number", "fits_stores")
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict[str, Any]) -> pl.DataFrame:
@@ -418,7 +440,7 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
         reason).
     """
     roles, reasons = [], []
-    nouns, modifiers, collectives, rare_heads, compounds = set(), set(), set(), set(), set()
+    nouns, modifiers, collectives, rare_heads, compounds, accessories = set(), set(), set(), set(), set(), set()
     for row in evidence.iter_rows(named=True):
         w = row["word"]
         if " " in w:
@@ -451,6 +473,9 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
             nouns.add(w)
             if row["of_number"] >= t.collective_share * max(row["titles"], 1):
                 collectives.add(w)
+            if (row["fits_stores"] >= t.accessory_stores
+                    and row["fits_stores"] >= t.accessory_share * max(row["head_stores"], 1)):
+                accessories.add(w)
         if modifier:
             modifiers.add(w)
         rare_head = reason is None and not noun and not modifier and row["head_titles"] > 0 and agent_noun(w)
@@ -462,7 +487,8 @@ def decide(evidence: pl.DataFrame, override: TypeOverride, t: TypeThresholds
                                 modifiers=frozenset((modifiers | override.modifiers) - override.remove),
                                 collectives=frozenset((collectives | override.collectives) - override.remove),
                                 rare_heads=frozenset(rare_heads - override.remove),
-                                compounds=frozenset(compounds))
+                                compounds=frozenset(compounds),
+                                accessories=frozenset(accessories - override.remove))
     return vocabulary, evidence.with_columns(pl.Series("role", roles, dtype=pl.String),
                                              pl.Series("reason", reasons, dtype=pl.String))
 

@@ -394,8 +394,8 @@ def test_compounds_are_learned_from_leaf_category_names():
 @pytest.mark.parametrize("asin, kind", [
     ("B0096XR2TE", "Erasers"),  # "Pentel Clic Eraser Pen-Shaped (ZE22P)" under "Pen-Style Erasers": no pen
     ("B07NMFHQ77", "Favor Boxes"),  # "Rise of the TMNT Pizza-Shaped Favor Boxes- 8 pcs, ...": no pizza
-    # "Glam Air Airbrush M13 Soft Walnut Matte Foundation Water-based Makeup (...)": no water
-    ("B005J713DC", "Makeup"),
+    # "Glam Air Airbrush M13 Soft Walnut Matte Foundation Water-based Makeup (...)" under "Foundation": no water
+    ("B005J713DC", "Foundation"),
 ])
 def test_a_noun_made_an_adjective_by_its_hyphen_is_no_type_noun(real, typed, asin, kind):
     assert typed(real, asin) == kind
@@ -434,3 +434,27 @@ def test_the_device_variants_name_no_category_of_the_shared_catalog(real):
     words = {t for rec in real.values() for c in rec.get("categories") or [] for t in tokens(c)}
     assert DEVICE_VARIANTS and not DEVICE_VARIANTS & words
     assert {"air", "power", "mini"} <= words  # the variant words that do name kinds ("Air Purifiers")
+
+
+@pytest.mark.parametrize("asin, kind", [
+    # a motif, a spec, a pack or a pattern after the category's noun: the category's run names the product
+    ("B000DZABBU", "Ornaments"),  # "Hallmark Keepsake Ornament Santas Bumper Car ..." under "Hanging Ornaments"
+    ("B0BWLPP434", "Laptops"),  # "Lenovo Ideapad 3i 14.0\" Laptop FHD Display, ..." under "Laptops"
+    ("B07BSM63VY", "Twine"),  # "Natural Thick 3mm Jute Twine Large Ball by AAYU | ..." under "Twine"
+    ("B0798W5ZKX", "Creams"),  # "Shea Moisture Jamaican Black Smoothie Cream 12 Ounce Jar ..."
+    ("B0721NX2Q6", "Golf Balls"),  # "Navika Golf Balls- Colorado State Flag (6-Pack)"
+    # an accessory after its device's noun stays the accessory: its noun names accessories in the catalog, or the
+    # title goes on with what it fits
+    ("B07ZWLD11N", "Heads"),  # "Acteh Toothbrush Replacement Heads, Genuine Brush Heads for Acteh ..."
+    ("B091YYK4L1", "Skates"),  # "Mouse Feet Skates for Logitech G PRO X Superlight Wireless Gaming Mouse"
+    ("B09Q8LQ74Y", "Switches"),  # "MELETRIX WS Grey Tactile Mechanical Keyboard Lubed Switches(35pcs)"
+])
+def test_a_run_close_after_the_category_noun_is_the_product_only_as_an_accessory(real, typed, asin, kind):
+    assert typed(real, asin) == kind
+
+
+def test_accessory_nouns_are_learned_from_what_titles_go_on_to_fit(vocabulary):
+    # over the shared catalog: band 39 of 47 stores' heads go on with "for"/"compatible with", head 19 of 28; ball 2
+    # of 10, ornament 5 of 36, jar 1 of 11
+    assert {"band", "head", "case", "cable", "switch"} <= vocabulary.accessories
+    assert not {"ball", "ornament", "jar", "display", "flag", "seed"} & vocabulary.accessories
