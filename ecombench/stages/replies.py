@@ -182,6 +182,8 @@ _ADJECTIVE = re.compile(r"(?:proof|able|ible|less|ant|ent|ive|ed|weight|free|ful
                         r"out|ing|[^e]ry|y|^compact|^soft|^strong|^nonstick)$", re.IGNORECASE)
 _NOUN_WORDS = frozenset({"charging", "lighting", "padding", "lining", "stitching", "embroidery", "battery", "memory",
                          "body", "key", "display", "tray", "strap", "cord", "pocket", "alarm", "design", "stand"})
+# Endings of nouns naming a quality or an action ("protection", "durability", "resistance", "adjustment").
+_QUALITY_NOUN = re.compile(r"(?:tion|sion|ity|ness|ance|ence|ment)$", re.IGNORECASE)
 # "Easy to Install": a reply read "One thing it really must have: an easy to install."
 _ADJECTIVE_PREFIXES = ("anti", "non", "multi", "extra", "ultra", "self", "double", "heavy", "easy")
 
@@ -196,10 +198,14 @@ def reads_as_adjective(value: str) -> bool:
     [True, True, False, False]
     >>> reads_as_adjective("Easy to Install"), reads_as_adjective("Compact")
     (True, True)
+    >>> reads_as_adjective("Heavy Duty Protection"), reads_as_adjective("Durability")
+    (False, False)
     """
     words = re.split(r"[\s-]+", value.strip().lower())
     last = words[-1] if words else ""
-    if last in _NOUN_WORDS:
+    # "Heavy Duty Protection", "Durability": a noun of a quality whatever its first word ("I really need it to be
+    # heavy duty protection." was read as broken grammar)
+    if last in _NOUN_WORDS or _QUALITY_NOUN.search(last):
         return False
     return bool(_ADJECTIVE.search(last)) or (len(words) > 1 and words[0] in _ADJECTIVE_PREFIXES)
 

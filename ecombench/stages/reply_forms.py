@@ -19,7 +19,7 @@ from __future__ import annotations
 # back to "plain"; a field absent to GENERIC.
 FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Material": {"plain": ("I'd like it made of {value}.", "I'm after one made from {value}.",
-                           "{value} would be my pick for the material.", "Ideally it's made of {value}.")},
+                           "{value} would be my pick for the material.", "It has to be made of {value}.")},
     # "plain": a thing the product has ("a kickstand", "card slots"); "adjective": what it is ("waterproof")
     "Special Feature": {"plain": ("One thing it really must have: {value}.",
                                   "It has to come with {value}.", "The must-have for me is {value}.",

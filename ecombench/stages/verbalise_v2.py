@@ -39,17 +39,19 @@ OPENERS = ("I'm looking for {s}.", "I need {s}.", "I want {s}.", "Can you find {
            "Please find {s}.", "I'd love {s}.", "I'm hunting for {s}.", "Any suggestions for {s}?",
            "I'm searching for {s}.", "Recommend {s}, please.", "I'm picking out {s}.",
            "Have you got {s}?", "Show me {s}.", "Can you suggest {s}?", "Point me to {s}.")
-# The further attributes, on the singular "one" ("Ideally one made of cotton and with a floral pattern.").
-MORE = ("Ideally one {x}.", "It should be one {x}.", "I'd prefer one {x}.", "Something {x} would be best.",
-        "Preferably one {x}.", "One {x} would be ideal.", "I'm picturing one {x}.", "Best if it's one {x}.",
-        "Also, one {x}.", "Make it one {x}.", "Ideally {x}.", "And {x}, if possible.", "I'd go for one {x}.")
+# The further attributes, on the singular "one" ("It must be one made of cotton and with a floral pattern."), each
+# stated as a requirement: the grader holds them, and a reviewer read "And with a zipper closure, if possible." of a
+# locked rubric as telling the agent it may skip it.
+MORE = ("It should be one {x}.", "It must be one {x}.", "Make it one {x}.", "Also, one {x}.", "I need one {x}.",
+        "It has to be one {x}.", "And {x}, please.", "Only one {x}, though.", "Plus, one {x}.", "Get me one {x}.",
+        "It needs to be one {x}.", "And it must be one {x}.", "I'm set on one {x}.")
 # A quality sentence: a lead of at most three words ending in a noun ("one", "something", "an option"), a
 # one-word verb, the floor, a link and the count. "4 stars or" recurs in most floors, so the words before it
 # (the lead's last and the verb) are drawn apart from many.
 QUALITY_LEADS = ("I'd like one {x}.", "Pick something {x}.", "Suggest an option {x}.", "I want one {x}.",
                  "I'd trust anything {x}.", "Only consider one {x}.", "Find me something {x}, please.",
                  "Look for one {x}.", "Go for one {x}.", "Give me one {x}.", "I'd take one {x}.",
-                 "Ideally an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
+                 "I need an option {x}.", "I'm after one {x}.", "Choose one {x}.", "I'll consider anything {x}.",
                  "Show me one {x}.")
 # Verbs a shopper uses of a rating ("one rated 4 stars or more", "averaging", "with"); not sales copy's
 # ("boasting", "netting").

@@ -292,7 +292,27 @@ def test_a_sentence_with_its_own_link_word_takes_no_other():
     # "... Plus, and that closes all the way across so nothing falls out, if possible." (rating_quality-11f381778de3)
     from ecombench.stages.verbalise_v2 import linked
 
-    sentences = ["And with a zipper closure, if possible.", "Also, one in a modern style.", "I'd go for one in red."]
+    sentences = ["And with a zipper closure, please.", "Also, one in a modern style.", "Get me one in red."]
     outs = [linked(sentences, random.Random(seed)) for seed in range(40)]
     assert all(out[:2] == sentences[:2] for out in outs)
     assert any(out[2] != sentences[2] for out in outs)  # a sentence without a link of its own still takes one
+
+
+# Reviewers read a locked requirement said as optional as telling the agent it may skip it: "And with a zipper closure,
+# if possible." (feature_combination-b1abd2aae4ac, B09WHZFDMV), "Ideally an option carrying 10 ratings or more"
+# (negative_constraint-3ee48ee824f9, B07W8XYSM4), "And ideally one that I can close up fully" (B09VDHW754).
+OPTIONAL = re.compile(r"\b(?:ideally|if possible|preferably|would be (?:ideal|best|nice)|best if)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_no_requirement_of_a_query_is_said_as_optional(seed):
+    rubrics = [rubric("r1", "entity_match", "title", "Throw Pillow Covers"),
+               rubric("r2", "attribute_match", "details.Style", "Modern"),
+               rubric("r3", "attribute_match", "details.Product Care Instructions", "Machine Wash"),
+               rubric("r4", "attribute_match", "details.Closure", "Zipper"),
+               rubric("r5", "attribute_match", "details.Material", "Polyester"),
+               rubric("r6", "attribute_match", "details.Pattern", "Floral"),
+               rubric("r7", "numeric_range", "rating_number", {"min": 10.0, "min_inclusive": True})]
+    query = write_query_v2(rubrics, TABLE, random.Random(seed))
+    assert not OPTIONAL.search(query), query
+    assert [f.reason for f in check_sources(task_of(rubrics, query), TABLE) if f.severity == "error"] == []
