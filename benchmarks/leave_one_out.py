@@ -126,7 +126,8 @@ def applied_knowledge(products: pl.DataFrame, learned: ProductKnowledge) -> Prod
 
 def own_statistics(knowledge: ProductKnowledge) -> ProductKnowledge:
     """`knowledge` with its per-type statistics counted over its own facts and product types (same rules)."""
-    stats = learn_type_stats(knowledge.facts.facts, knowledge.product_types, knowledge.type_stats.rules)
+    stats = learn_type_stats(knowledge.facts.facts, knowledge.product_types, knowledge.type_stats.rules,
+                             load_field_table().settled_by())
     return dataclasses.replace(knowledge, type_stats=stats)
 
 

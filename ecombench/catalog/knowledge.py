@@ -95,7 +95,7 @@ def learn_product_knowledge(slices: ProductSlices, table: FieldTable,
     typed = pl.concat([owned_strings(product_types(frame, type_vocabulary, not_entities))
                        for frame in slices(TYPE_COLUMNS)])
     # The per-type statistics counted slice by slice as the facts are read (`TypeStatSums`), not over all at once.
-    sums = TypeStatSums(typed.select("parent_asin", "product_type"))
+    sums = TypeStatSums(typed.select("parent_asin", "product_type"), table.settled_by())
     facts = facts_in_slices(slices, table, base, each=sums.add, file=facts_file)
     stats = sums.stats(rules)
     if base_stats is not None:

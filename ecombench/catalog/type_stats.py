@@ -7,12 +7,14 @@ type's products rarely state is no requirement of that type (a finish of decals,
 a value no page text of the type bears out; among the rest, the fields the type's pages state most and that divide
 it most are its *salient* fields, the ones its shoppers ask for first. The thresholds are settings (`TypeRules`);
 types with too few products to tell fall back to their head noun's statistics ("Leather Wallet Cases" ->
-"case"), else to no rule. Types are grouped by their vocabulary tokens, so "Phone Cases" and "Phone Case" are one
-type ("phone case").
+"case"), else to no rule. A value that another field's stated value settles counts as stated (the field table's
+`settled_by`: Department "Men's" counts as Age Range "Adult", since adults' shoes never say "adult"). Types are
+grouped by their vocabulary tokens, so "Phone Cases" and "Phone Case" are one type ("phone case").
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +24,7 @@ from ecombench.catalog.bounds import wilson_bound
 from ecombench.catalog.devices import names_model
 from ecombench.catalog.facts import FACT_SCHEMA, STATED
 from ecombench.schemas.config import TypeRules
-from ecombench.text import tokens
+from ecombench.text import normalize, tokens
 
 # Columns of the per-type field statistics.
 TYPE_FIELD_SCHEMA: dict[str, pl.DataType] = {
@@ -245,18 +247,20 @@ class TypeStats:
         return 0.0 if row is None else float(row["coverage"]) * float(row["division"])
 
 
-def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules | None = None) -> TypeStats:
+def learn_type_stats(facts: pl.DataFrame, types: pl.DataFrame, rules: TypeRules | None = None,
+                     settled_by: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None) -> TypeStats:
     """Per type (and per head noun) and field statistics of the stated facts.
 
     Args:
         facts: the catalog's facts (ecombench.catalog.facts.FACT_SCHEMA).
         types: (parent_asin, product_type) of every product (None where it has no type).
         rules: thresholds; None takes the defaults.
+        settled_by: values that other fields' values settle (`TypeStatSums`; FieldTable.settled_by).
 
     Returns:
         The statistics of every type and every head noun (a product counts in each of its `type_groups`).
     """
-    sums = TypeStatSums(types)
+    sums = TypeStatSums(types, settled_by)
     sums.add(facts)
     return sums.stats(rules)
 
@@ -268,8 +272,17 @@ class TypeStatSums:
     field are the sums of each slice's, and a text share is a sum of text facts over a sum of facts.
     """
 
-    def __init__(self, types: pl.DataFrame) -> None:
-        """Args: types: (parent_asin, product_type) of every product (None where it has no type)."""
+    def __init__(self, types: pl.DataFrame,
+                 settled_by: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None) -> None:
+        """Count nothing yet.
+
+        Args:
+            types: (parent_asin, product_type) of every product (None where it has no type).
+            settled_by: {field: {other field: {normalised value of the other field: value of the field}}}: a
+                product stating such a value of the other field counts as stating the value of the field, with the
+                same sources ("Men's" of Department counts as Age Range "Adult"; FieldTable.settled_by).
+        """
+        self.settled_by = settled_by or {}
         named = types.drop_nulls("product_type")
         group_rows = [(t, g) for t in named.get_column("product_type").unique().sort().to_list()
                       for g in type_groups(t)]
@@ -285,8 +298,9 @@ class TypeStatSums:
         """Count one slice's facts (FACT_SCHEMA, with parent_asin; no product in an earlier slice)."""
         stated = (facts.filter(pl.col("polarity") == STATED)
                   .select("parent_asin", "field", "value",
-                          pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text"))
-                  .unique(["parent_asin", "field", "value"]).join(self.groups, on="parent_asin"))
+                          pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text")))
+        stated = pl.concat([stated, *self._settled(stated)]).unique(["parent_asin", "field", "value"])
+        stated = stated.join(self.groups, on="parent_asin")
         # text: facts stated in text; facts: those whose text is known (a mean's numerator and denominator).
         text = (pl.col("text").sum().cast(pl.Int64).alias("text"), pl.col("text").count().cast(pl.Int64).alias("facts"))
         self._values.append(stated.group_by("type", "field", "value").agg(
@@ -296,6 +310,22 @@ class TypeStatSums:
         # The counts so far folded into one frame now and then, so they stay the size of the statistics.
         if len(self._values) >= 8:
             self._values, self._fields = [self._per_value()], [self._stating()]
+
+    def _settled(self, stated: pl.DataFrame) -> list[pl.DataFrame]:
+        """The facts `settled_by` derives from `stated` (parent_asin, field, value, text), one frame per field pair."""
+        out = []
+        for field, by in self.settled_by.items():
+            for other, values in by.items():
+                own = stated.filter(pl.col("field") == other)
+                settled = {raw: values[key] for raw in own.get_column("value").unique().to_list()
+                           if (key := normalize(raw)) in values}
+                derived = (own.filter(pl.col("value").is_in(list(settled)))
+                           .select("parent_asin", pl.lit(field).alias("field"),
+                                   pl.col("value").replace_strict(settled, return_dtype=pl.String), "text")
+                           .group_by("parent_asin", "field", "value").agg(pl.col("text").any()))
+                # a value the page states itself keeps its own sources
+                out.append(derived.join(stated, on=["parent_asin", "field", "value"], how="anti"))
+        return out
 
     def _per_value(self) -> pl.DataFrame:
         return (pl.concat(self._values).group_by("type", "field", "value")

@@ -76,6 +76,10 @@ class FieldSpec:
             living room, bedroom, office"): none of them is a requirement to draw (0: no such rule).
         not_wanted: words that make a value something no shopper asks for (reviewed): a care restriction ("Hand
             Wash Only", "Do Not Bleach") is what an owner may not do. Such a value is never drawn; it stays a fact.
+        settled_by: ((other field, ((normalised value of it, value of this field), ...)), ...): values of other
+            fields that settle a value of this one (reviewed): a page naming a men's or women's department says the
+            product is an adult's, so Department "Men's" settles Age Range "Adult". Counted in the per-type
+            statistics (ecombench.catalog.type_stats), never a fact of the product.
     """
 
     name: str
@@ -106,6 +110,7 @@ class FieldSpec:
     kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()
     catch_all: int = 0
     not_wanted: tuple[str, ...] = ()
+    settled_by: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def text_cues(self) -> tuple[str, ...]:
         """The cue words of the field in product text: `cues`, else its label."""
@@ -189,6 +194,11 @@ class FieldTable:
         """
         name = rubric_field[len(DETAIL_PREFIX):] if rubric_field.startswith(DETAIL_PREFIX) else rubric_field
         return self.fields[name]
+
+    def settled_by(self) -> dict[str, dict[str, dict[str, str]]]:
+        """{field: {other field: {normalised value of it: value of the field}}} (`FieldSpec.settled_by`)."""
+        return {name: {other: dict(values) for other, values in spec.settled_by}
+                for name, spec in self.fields.items() if spec.settled_by}
 
     def detail_fields(self) -> list[FieldSpec]:
         """Detail-kind specs in table order."""
@@ -288,6 +298,9 @@ def _load_field_table(path: str) -> FieldTable:
                 kinds=tuple((broad, tuple(narrower)) for broad, narrower in row.get("kinds", {}).items()),
                 catch_all=int(row.get("catch_all", 0)),
                 not_wanted=tuple(row.get("not_wanted", ())),
+                settled_by=tuple((other, tuple((normalize(spelling), value) for value, spellings in by.items()
+                                               for spelling in spellings))
+                                 for other, by in row.get("settled_by", {}).items()),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None
@@ -310,6 +323,9 @@ def _load_field_table(path: str) -> FieldTable:
                 if owner != name:
                     raise SettingError(f"{src}: alias {alias!r} of field {name!r} already names {owner!r}")
         fields[name] = spec
+    for name, spec in fields.items():
+        if unknown := [f for f, _ in spec.settled_by if f not in fields or f == name]:
+            raise SettingError(f"{src}: field {name!r} is settled_by {unknown}, which name no other field")
     for other in defaults.get("other_keys", []):
         alias_index.setdefault(_key_form(other), other)
     value_aliases: dict[str, tuple[str, ...]] = {}

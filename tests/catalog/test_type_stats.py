@@ -79,8 +79,9 @@ def test_a_share_at_the_threshold_is_judged_by_its_bound(knowledge, stats, asin,
     assert stats.with_rules(replace(stats.rules, margin_z=0.0)).problem(product_type, field, value) is None
 
 
-def _stats_over_all_facts(facts, types, rules):
-    """The per-type statistics computed over all facts at once, with means (how they were computed before sums)."""
+def _stats_over_all_facts(facts, types, rules, settled_by):
+    """The per-type statistics computed over all facts at once, with means; a value another field's value settles
+    (`settled_by`) counts as stated by the products stating that, in text where any of those is."""
     import polars as pl
 
     from ecombench.catalog import type_stats as ts
@@ -90,9 +91,19 @@ def _stats_over_all_facts(facts, types, rules):
     groups = (named.join(pl.DataFrame(rows, schema={"product_type": pl.String, "type": pl.String}, orient="row"),
                          on="product_type").drop("product_type").unique())
     sizes = groups.group_by("type").agg(pl.len().cast(pl.Int64).alias("products"))
+    from ecombench.text import normalize
+
     stated = (facts.filter(pl.col("polarity") == "stated")
               .select("parent_asin", "field", "value",
-                      pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text"))
+                      pl.col("sources").list.eval(pl.element() != "details").list.any().alias("text")))
+    own = {(a, f, v) for a, f, v in stated.select("parent_asin", "field", "value").iter_rows()}
+    settled: dict[tuple[str, str, str], bool] = {}
+    for field, by in settled_by.items():
+        for a, f, v, text in stated.iter_rows():
+            if f in by and (value := by[f].get(normalize(v))) and (a, field, value) not in own:
+                settled[(a, field, value)] = settled.get((a, field, value), False) or text
+    stated = (pl.concat([stated, pl.DataFrame([(*k, t) for k, t in settled.items()], schema=stated.schema,
+                                              orient="row")])
               .unique(["parent_asin", "field", "value"]).join(groups, on="parent_asin"))
     per_value = stated.group_by("type", "field", "value").agg(pl.len().cast(pl.Int64).alias("products"),
                                                              pl.col("text").mean().alias("in_text"))
@@ -109,10 +120,13 @@ def test_statistics_summed_per_slice_equal_those_over_all_facts(knowledge):
 
     facts = knowledge.facts.facts
     types = knowledge.product_types.select("parent_asin", "product_type")
+    from ecombench.tables.fields import load_field_table
+
     rules = TypeRules()
-    whole = _stats_over_all_facts(facts, types, rules)
+    settled_by = load_field_table().settled_by()
+    whole = _stats_over_all_facts(facts, types, rules, settled_by)
     assert whole.values.height > 1000 and whole.fields.height > 100
-    sums = TypeStatSums(types)
+    sums = TypeStatSums(types, settled_by)
     for start in range(0, types.height, 500):
         sums.add(facts.filter((facts["row"] >= start) & (facts["row"] < start + 500)))
     sliced = sums.stats(rules)

@@ -95,6 +95,24 @@ def test_an_unknown_source_is_rejected_naming_the_file(tmp_path):
         load_field_table(path)
 
 
+def test_a_field_settled_by_no_other_field_is_rejected_naming_the_file(tmp_path):
+    path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
+                                  '[fields."Color".settled_by."Colour Name"]\nBlack = ["noir"]\n')
+    with pytest.raises(SettingError, match="fields.toml") as exc:
+        load_field_table(path)
+    assert "Color" in str(exc.value) and "Colour Name" in str(exc.value)
+
+
+def test_a_department_settles_an_age_range_as_normalised(table):
+    # real Department values of the shared data: "mens" 104, "Womens" 82, "Men's" 74, "boys" 15, "Girls" 15
+    from ecombench.text import normalize
+
+    by = table.settled_by()["Age Range (Description)"]["Department"]
+    assert {by.get(normalize(v)) for v in ("mens", "Womens", "Men's", "Women")} == {"Adult"}
+    assert {by.get(normalize(v)) for v in ("boys", "Girls", "Kids", "Children")} == {"Kids"}
+    assert by.get(normalize("Beauty")) is None
+
+
 def test_a_clarification_field_with_too_few_keywords_is_rejected(tmp_path):
     path = _write_table(tmp_path, '[fields."Shape"]\nlabel = "shape"\nsources = ["clarification"]\n'
                                   'keywords = ["shape", "form"]\n')
