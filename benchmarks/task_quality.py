@@ -28,7 +28,6 @@ from ecombench.catalog.devices import names_device
 from ecombench.catalog.knowledge import ProductKnowledge, read_knowledge
 from ecombench.catalog.type_stats import TypeStats, type_groups
 from ecombench.pipeline.config import TypeRuleSettings
-from ecombench.stages.persona_fit import young_wearer_fact
 from ecombench.tables.fields import load_field_table
 
 ACCESSORY_HEADS = frozenset("case cover band strap charger protector holder mount skin sleeve".split())
@@ -38,8 +37,7 @@ def rubric_findings(tasks: list[dict], knowledge: ProductKnowledge, stats: TypeS
     """What the product knowledge says of `tasks`' rubrics: lists of the findings, by kind.
 
     Keys: implied (rubrics on a value carried by >= implied_share of the type), rare (a field the type states in
-    < min_coverage), young (of those, the child's age or department the title or label states, drawn by design:
-    ecombench.stages.persona_fit.young_wearer_fact), contradicted (the target's page contradicts the value),
+    < min_coverage), contradicted (the target's page contradicts the value),
     accessories (device-accessory tasks whose page states a device), named (those of them naming it), no_device
     (accessory-type tasks whose page states none), by_model (accessory tasks whose page names a device model), heads
     (one type head per task).
@@ -53,7 +51,7 @@ def rubric_findings(tasks: list[dict], knowledge: ProductKnowledge, stats: TypeS
     stated_compat = facts.filter(pl.col("field").is_in(list(compat)) & (pl.col("polarity") == "stated"))
     fits = set(stated_compat.get_column("parent_asin").to_list())
     fits_model = {a for a, v in stated_compat.select("parent_asin", "value").iter_rows() if names_device(v)}
-    implied, rare, young, contradicted, accessories, named, no_device = [], [], [], [], [], [], []
+    implied, rare, contradicted, accessories, named, no_device = [], [], [], [], [], []
     heads: Counter[str] = Counter()
     for t in tasks:
         asin = t["target_product"]["parent_asin"]
@@ -72,10 +70,7 @@ def rubric_findings(tasks: list[dict], knowledge: ProductKnowledge, stats: TypeS
             row = stats.field_stats(ptype, field)
             if row is not None:
                 if row["coverage"] < stats.rules.min_coverage:
-                    # a child's age the title or label states is drawn however rare the field (stages/features.py)
-                    child = young_wearer_fact({"facts": facts.filter(pl.col("parent_asin") == asin).to_dicts(),
-                                               "title": t["target_product"]["title"]}) == (field, value)
-                    (young if child else rare).append((t["id"], ptype, field, value, round(row["coverage"], 3)))
+                    rare.append((t["id"], ptype, field, value, round(row["coverage"], 3)))
                 vrow = stats._values.get((stats.group_of(ptype), field, value))  # type: ignore[attr-defined]
                 if vrow is not None and vrow["share"] >= stats.rules.implied_share:
                     implied.append((t["id"], ptype, field, value, round(vrow["share"], 3)))
@@ -90,7 +85,7 @@ def rubric_findings(tasks: list[dict], knowledge: ProductKnowledge, stats: TypeS
 
     targets = {t["id"]: t["target_product"]["parent_asin"] for t in tasks}
     by_model = [tid for tid in accessories if targets[tid] in fits_model]
-    return {"implied": implied, "rare": rare, "young": young, "contradicted": contradicted, "accessories": accessories,
+    return {"implied": implied, "rare": rare, "contradicted": contradicted, "accessories": accessories,
             "named": named, "no_device": no_device, "by_model": by_model, "heads": list(heads.elements())}
 
 
@@ -122,9 +117,6 @@ def main() -> None:
         print("   ", x)
     print(f"attribute rubrics on a field rare for the type (coverage < {stats.rules.min_coverage}): {len(rare)}")
     for x in rare[:args.show]:
-        print("   ", x)
-    print(f"  besides, the child's age or department its title or label states, on such a field: {len(found['young'])}")
-    for x in found["young"][:args.show]:
         print("   ", x)
     print(f"attribute rubrics the target's page contradicts: {len(contradicted)}")
     for x in contradicted[:args.show]:

@@ -83,7 +83,7 @@ VERBALISER_V2_ID = "template-v2"
 # not score after its retries would only be called again.
 NO_RETRY = frozenset({"too_few_features", "no_product_type", "no_price", "no_reviews", "target_fails_rubric",
                       "llm_error", "opinion_unknown_review", "opinion_unsupported", "judge_unscored",
-                      "query_without_product_type"})
+                      "query_without_product_type", "young_wearer_rare_for_type"})
 # Rejections of the text a model wrote (stages 5-7): an LLM build retries them on the same split.
 TEXT_RETRY_REASONS = frozenset({"llm_invalid_output", "llm_refusal", "schema_invalid", "hidden_value_in_query",
                                 "implicit_value_in_query", "persona_noise_leak", "persona_noise_not_whitelisted",
@@ -253,6 +253,13 @@ def extract(state: CandidateState, ctx: BuildContext) -> list[Finding]:
                          f"({len(ctx.opinion_phrases)} such phrases in this catalog)")
             return [Finding(reason, f"target has no {what}", {"price": product.get("price"),
                                                                "reviews": len(product.get("reviews") or [])})]
+    if dropped.get("wearer") == "young_wearer_rare_for_type":
+        young = young_wearer_fact(product)
+        return [Finding("young_wearer_rare_for_type", "the title or label says it is a child's, but products of its "
+                        "type seldom state whom they are for", {"field": young[0] if young else None,
+                                                                 "value": young[1] if young else None,
+                                                                 "product_type": next((f.value for f in features
+                                                                                       if f.kind == "entity"), None)})]
     if not any(f.kind == "entity" for f in features):  # every query names its product type
         return [Finding("no_product_type", "the title's head names no product type and no category of the "
                         "product confirms one", {"title": product.get("title")})]

@@ -54,6 +54,7 @@ FIELD_TYPES: dict[str, Any] = {
     "without_persona_answer_set_size": "integer", "without_clarification_answer_set_size": "integer",
     "min_hidden_answer_set": "integer", "persona_fields": ["list", "string"],
     "clarification_fields": ["list", "string"], "excluded": ["list", "string"], "title": "text",
+    "product_type": "string",
     "weak_sources": ["list", "string"], "min_hidden_division": "integer", "persona_ablation_ratio": "number",
     "clarification_ablation_ratio": "number",
     # answer sets (stage 7)
@@ -102,6 +103,7 @@ REASON_FIELDS: dict[str, tuple[str, ...]] = {
                                "clarification_fields"),
     "exclusion_excludes_nothing": ("field", "excluded"),
     "no_product_type": ("title",),
+    "young_wearer_rare_for_type": ("field", "value", "product_type"),
     "query_without_product_type": ("query_fields",),
     "query_names_other_product_type": ("rubric_id", "value", "expected", "text"),
     "hidden_value_in_query": ("rubric_id", "field", "value", "text", "span"),

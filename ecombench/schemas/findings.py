@@ -22,7 +22,8 @@ from typing import Any
 # times the products all rubrics leave, so an oracle skipping that source guesses right too often;
 # exclusion_excludes_nothing: a negative rubric's excluded
 # values occur in no product the other rubrics leave.
-# Stage 2's no_product_type: the title's head names no product noun and no category.
+# Stage 2's no_product_type: the title's head names no product noun and no category; young_wearer_rare_for_type: the
+# title or label says the target is a child's, and its type's products state that field too seldom to ask for it.
 # LLM-written parts add: opinion_unknown_review / opinion_unsupported (stage 2, an opinion citing a
 # review not shown or not stating it), query_surface_* (stage 7, a query rubric's span of the query
 # missing, not in the query, or not stating the rubric), judge_rejected / judge_unscored (stage 7,
@@ -39,7 +40,7 @@ REASONS: dict[int, tuple[str, ...]] = {
         "answer_set_differs", "check_skipped", "key_defaulted", "value_split", "field_not_in_table"),
     1: ("not_enough_eligible_products",),
     2: ("too_few_features", "no_price", "no_reviews", "opinion_unknown_review", "opinion_unsupported",
-        "no_product_type"),
+        "no_product_type", "young_wearer_rare_for_type"),
     3: ("partition_infeasible", "query_not_searchable"),
     4: ("target_fails_rubric", "intent_requirement_unmet", "query_pins_target", "persona_not_needed",
         "clarification_not_needed", "hidden_source_too_weak", "exclusion_excludes_nothing"),

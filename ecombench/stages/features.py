@@ -27,7 +27,7 @@ from ecombench.catalog.facts import STATED, page_values
 from ecombench.catalog.product_type import product_type
 from ecombench.catalog.type_stats import MIN_VALUE_PRODUCTS, TypeStats
 from ecombench.catalog.type_vocabulary import TypeVocabulary
-from ecombench.stages.persona_fit import young_wearer_fact
+from ecombench.stages.persona_fit import who_for, young_wearer_fact
 from ecombench.stages.product_naming import names_department
 from ecombench.stages.reviews import extract_opinions
 from ecombench.stages.type_values import type_value_problem
@@ -230,20 +230,22 @@ def extract_features(
         type_stats: the catalog's per-type statistics (ecombench.catalog.type_stats); with them, options that the
             product's type implies, fields its products rarely state and values absent from its products' pages
             are dropped (`TypeStats.problem`), except the device a device accessory fits (`TypeStats.fits_devices`),
-            where a compatibility option naming a device model is kept and those naming none are dropped, and the
-            child's age or department a title or label states (ecombench.stages.persona_fit.young_wearer_fact),
-            however rare the field is for the type. A value only the details label states that fewer than
-            `MIN_VALUE_PRODUCTS` products of the type state has no text share of its own to judge it by and is
-            dropped too ("rare_label_only"): on the shared data such labels were more often a seller's slip (Pattern
-            "Checkered" of a damask shower curtain, Material "Metal" of a fabric one, Age "Baby" of a queen
-            comforter set) than a trait; brands and measures are rare by nature and stay.
+            where a compatibility option naming a device model is kept and those naming none are dropped. A value
+            only the details label states that fewer than `MIN_VALUE_PRODUCTS` products of the type state has no
+            text share of its own to judge it by and is dropped too ("rare_label_only"): on the shared data such labels
+            were more often a seller's slip (Pattern "Checkered" of a damask shower curtain, Material "Metal" of a
+            fabric one, Age "Baby" of a queen comforter set) than a trait; brands and measures are rare by nature and
+            stay.
         opinion_phrases: the catalog's review opinion phrases (ecombench.stages.reviews.learn_opinion_phrases);
             with them, a review opinion is one of those its reviews state, not a whole clause.
 
     Returns:
         (features, {field: reason} for every field present but unusable). Intent-specific
         features (negative, budget, opinions) follow the intent's settings; when they cannot be
-        made, "budget" -> "no_price" or "review" -> "no_reviews" appears among the reasons.
+        made, "budget" -> "no_price" or "review" -> "no_reviews" appears among the reasons; "wearer" ->
+        "young_wearer_rare_for_type" when the title or label says the product is a child's
+        (ecombench.stages.persona_fit.young_wearer_fact), its type's products state that field too seldom, and no
+        feature drawn says it is a child's.
     """
     features: list[Feature] = []
     dropped: dict[str, str] = {}
@@ -260,6 +262,7 @@ def extract_features(
     names_a_device = any(names_device(o) for s, _, options, _ in cleaned if s.compatibility for o in options or [])
     devices = [v for s, raws, _, _ in cleaned if s.compatibility for v in raws]  # every device the page names
     young = young_wearer_fact(product)
+    young_rare = False  # the child's age or department the title or label states is on a field rare for the type
     prefetch = getattr(value_support, "prefetch", None)
     if prefetch is not None:  # every option's support asked at once (one partition pass, pipeline/batched.py)
         prefetch([(spec.rubric_field, o) for spec, _, options, _ in cleaned for o in options or []])
@@ -284,9 +287,7 @@ def extract_features(
                 problems = {o: why for o in options if o not in bad and (why := type_stats.problem(entity, spec.name,
                                                                                                    o))}
                 if young is not None and young[0] == spec.name and problems.get(young[1]) == "field_rare_for_type":
-                    # Pages of adults' running shoes never say "adult": the age is rare for the type because the usual
-                    # wearer goes unsaid, and a child's pair is the one that says it (`young_wearer_fact`).
-                    del problems[young[1]]
+                    young_rare = True
                 bad.update(problems)
                 if spec.name != "Brand" and not spec.measure:  # brands and sizes are rare by nature
                     bad.update({o: "rare_label_only" for o in options if o not in bad and o in labelled_only
@@ -316,6 +317,10 @@ def extract_features(
             continue
         value = options[0] if len(options) == 1 else rng.choice(options)
         features.append(Feature(spec.rubric_field, "detail", value, spec.sources, raws[0]))
+    if young_rare and not any(isinstance(f.value, str) and who_for(f.field, f.value) for f in features):
+        # A child's product whose type's pages seldom say whom they are for, and no other field says it: asking for
+        # a child's one fails the peers that never say so, and leaving it out drops what the product is.
+        dropped["wearer"] = "young_wearer_rare_for_type"
     numeric = {
         "price": lambda p: price_bound(p["price"]) if p.get("price") else None,
         "average_rating": lambda p: rating_bound(p["average_rating"])

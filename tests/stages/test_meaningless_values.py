@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ecombench.catalog.product_type import product_type
 from ecombench.hashing import rng
 from ecombench.pipeline.candidate import ValueSupport
 from ecombench.pipeline.config import TypeRuleSettings
@@ -280,16 +281,40 @@ def test_an_occasion_in_a_list_of_occasions_is_no_theme(full_catalog, asin, them
 
 
 @pytest.mark.parametrize("asin", ["B078HY3VYN", "B0BKWFQW9S"])
-def test_a_childs_age_is_drawn_though_the_type_rarely_states_an_age(full_catalog, stats, asin):
+def test_a_childs_age_is_drawn_where_the_types_pages_say_whom_they_are_for(full_catalog, stats, asin):
     # HOBIBEAR Kids ... Running Shoes; Avia ... Girls' Sneakers ... Running Shoes for Girls - Toddler, Little Kid:
-    # 12 of 137 running shoes state an age (adults' pairs never say "adult"), so the field is rare for the type,
-    # yet a shopper buying these says they are for a child (a reviewer read both tasks without it as missing
-    # what the product is).
+    # 12 of 137 running shoes state an age, since adults' pairs never say "adult"; they say "Men's" or "Women's",
+    # and a department settles whom a shoe is for (Age Range settled_by Department: "Men's" settles "Adult"). Most
+    # running shoes then state an age, nearly all of them an adult's: a child's pair asks for a child's age, and
+    # "Adult" is implied by the type.
     age = "details.Age Range (Description)"
-    assert stats.problem("Running Shoes", "Age Range (Description)", "Kids") == "field_rare_for_type"
+    row = stats.field_stats("Running Shoes", "Age Range (Description)")
+    assert row["coverage_low"] >= 0.2 and row["top_value"] == "Adult"
+    assert stats.problem("Running Shoes", "Age Range (Description)", "Kids") is None
+    assert stats.problem("Running Shoes", "Age Range (Description)", "Adult") == "value_implied_by_type"
     assert _drawn(full_catalog, stats, asin, age) & {"Kids", "Kid"}
     # an adult's pair stating no age draws none
     assert not _drawn(full_catalog, stats, "B07CK85DB6", age)
+
+
+def test_a_childs_product_whose_types_pages_seldom_say_whom_they_are_for_is_no_target(full_catalog, stats):
+    # "Compatible with Airpod Pro Case Cute,3D Cartoon Cute Design Silicone for Airpod Pro Case for Kids/Girls": 18
+    # of 480 cases state an age and 8 a department. A task asking for a kids' case fails every cute case that does
+    # not say "kids"; one leaving it out drops what the product is. Stage 2 says so, and the candidate is rejected.
+    product = full_catalog.product("B099QV6HRM")
+    assert stats.problem(product_type(product, full_catalog.type_vocabulary), "Age Range (Description)",
+                         "Kids") == "field_rare_for_type"
+    _, dropped = extract_features(product, load_intents()["product_search"], full_catalog.table,
+                                  rng(0, "meaningless-test", "B099QV6HRM"),
+                                  value_support=ValueSupport(full_catalog.index),
+                                  type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
+    assert dropped["wearer"] == "young_wearer_rare_for_type"
+    # an adult's running shoe and a child's one are no such case
+    for asin in ("B07CK85DB6", "B078HY3VYN"):
+        _, dropped = extract_features(full_catalog.product(asin), load_intents()["product_search"], full_catalog.table,
+                                      rng(0, "meaningless-test", asin), value_support=ValueSupport(full_catalog.index),
+                                      type_vocabulary=full_catalog.type_vocabulary, type_stats=stats)
+        assert "wearer" not in dropped
 
 
 @pytest.mark.parametrize(("asin", "field", "value"), [
