@@ -32,11 +32,13 @@ from ecombench.catalog.devices import VARIANT_WORDS
 from ecombench.catalog.type_vocabulary import (
     FITS_NEXT,
     HEAD_END,
+    INCLUDED_OPENERS,
     LINE_LABEL,
     WORD,
     TypeVocabulary,
     category_evidence,
     heads,
+    opened_heads,
     verb_form,
     word_token,
 )
@@ -67,15 +69,19 @@ def head_noun_phrases(title: str, vocabulary: TypeVocabulary) -> list[tuple[str,
     In the first segment that has a run of type nouns, its last run; in later segments (when the first has
     none), every run, last first, and the next segment's after them: a run there may turn out to be the
     product's own colour or material (`product_type`). A later segment opening with a number is a spec ("500GB
-    Hard Drive" of a laptop): its runs are offered flagged, for the category to confirm or rule out
+    Hard Drive" of a laptop), and one opened by "with", "w/", "include(s)" or "including" (`INCLUDED_OPENERS`), with
+    the comma list it opens, names what comes with the product ("Telephoto Lens with Nikon Mount", "Push Wagon with
+    Canopy, Storage Bag"): their runs are offered flagged, for the category to confirm or rule out
     ("24AWG ... HDMI Extension Cable" under "HDMI Cables" is the product). The type phrase is the run's last
     `MAX_TYPE_WORDS` words, with a modifier just before them ("Wall Mount", "Carrying Case"); the whole run is
     kept for the category to confirm (`type_candidates`). A hyphenated word is a noun when its first part is;
     what follows the hyphen is dropped unless it is a noun too ("Pens-Black" -> "Pens").
     """
     out: list[tuple[str, str, str, bool, bool]] = []
-    for n, segment in enumerate(heads(title)[:MAX_SEGMENTS]):
-        spec = bool(n and _SPEC.match(segment))
+    included = False  # in what comes with the product: a "with" segment and the list it opens
+    for n, (opener, segment) in enumerate(opened_heads(title)[:MAX_SEGMENTS]):
+        included = opener in INCLUDED_OPENERS or (included and opener == ",")
+        spec = bool(n and (_SPEC.match(segment) or included))
         for run, phrase, _, _ in reversed(segment_runs(segment, vocabulary)):
             out.append((run, phrase, segment, n > 0, spec))
             if n == 0:

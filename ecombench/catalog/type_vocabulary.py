@@ -100,6 +100,30 @@ def heads(title: str) -> list[str]:
     return [s.strip() for s in HEAD_END.split(LINE_LABEL.sub("", title or "", count=1)) if s and s.strip()]
 
 
+# What opens a title segment that names what comes with the product ("Telephoto Lens with Nikon Mount", "Touchpad
+# Trackpad with Cable").
+INCLUDED_OPENERS = frozenset({"with", "w/", "include", "includes", "including"})
+
+
+def opened_heads(title: str) -> list[tuple[str, str]]:
+    """Each segment of `heads(title)` with what opens it.
+
+    The opener is the lower-cased word or mark that ends the head just before the segment ("" for the first).
+
+    >>> opened_heads("PanaVise 684-101 AMPS Tipper with Adjustment Wheel,Black")
+    [('', 'PanaVise 684-101 AMPS Tipper'), ('with', 'Adjustment Wheel'), (',', 'Black')]
+    """
+    text = LINE_LABEL.sub("", title or "", count=1)
+    out, opener, start = [], "", 0
+    for m in HEAD_END.finditer(text):
+        if text[start:m.start()].strip():
+            out.append((opener, text[start:m.start()].strip()))
+        opener, start = m.group().strip().lower(), m.end()
+    if text[start:].strip():
+        out.append((opener, text[start:].strip()))
+    return out
+
+
 def word_token(word: str) -> str:
     """A title word as the vocabulary holds it: its first normalised token, singular, lower case ("" if none)."""
     t = tokens(word)

@@ -458,3 +458,29 @@ def test_accessory_nouns_are_learned_from_what_titles_go_on_to_fit(vocabulary):
     # of 10, ornament 5 of 36, jar 1 of 11
     assert {"band", "head", "case", "cable", "switch"} <= vocabulary.accessories
     assert not {"ball", "ornament", "jar", "display", "flag", "seed"} & vocabulary.accessories
+
+
+# What follows "with" comes with the product: a run there, or in the comma list it opens, is the product only where the
+# category names it too.
+@pytest.mark.parametrize("asin", [
+    "B002GILB2K",  # "Vivitar 135mm f/2.8 1:2.8 Telephoto Lens with Nikon non-AI Mount" (SLR Camera Lenses): no "Mount"
+    "B00XIH7DS4",  # "PanaVise 684-101 AMPS Tipper with Adjustment Wheel,Black" (Cradles): no "Wheel"
+    "B074P2CRZZ",  # "Totola (821-1904-A) Touchpad Trackpad with Cable for MacBook Pro ..." (Touch Pads): no "Cable"
+    # "Radio Flyer Trav-ler Stroll 'N Wagon, Black Push Wagon with Canopy, Storage Bag, and Cupholder ...": no
+    # "Storage Bag" from the list "with" opens
+    "B0BL39F111",
+])
+def test_what_comes_with_the_product_is_not_its_type(real, typed, asin):
+    # none of these heads names a type noun the catalog's vocabulary knows, and no category names the part: untyped
+    assert typed(real, asin) is None
+
+
+def test_a_bag_that_comes_with_gems_does_not_make_them_a_bag(real, typed):
+    # "SAVITA 100pcs Acrylic Diamond Gems, ... Gemstone with Burlap Bag for Crafting Party Favors Diving Toy (8 Shapes)"
+    # (Multi-Item Party Favor Packs): typed "Bag", a task would ask for a bag
+    assert typed(real, "B09M9ZS1FX") != "Bag"
+
+
+def test_a_with_phrase_the_category_names_is_the_product(real, typed):
+    # "CafePress Scar Mind with Idiocy Rectangle Sticker Rectangle Bumper Sticker Car Decal" (Wall Stickers & Murals)
+    assert typed(real, "B088Q1VCHK") == "Stickers"
