@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ecombench.errors import SettingError
 from ecombench.lemmas import lemma_key, same_phrase
@@ -298,9 +299,7 @@ def _load_field_table(path: str) -> FieldTable:
                 kinds=tuple((broad, tuple(narrower)) for broad, narrower in row.get("kinds", {}).items()),
                 catch_all=int(row.get("catch_all", 0)),
                 not_wanted=tuple(row.get("not_wanted", ())),
-                settled_by=tuple((other, tuple((normalize(spelling), value) for value, spellings in by.items()
-                                               for spelling in spellings))
-                                 for other, by in row.get("settled_by", {}).items()),
+                settled_by=_settled_by(src, name, row.get("settled_by", {})),
             )
         except KeyError as exc:
             raise SettingError(f"{src}: field {name!r} lacks required key {exc.args[0]!r}") from None
@@ -324,8 +323,9 @@ def _load_field_table(path: str) -> FieldTable:
                     raise SettingError(f"{src}: alias {alias!r} of field {name!r} already names {owner!r}")
         fields[name] = spec
     for name, spec in fields.items():
-        if unknown := [f for f, _ in spec.settled_by if f not in fields or f == name]:
-            raise SettingError(f"{src}: field {name!r} is settled_by {unknown}, which name no other field")
+        if unknown := [f for f, _ in spec.settled_by if f not in fields or f == name
+                       or fields[f].kind != "detail" or spec.kind != "detail"]:
+            raise SettingError(f"{src}: field {name!r} is settled_by {unknown}, which name no other detail field")
     for other in defaults.get("other_keys", []):
         alias_index.setdefault(_key_form(other), other)
     value_aliases: dict[str, tuple[str, ...]] = {}
@@ -350,6 +350,24 @@ def _load_field_table(path: str) -> FieldTable:
         idioms=tuple(str(i) for i in clarification.get("idioms", [])),
         kind_words=tuple(str(w).lower() for w in clarification.get("kind_words", [])),
     )
+
+
+def _settled_by(src: Path, name: str, rows: Any) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """`FieldSpec.settled_by` from a field's `settled_by` sub-table: {other field: {value: [spellings]}}.
+
+    Raises:
+        SettingError: the sub-table is not shaped so (names the file and field).
+    """
+    if not isinstance(rows, dict) or not all(
+            isinstance(by, dict) and all(isinstance(v, str) and isinstance(spellings, list)
+                                         and all(isinstance(x, str) for x in spellings)
+                                         for v, spellings in by.items())
+            for by in rows.values()):
+        raise SettingError(f"{src}: field {name!r} settled_by must map each other field to "
+                           '{value = ["spelling", ...]}')
+    return tuple((other, tuple((normalize(spelling), value) for value, spellings in by.items()
+                               for spelling in spellings))
+                 for other, by in rows.items())
 
 
 def _check_question_vocabulary(src: Path, fields: dict[str, FieldSpec], topics: tuple[QuestionTopic, ...]) -> None:

@@ -103,6 +103,24 @@ def test_a_field_settled_by_no_other_field_is_rejected_naming_the_file(tmp_path)
     assert "Color" in str(exc.value) and "Colour Name" in str(exc.value)
 
 
+def test_settled_spellings_given_as_one_string_are_rejected_naming_the_file(tmp_path):
+    # a string where a list belongs would be read letter by letter
+    path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
+                                  '[fields."Department"]\nlabel = "department"\nsources = ["query"]\n'
+                                  '[fields."Color".settled_by.Department]\nBlack = "goth"\n')
+    with pytest.raises(SettingError, match="fields.toml") as exc:
+        load_field_table(path)
+    assert "settled_by" in str(exc.value) and "Color" in str(exc.value)
+
+
+def test_a_field_settled_by_a_top_level_field_is_rejected(tmp_path):
+    path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
+                                  '[fields."price"]\nkind = "numeric"\nlabel = "price"\nsources = ["query"]\n'
+                                  '[fields."Color".settled_by.price]\nBlack = ["10"]\n')
+    with pytest.raises(SettingError, match="price.*no other detail field"):
+        load_field_table(path)
+
+
 def test_a_department_settles_an_age_range_as_normalised(table):
     # real Department values of the shared data: "mens" 104, "Womens" 82, "Men's" 74, "boys" 15, "Girls" 15
     from ecombench.text import normalize
