@@ -95,30 +95,21 @@ def test_an_unknown_source_is_rejected_naming_the_file(tmp_path):
         load_field_table(path)
 
 
-def test_a_field_settled_by_no_other_field_is_rejected_naming_the_file(tmp_path):
-    path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
-                                  '[fields."Color".settled_by."Colour Name"]\nBlack = ["noir"]\n')
-    with pytest.raises(SettingError, match="fields.toml") as exc:
-        load_field_table(path)
-    assert "Color" in str(exc.value) and "Colour Name" in str(exc.value)
+_COLOR = '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
 
 
-def test_settled_spellings_given_as_one_string_are_rejected_naming_the_file(tmp_path):
+@pytest.mark.parametrize("rows, named", [
+    ('[fields."Color".settled_by."Colour Name"]\nBlack = ["noir"]\n', "'Colour Name'"),  # no such field
+    ('[fields."price"]\nkind = "numeric"\nlabel = "price"\nsources = ["query"]\n'
+     '[fields."Color".settled_by.price]\nBlack = ["10"]\n', "no other detail field"),  # no detail field
     # a string where a list belongs would be read letter by letter
-    path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
-                                  '[fields."Department"]\nlabel = "department"\nsources = ["query"]\n'
-                                  '[fields."Color".settled_by.Department]\nBlack = "goth"\n')
+    ('[fields."Department"]\nlabel = "department"\nsources = ["query"]\n'
+     '[fields."Color".settled_by.Department]\nBlack = "goth"\n', "must map each other field"),
+])
+def test_a_malformed_settled_by_is_rejected_naming_the_file_and_field(tmp_path, rows, named):
     with pytest.raises(SettingError, match="fields.toml") as exc:
-        load_field_table(path)
-    assert "settled_by" in str(exc.value) and "Color" in str(exc.value)
-
-
-def test_a_field_settled_by_a_top_level_field_is_rejected(tmp_path):
-    path = _write_table(tmp_path, '[fields."Color"]\nlabel = "colour"\nsources = ["query"]\n'
-                                  '[fields."price"]\nkind = "numeric"\nlabel = "price"\nsources = ["query"]\n'
-                                  '[fields."Color".settled_by.price]\nBlack = ["10"]\n')
-    with pytest.raises(SettingError, match="price.*no other detail field"):
-        load_field_table(path)
+        load_field_table(_write_table(tmp_path, _COLOR + rows))
+    assert "'Color'" in str(exc.value) and named in str(exc.value)
 
 
 def test_a_department_settles_an_age_range_as_normalised(table):
