@@ -150,6 +150,28 @@ def surface_text(text: str) -> str:
     return pl.select(surface(pl.lit(text))).item()
 
 
+# Punctuation that ends a clause: a cue word before it does not put the value after it in the field's role
+# ("more vibrant color, clear images": "clear" describes the images). A full stop counts only before a space, so
+# "2.4" and "U.S." stay whole.
+_BREAK = "\x01"
+
+
+def surface_breaks(expr: pl.Expr) -> pl.Expr:
+    """Where the `surface` text of `expr` has a clause break: its offsets joined by "," ("" when none).
+
+    An offset is that of the one space `surface` puts for a run of non-word characters holding a comma, semicolon,
+    bar, exclamation or question mark, or a full stop before white space. A mention (`find_mentions`) starts and
+    ends on such a space, so a break at its start or end tells that the word before or after it is in another
+    clause.
+    """
+    marked = (expr.fill_null("").str.to_lowercase().str.replace_all(r"(\d)[.,](\d)", "${1}_${2}")
+              .str.replace_all(r"[,;|!?]|\.(?:\s|$)", _BREAK + " ")
+              .str.replace_all(r"[^a-z0-9_]*" + _BREAK + r"[^a-z0-9_]*", _BREAK)
+              .str.replace_all(r"[^a-z0-9_" + _BREAK + r"]+", " ").str.strip_chars(" " + _BREAK))
+    padded = pl.concat_str([pl.lit(" "), marked, pl.lit(" ")])
+    return padded.str.find_many([_BREAK]).cast(pl.List(pl.String)).list.join(",")
+
+
 # Standard errors a field's title agreement rate must clear `FactVocabulary.min_title_rate` by, as the per-type rules'
 # shares do theirs (TypeRules.margin_z).
 TITLE_MARGIN_Z = 1.0
@@ -386,9 +408,10 @@ def learn_vocabulary(labels: pl.DataFrame, table: FieldTable, min_products: int 
 
 
 def product_segments(products: pl.DataFrame) -> pl.DataFrame:
-    """The page's text segments: (row, source, segment, norm, header, for_from, for_to).
+    """The page's text segments: (row, source, segment, norm, breaks, header, for_from, for_to).
 
-    One for the title, each feature bullet, each description paragraph and the store; `header` is the `surface`
+    One for the title, each feature bullet, each description paragraph and the store; `breaks` the clause breaks
+    of `norm` (`surface_breaks`); `header` is the `surface`
     of a short label that opens a bullet ("MATERIAL:", "[Wide Compatibility]"); of a title, `for_from` and `for_to`
     list the spans that a device opener ("for", "compatible with") opens up to the title's next break
     (`_title_for_parts`).
@@ -416,7 +439,8 @@ def product_segments(products: pl.DataFrame) -> pl.DataFrame:
     raw = pl.concat([title, *parts, store]).filter(pl.col("text").str.len_chars() > 0)
     # Surface text and header once per distinct raw text: a catalog repeats its bullets and paragraphs.
     surfaces = (raw.select(pl.col("text").unique())
-                .with_columns(surface(pl.col("text")).alias("norm"), surface(header).alias("header")))
+                .with_columns(surface(pl.col("text")).alias("norm"), surface_breaks(pl.col("text")).alias("breaks"),
+                              surface(header).alias("header")))
     return (raw.join(surfaces, on="text", how="left", maintain_order="left")
             .drop("text").join(parts_for, on=["row", "source"], how="left"))
 
@@ -464,17 +488,19 @@ def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.Data
     turns the inner value ("leather") into a contradiction (`imitated` True).
 
     Returns:
-        (row, source, segment, start, end, field, value, norm, pre, post, header, imitated): start/end are
-        offsets in the segment's `norm`; pre holds the PRE_TOKENS words before, post the word after.
+        (row, source, segment, start, end, field, value, norm, pre, post, header, imitated, break_before,
+        break_after): start/end are offsets in the segment's `norm`; pre holds the PRE_TOKENS words before, post the
+        word after; break_before / break_after tell that a clause break (`surface_breaks`) parts the mention from
+        the word before / after it.
     """
     patterns = vocabulary.values.select("norm").unique().sort("norm").get_column("norm").to_list()
     empty = pl.DataFrame(schema={"row": pl.Int32, "source": pl.String, "segment": pl.Int32, "start": pl.Int32,
                                  "end": pl.Int32, "field": pl.String, "value": pl.String, "norm": pl.String,
                                  "pre": pl.List(pl.String), "post": pl.String, "header": pl.String,
-                                 "imitated": pl.Boolean})
+                                 "imitated": pl.Boolean, "break_before": pl.Boolean, "break_after": pl.Boolean})
     if not patterns or segments.is_empty():
         return empty
-    texts = segments.select("norm").unique().with_row_index("text_id")
+    texts = segments.select("norm", "breaks").unique().with_row_index("text_id")
     hits = (texts.with_columns(pl.col("norm").str.extract_many(patterns, overlapping=True).alias("pattern"),
                                pl.col("norm").str.find_many(patterns, overlapping=True).alias("start"))
             .explode("pattern", "start").drop_nulls("pattern")
@@ -500,10 +526,16 @@ def find_mentions(segments: pl.DataFrame, vocabulary: FactVocabulary) -> pl.Data
     hits = _with_inner(pl.concat([hits, _elided(hits, patterns)]))
     hits = hits.filter(~pl.col("inner") | pl.col("imitated")).drop("inner")
     vocab = vocabulary.values.select("field", "value", pl.col("norm").alias("pattern"))
-    return (segments.join(texts, on="norm").join(hits.drop("norm"), on="text_id")
+    breaks = pl.concat_str([pl.lit(","), pl.col("breaks"), pl.lit(",")])
+    at = [pl.concat_str([pl.lit(","), pl.col(c).cast(pl.String), pl.lit(",")]) for c in ("start", "_last")]
+    hits = (hits.with_columns((pl.col("end") - 1).alias("_last"))
+            .with_columns(breaks.str.contains(at[0], literal=True).alias("break_before"),
+                          breaks.str.contains(at[1], literal=True).alias("break_after"))
+            .drop("breaks", "_last"))
+    return (segments.join(texts, on=["norm", "breaks"]).join(hits.drop("norm"), on="text_id")
             .join(vocab, on="pattern")
             .select("row", "source", "segment", "start", "end", "field", "value", pl.col("pattern").alias("norm"),
-                    "pre", "post", "header", "imitated"))
+                    "pre", "post", "header", "imitated", "break_before", "break_after"))
 
 
 def _with_inner(hits: pl.DataFrame) -> pl.DataFrame:
@@ -639,14 +671,20 @@ def read_mentions(mentions: pl.DataFrame, segments: pl.DataFrame, vocabulary: Fa
                       & (pl.col("start") >= pl.col("device_at"))
                       & (pl.col("field").is_in(compat) | pl.col("in_for_part")))
     compat_cued = pl.col("field").is_in(compat) & pl.col("compat_cue")
-    # A cue of the field: a one-word cue just before or just after the value, a longer cue among the words before,
-    # or any cue in the bullet's header. Matched by joins on the cue text (no pattern per mention).
-    keyed = m.select("_mid", "field", "pre", "post", "header")
+    # A cue of the field: a one-word cue just before or just after the value in its clause (no comma or full stop
+    # between: "more vibrant color, clear images" cues no colour), a longer cue among the words before, or any cue in
+    # the bullet's header. Matched by joins on the cue text (no pattern per mention). A comma that joins two values of
+    # the field is a list's, not a clause's: "for bedroom, living room, nursery room" reads on.
+    listed = (m.select("row", "source", "segment", "field", (pl.col("end") - 1).alias("start")).unique()
+              .with_columns(pl.lit(True).alias("_listed")))
+    m = (m.join(listed, on=["row", "source", "segment", "field", "start"], how="left")
+         .with_columns(pl.col("break_before") & pl.col("_listed").is_null()).drop("_listed"))
+    keyed = m.select("_mid", "field", "pre", "post", "header", "break_before", "break_after")
     grams = pl.concat([
-        keyed.select("_mid", "field", pl.col("pre").list.last().alias("cue"), pl.lit(True).alias("single"),
-                     pl.lit(True).alias("before")),
-        keyed.select("_mid", "field", pl.col("post").alias("cue"), pl.lit(True).alias("single"),
-                     pl.lit(False).alias("before")),
+        keyed.filter(~pl.col("break_before")).select("_mid", "field", pl.col("pre").list.last().alias("cue"),
+                                                     pl.lit(True).alias("single"), pl.lit(True).alias("before")),
+        keyed.filter(~pl.col("break_after")).select("_mid", "field", pl.col("post").alias("cue"),
+                                                    pl.lit(True).alias("single"), pl.lit(False).alias("before")),
         *(keyed.select("_mid", "field", pl.col("pre").list.slice(i, n).list.join(" ").alias("cue"),
                        pl.lit(False).alias("single"), pl.lit(True).alias("before"))
           for n in (2, 3) for i in range(PRE_TOKENS - n + 1)),
@@ -746,15 +784,16 @@ def learn_title_rates(mentions: pl.DataFrame, labels: pl.DataFrame, min_mentions
 
 
 # What `find_mentions` and `read_mentions` read of a segment: two segments alike in these give the same text facts.
-SEGMENT_KEY = ("source", "norm", "header", "for_key")
+SEGMENT_KEY = ("source", "norm", "breaks", "header", "for_key")
 
 
 def distinct_segments(segments: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(keyed, texts): each product segment with the id of its distinct text, and one row per distinct text.
 
-    Two segments are one text when their source, surface text, bullet header and title for-parts (SEGMENT_KEY)
-    are equal. A catalog repeats its texts (a brand's bullets, a resold title; a generated catalog draws every page
-    from a few thousand real ones), so the text facts are read once per distinct text and joined back.
+    Two segments are one text when their source, surface text and its breaks, bullet header and title for-parts
+    (SEGMENT_KEY) are equal. A catalog repeats its texts (a brand's bullets, a resold title; a generated catalog
+    draws every page from a few thousand real ones), so the text facts are read once per distinct text and joined
+    back.
 
     Args:
         segments: `product_segments` of some products.
@@ -768,7 +807,8 @@ def distinct_segments(segments: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFram
     with_key = segments.with_columns(pl.concat_str(parts, separator="|").alias("for_key"))
     texts = (with_key.unique(list(SEGMENT_KEY), keep="first", maintain_order=True)
              .select(pl.int_range(pl.len(), dtype=pl.Int32).alias("row"), "source",
-                     pl.lit(0, dtype=pl.Int32).alias("segment"), "norm", "header", "for_from", "for_to", "for_key"))
+                     pl.lit(0, dtype=pl.Int32).alias("segment"), "norm", "breaks", "header", "for_from", "for_to",
+                     "for_key"))
     keyed = (with_key.join(texts.select(pl.col("row").alias("text_row"), *SEGMENT_KEY), on=list(SEGMENT_KEY),
                            how="left", maintain_order="left")
              .select("row", "source", "segment", "text_row"))
@@ -826,7 +866,7 @@ class SegmentReader:
 
     def _reset(self) -> None:
         self._texts = pl.DataFrame(schema={"row": pl.Int32, "source": pl.String, "segment": pl.Int32,
-                                           "norm": pl.String, "header": pl.String,
+                                           "norm": pl.String, "breaks": pl.String, "header": pl.String,
                                            "for_from": pl.List(pl.Int32), "for_to": pl.List(pl.Int32),
                                            "for_key": pl.String})
         self._mentions: pl.DataFrame | None = None
@@ -844,7 +884,8 @@ class SegmentReader:
         new = (with_key.join(known, on=list(SEGMENT_KEY), how="anti")
                .unique(list(SEGMENT_KEY), keep="first", maintain_order=True)
                .select((pl.int_range(pl.len(), dtype=pl.Int32) + self._texts.height).alias("row"), "source",
-                       pl.lit(0, dtype=pl.Int32).alias("segment"), "norm", "header", "for_from", "for_to", "for_key"))
+                       pl.lit(0, dtype=pl.Int32).alias("segment"), "norm", "breaks", "header", "for_from", "for_to",
+                     "for_key"))
         if new.height:
             # Copied out of the slice (`owned_strings`): a view would pin the slice's whole text.
             new = owned_strings(new)

@@ -81,6 +81,23 @@ def test_a_mention_or_a_denial_is_not_a_fact(full_catalog, asin, field, value, w
     assert _graded(full_catalog, asin, field, value) != "satisfied", why
 
 
+@pytest.mark.parametrize(("asin", "bullet"), [
+    ("B07Q3VDYM7", "... more vibrant color, clear images, No Strange Odor"),
+    ("B088K5DD5B", "3D PRINTING - Vibrant colors, Clear image, No fading"),
+])
+def test_a_cue_does_not_reach_past_a_comma(full_catalog, asin, bullet):
+    # printed shower curtains whose colour labels are "Undersea" and "Multi": "Clear" describes the image; two
+    # shared tasks asked for a clear curtain ("Have a look at my profile; the colour I want is saved there.")
+    assert "stated" not in _polarities(full_catalog, asin, "Color", "Clear"), bullet
+    assert asin not in full_catalog.index.answer_set([_rubric("Color", "Clear")]), bullet
+
+
+def test_a_cue_states_the_value_of_its_own_clause(full_catalog):
+    # bullet "Material:EVA; Color : Pink." of a brush case labelled Color "Colorful"
+    pink = [f for f in full_catalog.product("B09L172469")["facts"] if f["field"] == "Color" and f["value"] == "Pink"]
+    assert [f["polarity"] for f in pink] == ["stated"] and "feature" in pink[0]["sources"]
+
+
 @pytest.mark.parametrize(("asin", "field", "label", "stated"), [
     # King'sGuard wallet case: label Material "Leather"; title "Wallet Case, PU Leather", a bullet "made of top
     # quality PU leather, this premium leather ...".
