@@ -53,8 +53,9 @@ FORMS: dict[str, dict[str, tuple[str, ...]]] = {
     "Item Form": {"plain": ("I prefer it in {value} form.", "I find the {value} form easiest to use.",
                             "I'd like the {value} kind.")},
     "Power Source": {"plain": ("I want it to be {value}.", "It should run {value}.", "{value} suits how I'll use it.")},
-    "Operating System": {"plain": ("It needs to run {value}.", "I'm on {value}, so it has to work with that.",
-                                   "It has to be {value}.")},
+    # what a computer runs and what a mouse or keyboard works with: said so that both read true
+    "Operating System": {"plain": ("It has to work with {value}.", "I'm on {value}, so it has to work with that.",
+                                   "I use {value}, so it needs to support that.")},
     "RAM": {"plain": ("I need {value} RAM.", "{value} of RAM should do it."),
             "measure": ("I need {value} of RAM.", "{value} of memory should do it.",
                         "At this point I'd want {value} of RAM.")},

@@ -218,6 +218,13 @@ def test_an_exclusion_never_rules_out_what_the_target_is(full_catalog, stats, ne
     assert excluded and value not in excluded
 
 
+def test_a_mouse_is_never_asked_to_exclude_an_operating_system(full_catalog, stats, negative_vocabulary):
+    # "Unipows Wireless Mouse - 2.4G Slim Portable Computer Mouse", compatible with Windows and Mac OS: "any operating
+    # system but Android or Linux suits me" (negative_constraint-9de9e1f62658) fails a mouse that supports more
+    assert _excluded(full_catalog, stats, negative_vocabulary, "B09PTCFDJY", "details.Operating System") == set()
+    assert _excluded(full_catalog, stats, negative_vocabulary, "B09PTCFDJY", "details.Color")
+
+
 @pytest.mark.parametrize(("asin", "field", "value", "rules_out"), [
     ("B08HGL52CP", "Theme", "Funny", True),        # "Funny trick or treat design" (a bullet)
     ("B094F17ZWP", "Material", "Plastic", True),   # "Flexible TPU": a plastic

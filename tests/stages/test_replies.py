@@ -75,7 +75,7 @@ def test_a_measure_reads_with_its_unit(field, value, reply):
     ("details.Special Feature", "Shock-Absorbent", "It has to be shock-absorbent, that matters most."),
     ("details.Recommended Uses For Product", "Hunting", "I'll mainly use it for hunting."),
     ("details.Connectivity Technology", "Wi-Fi", "It needs to connect over Wi-Fi."),
-    ("details.Operating System", "Windows 10", "It needs to run Windows 10."),
+    ("details.Operating System", "Windows 10", "It has to work with Windows 10."),
     ("details.Connector Type", "barrel connector", "I need a barrel connector."),
     ("details.RAM", "16 GB DDR4", "I need 16 GB DDR4 RAM."),
     ("details.Size", "1 Count (Pack of 12)", "I need 1 count, pack of 12."),
