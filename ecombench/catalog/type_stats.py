@@ -36,7 +36,9 @@ TYPE_VALUE_SCHEMA: dict[str, pl.DataType] = {
     "in_text": pl.Float64()}
 
 
-MIN_VALUE_PRODUCTS = 3  # a value's own text share decides from this many stating products; below, its field's
+MIN_VALUE_PRODUCTS = 3  # a value's own text share decides from this many stating products; below, its field's does
+# Products of a type group stating a value for a shopper of the type to exclude it (TypeStats.met_in_type).
+MIN_EXCLUDED_PRODUCTS = 2
 
 
 def type_groups(product_type: str | None) -> tuple[str, ...]:
@@ -166,6 +168,16 @@ class TypeStats:
             return None
         row = self._values.get((group, field, value))  # type: ignore[attr-defined]
         return 0 if row is None else int(row["products"])
+
+    def met_in_type(self, product_type: str | None, field: str, value: str) -> bool:
+        """Whether MIN_EXCLUDED_PRODUCTS products of the type's group state the value (True when no group decides).
+
+        A shopper excludes only a value they would meet among products of the type (ecombench.stages.features,
+        ecombench.validation.semantic.biting_exclusions): "any material but metal" of a fabric shower curtain, where
+        one curtain of the shared catalog states metal (for its hooks), was read as meaningless.
+        """
+        products = self.value_products(product_type, field, value)
+        return products is None or products >= MIN_EXCLUDED_PRODUCTS
 
     def labels_borne_out(self, product_type: str | None, field: str, value: str) -> bool:
         """Whether the type's pages put the value in words often enough to say it without the target's own text.

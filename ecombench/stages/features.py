@@ -78,6 +78,7 @@ class Feature:
 MAX_RAW_CHARS = 200
 
 
+
 def price_bound(price: float) -> dict[str, Any]:
     """Price cap: the smallest bucket above the price (inclusive), above $1000 the next multiple of 50 above it.
 
@@ -428,7 +429,8 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     the product type `entity`), only values the type's pages put in words (`TypeStats.labels_borne_out`): no page of
     a phone case says "basic case" or "flip" (Form Factor labels of 32 and 49 cases, none in their text), so neither
     shopper nor agent can tell whether a case is one, and reviewers read "any form factor but basic case or flip" of
-    a slim clear case as ruling out the target.
+    a slim clear case as ruling out the target; and only values products of the type state
+    (`TypeStats.met_in_type`): no shower curtain of the catalog is metal.
     """
     local = vocabulary.get(product.get("main_category") or "(none)", {})
     pool = [f for f in features if f.kind == "detail" and f.field.removeprefix("details.") in intent.negative_fields]
@@ -441,7 +443,8 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
         spec = table.by_rubric_field(f.field)
         mine, text = page_values(product, spec), page_text(product)
         others = [v for v in local.get(spec.name, []) if not describes_target(v, product, spec, table, mine, text)
-                  and (type_stats is None or type_stats.labels_borne_out(entity, spec.name, v))]
+                  and (type_stats is None or (type_stats.labels_borne_out(entity, spec.name, v)
+                                              and type_stats.met_in_type(entity, spec.name, v)))]
         # one spelling of a value, not two: "any material but 100% cotton or cotton" read as unnatural
         distinct: list[str] = []
         for v in others:

@@ -401,7 +401,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     fine" contradicts itself. With the catalog's per-type statistics, a value the type's pages seldom put in words
     is never excluded either (`TypeStats.labels_borne_out` for `product_type`): no phone case's page says "basic
     case" or "flip", and reviewers read "any form factor but basic case or flip" of a slim clear case as ruling
-    out the target. Nor is one spelling of a value excluded beside another ("100% cotton or cotton").
+    out the target. Nor is a value fewer than MIN_EXCLUDED_PRODUCTS products of the type state (`TypeStats.met_in_type`:
+    "any material but metal" of a fabric shower curtain, bitten by shower curtain hooks), nor one spelling of a value
+    beside another ("100% cotton or cotton").
 
     Args:
         rubrics: the task's rubrics (dicts or typed models).
@@ -439,7 +441,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
         carried = Counter({c: n for c, n in carried.items() if not type_value_problem(negative["field"], c, entity)})
     if type_stats is not None:
         carried = Counter({c: n for c, n in carried.items()
-                           if type_stats.labels_borne_out(product_type, spec.name, c)})
+                           if type_stats.labels_borne_out(product_type, spec.name, c)
+                           and type_stats.met_in_type(product_type, spec.name, c)})
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
