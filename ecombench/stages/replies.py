@@ -234,7 +234,7 @@ def _value_kind(spec: FieldSpec, value: str) -> tuple[str, dict[str, str]]:
     if spec.name == "Product Care Instructions":
         return care_kind(value), {}
     if spec.name in _USE_FIELDS:
-        return _use_kind(value), {}
+        return use_kind(value), {}
     if spec.name == "Occasion":
         return _occasion_kind(value), {}
     if spec.name == "Age Range (Description)":
@@ -268,14 +268,14 @@ _UNCOUNTABLE = frozenset({"travel", "coffee", "tea", "business", "rain", "snow",
 _NOT_USE_ADJECTIVES = frozenset({"light", "vegetable", "cereal", "fruit", "festival"})
 
 
-def _use_kind(value: str) -> str:
+def use_kind(value: str) -> str:
     """The kind of a use value, so its reply reads as English.
 
     "adjective" ("Outdoor", "Decorative", "Personal": "for outdoor use"), "plain" (an activity, a plural or
     something uncountable: "Travel", "Gaming", "Cold Drinks", "Home Decor", "Privacy": "for travel") or "thing"
     (a countable thing or place: "Car", "Garden", "Christmas Tree": "for the car").
 
-    >>> [_use_kind(v) for v in ("Outdoor", "Home", "Travel", "Camping", "Nail Arts", "Security", "Car", "Light")]
+    >>> [use_kind(v) for v in ("Outdoor", "Home", "Travel", "Camping", "Nail Arts", "Security", "Car", "Light")]
     ['adjective', 'adjective', 'plain', 'plain', 'plain', 'plain', 'thing', 'thing']
     """
     words = value.lower().split()

@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from lemminflect import getAllLemmas, getInflection
 
 from ecombench.stages.product_naming import singular_noun
-from ecombench.stages.replies import AGE_FIELDS, PROPER_WORDS, age_phrase, care_kind, department_said, speech_case
+from ecombench.stages.replies import (
+    AGE_FIELDS,
+    PROPER_WORDS,
+    age_phrase,
+    care_kind,
+    department_said,
+    speech_case,
+    use_kind,
+)
 from ecombench.tables.fields import FieldTable
 from ecombench.text import fill, fix_articles, join_words, normalize
 
@@ -36,7 +44,6 @@ PHRASES: dict[str, str] = {
     "Power Source": "that's {value}",
     "Compatible Devices": "that works with {value}",
     "Compatible Phone Models": "that fits the {value}",
-    "Recommended Uses For Product": "to use for {value}",
     "Capacity": "that holds {value}",
     "Size": "in size {value}",
     "Item Form": "in {value} form",
@@ -161,6 +168,11 @@ def _care(value: str, said: str, table_phrase: str, rng: random.Random | None) -
     return fill(table_phrase, said)
 
 
+# A use by its kind (ecombench.stages.replies.use_kind): "a sign for outdoor use", "a phone holder for the car", "a mug
+# for travel"; a reviewer read "a sign to use for outdoor" as unnatural.
+_USES = {"adjective": "for {value} use", "thing": "for the {value}", "plain": "for {value}"}
+
+
 def attribute_phrase(field: str, value: str, table: FieldTable, rng: random.Random | None = None) -> str:
     """A detail value as a shopper writes it.
 
@@ -196,6 +208,8 @@ def attribute_phrase(field: str, value: str, table: FieldTable, rng: random.Rand
         return _care(value, said, spec.query_phrase, rng)
     if spec.name == "Department":
         said = department_said(said)
+    if spec.name == "Recommended Uses For Product":
+        return fill(_USES[use_kind(value)], said)
     return fill(PHRASES.get(spec.name, spec.query_phrase), said)
 
 

@@ -255,6 +255,10 @@ def test_relative_clauses_follow_the_other_phrases_and_join_only_each_other():
     ("Product Care Instructions", "Machine Wash", "that you can machine wash"),
     ("Product Care Instructions", "Dishwasher Safe", "that's dishwasher safe"),
     ("Product Care Instructions", "Wipe Clean", "that you can wipe clean"),
+    # B0053GI7ZG (f22a): "I'm hoping for a sign to use for outdoor" read as unnatural
+    ("Recommended Uses For Product", "Outdoor", "for outdoor use"),
+    ("Recommended Uses For Product", "Car", "for the car"),
+    ("Recommended Uses For Product", "Travel", "for travel"),
 ])
 def test_mounting_and_features_read_as_speech_and_stage_7_still_finds_them(field, value, said):
     from ecombench.stages.value_phrases import attribute_phrase
