@@ -98,6 +98,12 @@ def test_a_cue_states_the_value_of_its_own_clause(full_catalog):
     assert [f["polarity"] for f in pink] == ["stated"] and "feature" in pink[0]["sources"]
 
 
+def test_a_word_that_says_coloured_is_no_colour(full_catalog):
+    # the same brush case's label Color "Colorful"; "not in colorful or white colours" excluded no colour
+    assert _labels(full_catalog, "B09L172469", "Color") == ["Colorful"]
+    assert set(_facts(full_catalog, "B09L172469", "Color")) == {"Pink"}
+
+
 @pytest.mark.parametrize(("asin", "field", "label", "stated"), [
     # King'sGuard wallet case: label Material "Leather"; title "Wallet Case, PU Leather", a bullet "made of top
     # quality PU leather, this premium leather ...".

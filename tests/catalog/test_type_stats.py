@@ -31,8 +31,9 @@ def stats(knowledge):
     ("B00FI9KXQE", "Mounting Type", "Wall Mount", "value_implied_by_type"),
     # "Skeleton Hand Peace Sign Sticker for Car Vinyl Decal ...": Finish "Powder Coated", in no sticker's page text.
     ("B0B2JR63F9", "Finish Type", "Powder Coated", "value_not_in_pages"),
-    # "Carson Dellosa Snowmen Dazzle Stickers": Shape "Irregular", a label no sticker's text says.
-    ("B00D5T6I7M", "Shape", "Irregular", "value_not_in_pages"),
+    # "... Benjamin Franklin Magnetic Bumper Sticker / Decal Magnet (3" X 10.5")": Shape "Rectangular", a label no
+    # sticker's text says (the stickers' Shape "Irregular" names no shape at all: fields.toml placeholders).
+    ("B00LI9IJ5A", "Shape", "Rectangular", "value_not_in_pages"),
 ])
 def test_a_value_that_means_nothing_for_the_type_is_no_requirement(full_catalog, knowledge, stats, asin, field, value,
                                                                      problem):
