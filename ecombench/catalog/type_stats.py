@@ -179,6 +179,23 @@ class TypeStats:
         products = self.value_products(product_type, field, value)
         return products is None or products >= MIN_EXCLUDED_PRODUCTS
 
+    def names_a_fitted_device(self, product_type: str | None, fields: frozenset[str], value: str) -> bool:
+        """Whether `value` is words of a device the type's products fit (False when no group decides).
+
+        True when a value of one of `fields` (the compatibility fields) among the type group's products holds it as
+        a phrase: "Galaxy" of "Samsung Galaxy S20" for cases. A shopper of an iPhone case read "any theme but Galaxy
+        or rainbow" as the phone, not a print (ecombench.stages.features, ecombench.validation.semantic).
+        """
+        group = self.group_of(product_type)
+        if group is None:
+            return False
+        cache: dict[tuple[str, frozenset[str]], list[str]] = self.__dict__.setdefault("_fitted_devices", {})
+        if (group, fields) not in cache:
+            fitted = self.values.filter((pl.col("type") == group) & pl.col("field").is_in(sorted(fields)))
+            cache[(group, fields)] = [f" {normalize(v)} " for v in fitted.get_column("value").unique().to_list()]
+        needle = normalize(value)  # as `contains_phrase` reads a phrase, each device normalised once
+        return bool(needle) and any(f" {needle} " in device for device in cache[(group, fields)])
+
     def labels_borne_out(self, product_type: str | None, field: str, value: str) -> bool:
         """Whether the type's pages put the value in words often enough to say it without the target's own text.
 

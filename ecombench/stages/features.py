@@ -430,9 +430,11 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     a phone case says "basic case" or "flip" (Form Factor labels of 32 and 49 cases, none in their text), so neither
     shopper nor agent can tell whether a case is one, and reviewers read "any form factor but basic case or flip" of
     a slim clear case as ruling out the target; and only values products of the type state
-    (`TypeStats.met_in_type`): no shower curtain of the catalog is metal.
+    (`TypeStats.met_in_type`): no shower curtain of the catalog is metal; never words of a device the type's products
+    fit (`TypeStats.names_a_fitted_device`: "any theme but Galaxy" of an iPhone case).
     """
     local = vocabulary.get(product.get("main_category") or "(none)", {})
+    compat = frozenset(s.name for s in table.detail_fields() if s.compatibility)
     pool = [f for f in features if f.kind == "detail" and f.field.removeprefix("details.") in intent.negative_fields]
     rng.shuffle(pool)
     want = rng.randint(1, intent.negatives)
@@ -444,7 +446,8 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
         mine, text = page_values(product, spec), page_text(product)
         others = [v for v in local.get(spec.name, []) if not describes_target(v, product, spec, table, mine, text)
                   and (type_stats is None or (type_stats.labels_borne_out(entity, spec.name, v)
-                                              and type_stats.met_in_type(entity, spec.name, v)))]
+                                              and type_stats.met_in_type(entity, spec.name, v)
+                                              and not type_stats.names_a_fitted_device(entity, compat, v)))]
         # one spelling of a value, not two: "any material but 100% cotton or cotton" read as unnatural
         distinct: list[str] = []
         for v in others:

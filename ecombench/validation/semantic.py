@@ -402,8 +402,9 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     is never excluded either (`TypeStats.labels_borne_out` for `product_type`): no phone case's page says "basic
     case" or "flip", and reviewers read "any form factor but basic case or flip" of a slim clear case as ruling
     out the target. Nor is a value fewer than MIN_EXCLUDED_PRODUCTS products of the type state (`TypeStats.met_in_type`:
-    "any material but metal" of a fabric shower curtain, bitten by shower curtain hooks), nor one spelling of a value
-    beside another ("100% cotton or cotton").
+    "any material but metal" of a fabric shower curtain, bitten by shower curtain hooks), nor words of a device the
+    type's products fit (`TypeStats.names_a_fitted_device`: "any theme but Galaxy" of an iPhone case), nor one
+    spelling of a value beside another ("100% cotton or cotton").
 
     Args:
         rubrics: the task's rubrics (dicts or typed models).
@@ -440,9 +441,11 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     if entity is not None:
         carried = Counter({c: n for c, n in carried.items() if not type_value_problem(negative["field"], c, entity)})
     if type_stats is not None:
+        compat = frozenset(s.name for s in index.table.detail_fields() if s.compatibility)
         carried = Counter({c: n for c, n in carried.items()
                            if type_stats.labels_borne_out(product_type, spec.name, c)
-                           and type_stats.met_in_type(product_type, spec.name, c)})
+                           and type_stats.met_in_type(product_type, spec.name, c)
+                           and not type_stats.names_a_fitted_device(product_type, compat, c)})
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative

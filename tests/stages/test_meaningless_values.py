@@ -230,6 +230,28 @@ def test_a_value_no_product_of_the_type_has_is_never_excluded(full_catalog, stat
     assert "Metal" not in _excluded(full_catalog, stats, negative_vocabulary, asin, "details.Material")
 
 
+def test_a_word_of_a_fitted_device_is_never_excluded(full_catalog, stats):
+    # "iPhone 7 Plus/8 Plus Cheems Dog Meme ... Halloween Case": stage 4 chose "Really, any theme but Galaxy or
+    # rainbow" (f22e), read as the phone, not a print; "Galaxy" is a word of the phones the cases fit
+    from ecombench.catalog.snapshot import load_page_texts
+    from ecombench.validation.semantic import biting_exclusions
+
+    compat = frozenset(s.name for s in full_catalog.table.detail_fields() if s.compatibility)
+    assert stats.names_a_fitted_device("Cases", compat, "Galaxy")
+    assert not stats.names_a_fitted_device("Cases", compat, "Rainbow")
+    entity = {"id": "r1", "type": "entity_match", "field": "title", "expected_value": "Cases", "info_source": "query"}
+    galaxy = {"id": "r2", "type": "attribute_match", "field": "details.Theme", "expected_value": "Galaxy",
+              "info_source": "query"}
+    assert len(full_catalog.index.answer_set([entity, galaxy])) > 1  # galaxy-print cases: the exclusion would bite
+    theme = {"id": "r2", "type": "negative_attribute", "field": "details.Theme",
+             "expected_value": ["Galaxy", "Rainbow"], "info_source": "query"}
+    asin = "B08HGL52CP"
+    target = full_catalog.product(asin) | {"page_text": load_page_texts(full_catalog.path, [asin])["page_text"][0]}
+    chosen = biting_exclusions([entity, theme], "r2", full_catalog.index, target, type_stats=stats,
+                               product_type="Cases")
+    assert chosen and "Galaxy" not in chosen
+
+
 def test_a_mouse_is_never_asked_to_exclude_an_operating_system(full_catalog, stats, negative_vocabulary):
     # "Unipows Wireless Mouse - 2.4G Slim Portable Computer Mouse", compatible with Windows and Mac OS: "any operating
     # system but Android or Linux suits me" (negative_constraint-9de9e1f62658) fails a mouse that supports more
