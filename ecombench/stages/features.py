@@ -431,7 +431,8 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
     shopper nor agent can tell whether a case is one, and reviewers read "any form factor but basic case or flip" of
     a slim clear case as ruling out the target; and only values products of the type state
     (`TypeStats.met_in_type`): no shower curtain of the catalog is metal; never words of a device the type's products
-    fit (`TypeStats.names_a_fitted_device`: "any theme but Galaxy" of an iPhone case).
+    fit, but for a brand (`TypeStats.names_a_fitted_device`: "any theme but Galaxy" of an iPhone case; "any brand but
+    Samsung" stays).
     """
     local = vocabulary.get(product.get("main_category") or "(none)", {})
     compat = frozenset(s.name for s in table.detail_fields() if s.compatibility)
@@ -447,7 +448,8 @@ def _make_negatives(features: list[Feature], product: dict[str, Any], intent: In
         others = [v for v in local.get(spec.name, []) if not describes_target(v, product, spec, table, mine, text)
                   and (type_stats is None or (type_stats.labels_borne_out(entity, spec.name, v)
                                               and type_stats.met_in_type(entity, spec.name, v)
-                                              and not type_stats.names_a_fitted_device(entity, compat, v)))]
+                                              and (spec.name == "Brand"  # a maker's cases: "any brand but Samsung"
+                                                   or not type_stats.names_a_fitted_device(entity, compat, v))))]
         # one spelling of a value, not two: "any material but 100% cotton or cotton" read as unnatural
         distinct: list[str] = []
         for v in others:

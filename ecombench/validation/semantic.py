@@ -403,8 +403,8 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
     case" or "flip", and reviewers read "any form factor but basic case or flip" of a slim clear case as ruling
     out the target. Nor is a value fewer than MIN_EXCLUDED_PRODUCTS products of the type state (`TypeStats.met_in_type`:
     "any material but metal" of a fabric shower curtain, bitten by shower curtain hooks), nor words of a device the
-    type's products fit (`TypeStats.names_a_fitted_device`: "any theme but Galaxy" of an iPhone case), nor one
-    spelling of a value beside another ("100% cotton or cotton").
+    type's products fit but for a brand (`TypeStats.names_a_fitted_device`: "any theme but Galaxy" of an iPhone case),
+    nor one spelling of a value beside another ("100% cotton or cotton").
 
     Args:
         rubrics: the task's rubrics (dicts or typed models).
@@ -445,7 +445,7 @@ def biting_exclusions(rubrics: list[Any], rubric_id: str, index: AnswerSets, tar
         carried = Counter({c: n for c, n in carried.items()
                            if type_stats.labels_borne_out(product_type, spec.name, c)
                            and type_stats.met_in_type(product_type, spec.name, c)
-                           and not type_stats.names_a_fitted_device(product_type, compat, c)})
+                           and (spec.name == "Brand" or not type_stats.names_a_fitted_device(product_type, compat, c))})
     own = [v for v in negative["expected_value"] if any(v.lower() == c.lower() for c in carried)]
     rest = sorted((c for c in carried if c.lower() not in {v.lower() for v in own}), key=lambda c: (-carried[c], c))
     # Kept only when the attribute checker agrees that some such product carries it (the rule the negative
